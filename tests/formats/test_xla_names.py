@@ -1,0 +1,84 @@
+"""XLA dump names: every kind the dumps write, with and without timestamps."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.formats.xla_names import parse_xla_name, split_module_prefix
+
+
+@pytest.mark.parametrize(
+    ("basename", "kind", "role", "name"),
+    [
+        ("module_0010.jit_ln.0028.HLO_passes_after_layout_assignment.after_fusion"
+         ".before_fusion-wrapper.txt", "step", "text", "jit_ln"),
+        ("module_0010.jit_ln.0028.HLO_passes_after_layout_assignment.after_fusion"
+         ".before_fusion-wrapper.hlo.pb", "step", "proto", "jit_ln"),
+        ("module_0000.jit_iota.0014.copy-insertion.after_adding_copies_to_resolve_interference"
+         ".txt", "step", "text", "jit_iota"),
+        ("module_0010.jit_ln.before_optimizations.txt", "before", "text", "jit_ln"),
+        ("module_0010.jit_ln.before_optimizations.hlo.pb.gz", "before", "proto", "jit_ln"),
+        ("module_0010.jit_ln.cpu_after_optimizations.hlo.pb", "after", "proto", "jit_ln"),
+        ("module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt", "after", "text", "jit_f"),
+        ("module_0001.jit_f.gfx90a_gpu_after_optimizations.txt", "after", "text", "jit_f"),
+        ("module_0001.jit_f.after_optimizations.txt", "after", "text", "jit_f"),
+        ("module_0010.jit_ln.cpu_after_optimizations-buffer-assignment.txt", "artifact",
+         "buffer-assignment", "jit_ln"),
+        ("module_0010.jit_ln.cpu_after_optimizations-buffer-assignment-values.txt", "artifact",
+         "buffer-assignment-values", "jit_ln"),
+        ("module_0010.jit_ln.cpu_after_optimizations-memory-usage-report.pb", "artifact",
+         "memory-usage-report-proto", "jit_ln"),
+        ("module_0010.jit_ln.cpu_after_optimizations-live-range.txt", "artifact", "live-range",
+         "jit_ln"),
+        ("module_0010.jit_ln.debug_options", "artifact", "debug-options", "jit_ln"),
+        ("module_0010.jit_ln.snapshot.-17687811.pb", "snapshot", "snapshot", "jit_ln"),
+        ("1700000000000.module_0003.jit_f.execution_0002.hlo_snapshot.pb", "snapshot",
+         "snapshot", "jit_f"),
+        ("module_0000.jit_f.mlir-trace.pb", "mlir-trace", "pb", "jit_f"),
+        ("module_0004.before_optimizations.txt", "before", "text", ""),
+    ],
+)
+def test_classifies(basename: str, kind: str, role: str, name: str) -> None:
+    info = parse_xla_name(basename)
+    assert info is not None
+    assert (info.kind, info.role, info.name) == (kind, role, name)
+
+
+def test_per_pass_fields() -> None:
+    info = parse_xla_name(
+        "1699999.module_0010.jit_ln.0028.HLO_passes_after_layout_assignment.after_fusion"
+        ".before_fusion-wrapper.txt"
+    )
+    assert info is not None
+    assert info.timestamp == "1699999"
+    assert info.module_id == "module_0010"
+    assert (info.xla_step, info.pipeline, info.pass_name, info.next_pass) == (
+        28, "HLO_passes_after_layout_assignment", "fusion", "fusion-wrapper")
+
+
+def test_execution_ids() -> None:
+    snapshot = parse_xla_name("module_0010.jit_ln.snapshot.-17687811.pb")
+    execution = parse_xla_name("module_0003.jit_f.execution_0002.hlo_snapshot.pb")
+    assert snapshot is not None and snapshot.execution == "snapshot.-17687811"
+    assert execution is not None and execution.execution == "execution_0002"
+
+
+def test_module_names_with_dots_in_steps() -> None:
+    info = parse_xla_name(
+        "module_0001.cluster_0__XlaCompiledKernel_true__.12.0003.simp.after_algsimp.txt")
+    assert info is not None and info.kind == "step"
+    assert info.name == "cluster_0__XlaCompiledKernel_true__.12"
+
+
+def test_kernel_artifacts_resolve_against_known_names() -> None:
+    info = parse_xla_name("module_0012.jit__normal.broadcast_add_fusion.1_kernel_module"
+                          ".ir-with-opt.ll")
+    assert info is not None and info.kind == "kernel-artifact"
+    assert info.role == "llvm-ir-with-opt"
+    assert split_module_prefix(info.rest, {"jit__normal", "jit"}) == "jit__normal"
+
+
+def test_not_xla() -> None:
+    assert parse_xla_name("program.py") is None
+    unknown = parse_xla_name("module_0001.jit_f.something-new.bin")
+    assert unknown is not None and unknown.kind == "unknown"

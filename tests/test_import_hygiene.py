@@ -1,0 +1,24 @@
+"""The UI-free core must not pull in the TUI (textual, rich) when imported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CORE_MODULES = [
+    "workbench.model",
+    "workbench.index",
+    "workbench.hlo_ir",
+    "workbench.formats.xla_names",
+    "workbench.formats.xla_dump",
+]
+
+
+def test_core_imports_no_ui() -> None:
+    code = (
+        "import sys\n"
+        + "".join(f"import {name}\n" for name in CORE_MODULES)
+        + "bad = [m for m in ('textual', 'rich') if m in sys.modules]\n"
+        + "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,87 @@
+"""Indexing real XLA dump folders: the counts the corpus README states."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.index import scan
+
+# folder: (modules, per-pass steps, snapshots), from the corpus README.
+XLA_FOLDERS = {
+    "mlp": (9, 247, 9),
+    "layernorm": (7, 157, 9),
+    "fori_loop": (3, 83, 3),
+    "int_ops": (5, 107, 7),
+    "slicing": (4, 83, 4),
+    "layernorm-broken-fusion": (7, 157, 9),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(XLA_FOLDERS))
+def test_corpus_counts(corpus: Path, folder: str) -> None:
+    dump = scan(corpus / "xla" / folder)
+    modules, per_pass, snapshots = XLA_FOLDERS[folder]
+    assert len(dump.modules) == modules
+    assert sum(1 for m in dump.modules for s in m.steps if s.kind == "pass") == per_pass
+    assert sum(len(m.executions) for m in dump.modules) == snapshots
+    assert dump.problems == []
+    assert dump.others == ["program.py"]
+
+
+def test_jit_ln_timeline(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ls", str(corpus / "xla" / "layernorm"), "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert len(listing["modules"]) == 7
+    (ln,) = [m for m in listing["modules"] if m["id"] == "module_0010"]
+    assert ln["name"] == "jit_ln" and ln["format"] == "xla"
+    passes = [s for s in ln["steps"] if s["xla_step"] is not None]
+    assert [s["xla_step"] for s in passes] == list(range(36))
+    kinds = [s["kind"] for s in ln["steps"]]
+    # module.mlir, before_optimizations, 36 per-pass steps, cpu_after_optimizations.
+    assert kinds == ["input", "before"] + ["pass"] * 36 + ["after"]
+    assert ln["steps"][1]["pass"] == "before_optimizations"
+    assert ln["steps"][-1]["pass"] == "cpu_after_optimizations"
+    assert [s["index"] for s in ln["steps"]] == list(range(39))
+    step28 = ln["steps"][2 + 28]
+    assert step28["pass"] == "fusion"
+    assert step28["pipeline"] == "HLO_passes_after_layout_assignment"
+    assert step28["file"].endswith("0028.HLO_passes_after_layout_assignment.after_fusion"
+                                   ".before_fusion-wrapper.txt")
+    assert step28["changed"] is None
+    assert ln["executions"] == [
+        {"id": "snapshot.-17687811", "file": "module_0010.jit_ln.snapshot.-17687811.pb",
+         "kind": "hlo-snapshot"}]
+    artifact_kinds = {a["kind"] for a in ln["artifacts"]}
+    assert {"buffer-assignment", "memory-usage-report", "live-range", "debug-options",
+            "llvm-ir-with-opt", "object-file", "compile-options", "topology"} <= artifact_kinds
+    assert listing["problems"] == []
+
+
+def test_step_files_and_next_pass(corpus: Path) -> None:
+    module = scan(corpus / "xla" / "layernorm").find_module("jit_ln")
+    step = module.steps[2 + 28]
+    assert step.next_pass == "fusion-wrapper"
+    assert step.text is not None and step.proto is not None
+    assert step.proto.file.endswith(".hlo.pb")
+    assert all(s.text is not None for s in module.steps)
+    assert module.steps[0].ir == "mlir" and module.steps[1].ir == "hlo"
+
+
+def test_find_module(corpus: Path) -> None:
+    dump = scan(corpus / "xla" / "layernorm")
+    assert dump.find_module("module_0010").name == "jit_ln"
+    assert dump.find_module("jit_ln").id == "module_0010"
+    with pytest.raises(KeyError, match="no module"):
+        dump.find_module("jit_nope")
+
+
+def test_show_command(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(corpus / "xla" / "layernorm"), "jit_ln", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["id"] == "module_0010"
+    assert len(shown["steps"]) == 39
+    assert main(["show", str(corpus / "xla" / "layernorm"), "jit_nope"]) == 2

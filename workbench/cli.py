@@ -1,0 +1,44 @@
+"""The `workbench` command: headless subcommands, or the TUI when none is given.
+
+Each subcommand lives in `workbench/commands/<name>.py` with `register(subparsers)` that adds its
+parser and sets `func(args) -> int` (the exit status). `workbench [DIR]` with no subcommand
+opens the TUI on DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules under workbench.commands, in the order `--help` lists them.
+COMMAND_MODULES = ["ls", "show"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Find the compiler pass that broke your numbers. "
+        "Run `workbench DIR` for the terminal app, or a subcommand for headless use.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"workbench.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or (argv[0] not in COMMAND_MODULES and argv[0] not in ("-h", "--help")):
+        from workbench.commands import tui
+
+        return tui.main(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `workbench ls DIR | head`
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        return 130

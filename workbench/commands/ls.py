@@ -1,0 +1,89 @@
+"""`workbench ls DIR`: the modules, steps, executions and problems of a dump folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.index import scan
+from workbench.model import Dump, Module
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("ls", help="list the modules of a dump folder or file")
+    parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def module_json(module: Module) -> dict:
+    """The JSON shape scripts rely on (documented in the README)."""
+    return {
+        "id": module.id,
+        "key": module.key,
+        "name": module.name,
+        "format": module.format,
+        "steps": [
+            {
+                "index": step.index,
+                "pass": step.pass_name,
+                "pipeline": step.pipeline,
+                "xla_step": step.xla_step,
+                "file": step.file,
+                "changed": step.changed,
+                "kind": step.kind,
+                "ir": step.ir,
+            }
+            for step in module.steps
+        ],
+        "executions": [
+            {"id": execution.id, "file": execution.file, "kind": execution.kind}
+            for execution in module.executions
+        ],
+        "artifacts": [
+            {"kind": artifact.kind, "file": artifact.file, "label": artifact.label}
+            for artifact in module.artifacts
+        ],
+    }
+
+
+def dump_json(dump: Dump) -> dict:
+    return {
+        "root": str(dump.root),
+        "modules": [module_json(module) for module in dump.modules],
+        "problems": [{"file": p.file, "reason": p.reason} for p in dump.problems],
+        "others": dump.others,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    dump = scan(args.dir)
+    if args.json:
+        json.dump(dump_json(dump), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{dump.root}", title_justify="left")
+    table.add_column("module")
+    table.add_column("name")
+    table.add_column("format")
+    table.add_column("steps", justify="right")
+    table.add_column("per-pass", justify="right")
+    table.add_column("executions", justify="right")
+    table.add_column("artifacts", justify="right")
+    for module in dump.modules:
+        per_pass = sum(1 for s in module.steps if s.kind == "pass")
+        table.add_row(module.key, module.name, module.format, str(len(module.steps)),
+                      str(per_pass), str(len(module.executions)), str(len(module.artifacts)))
+    console.print(table)
+    console.print(f"{len(dump.modules)} modules, {len(dump.others)} other files, "
+                  f"{len(dump.problems)} problems")
+    for problem in dump.problems:
+        console.print(f"[red]problem[/]: {problem.file}: {problem.reason}", markup=True,
+                      highlight=False)
+    return 0

@@ -1,0 +1,53 @@
+"""`workbench show DIR MODULE`: one module's pass timeline, executions and artifacts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.commands.ls import module_json
+from workbench.index import scan
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("show", help="show one module's pass timeline")
+    parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
+    parser.add_argument("module", help="module id (module_0010), key, or name (jit_ln)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    dump = scan(args.dir)
+    try:
+        module = dump.find_module(args.module)
+    except KeyError as error:
+        print(f"workbench show: {error.args[0]}", file=sys.stderr)
+        return 2
+    if args.json:
+        payload = module_json(module)
+        payload["problems"] = [{"file": p.file, "reason": p.reason} for p in dump.problems]
+        json.dump(payload, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{module.key} {module.name} ({module.format})", title_justify="left")
+    for column in ("#", "step", "pipeline", "pass", "next", "changed", "file"):
+        table.add_column(column, overflow="fold")
+    for step in module.steps:
+        changed = {True: "yes", False: "no", None: ""}[step.changed]
+        table.add_row(str(step.index), "" if step.xla_step is None else f"{step.xla_step:04d}",
+                      step.pipeline or "", step.pass_name, step.next_pass or "", changed,
+                      step.file or "")
+    console.print(table)
+    for execution in module.executions:
+        console.print(f"execution {execution.id}: {execution.file}", highlight=False)
+    for artifact in module.artifacts:
+        label = f" ({artifact.label})" if artifact.label else ""
+        console.print(f"artifact {artifact.kind}{label}: {artifact.file}", highlight=False)
+    return 0

@@ -1,0 +1,161 @@
+"""XLA dump file names: what each file is, from its name alone.
+
+XLA names every file it dumps `[<timestamp>.]module_<NNNN>[.<name>].<suffix>` (see
+`xla/service/dump.cc`); the suffix says what the file holds. Module names may contain dots
+(TensorFlow's `cluster_0__...__.12`), so the suffix is matched from the right and the name is
+what is left. Kernel artifacts (`.ll`, `.o`) carry a kernel name after the module name, which
+is ambiguous on its own; `split_module_prefix` resolves it against names learned from the
+unambiguous files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MODULE_RE = re.compile(r"^(?:(?P<ts>\d+)\.)?module_(?P<num>\d+)(?:\.(?P<rest>.*))?$")
+
+# Per-pass dump: <step:04d>.<pipeline>.after_<pass>[.before_<next>].<ext>
+_PER_PASS_RE = re.compile(
+    r"^(?:(?P<name>.*?)\.)?(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>.+?)"
+    r"(?:\.before_(?P<next>.+?))?\.(?P<ext>txt|hlo\.pb|hlo\.pb\.gz|txt\.gz|html|dot|url|pbtxt)$"
+)
+_SNAPSHOT_RE = re.compile(r"^(?:(?P<name>.*?)\.)?snapshot\.(?P<n>-?\d+)\.pb$")
+_EXECUTION_RE = re.compile(r"^(?:(?P<name>.*?)\.)?execution_(?P<n>\d+)\.hlo_snapshot\.pb$")
+_BEFORE_RE = re.compile(
+    r"^(?:(?P<name>.*?)\.)?before_optimizations"
+    r"(?P<suffix>\.txt|\.hlo\.pb|\.hlo\.pb\.gz|\.txt\.gz|\.html|\.dot|\.url|\.pbtxt)$"
+)
+# The platform prefix: cpu_, sm_8.0_gpu_ (CUDA compute capability, may hold a dot),
+# gfx90a_gpu_ (ROCm), or nothing.
+_AFTER_RE = re.compile(
+    r"^(?:(?P<name>.*?)\.)?(?P<platform>(?:sm_\d+(?:\.\d+)?[a-z]?_gpu_|gfx[0-9a-z]+_gpu_|"
+    r"[a-z0-9]+_)?)after_optimizations(?P<suffix>[-.].*)$"
+)
+_AFTER_SUFFIX_KINDS = {
+    ".txt": "text",
+    ".txt.gz": "text",
+    ".hlo.pb": "proto",
+    ".hlo.pb.gz": "proto",
+    "-buffer-assignment.txt": "buffer-assignment",
+    "-buffer-assignment-values.txt": "buffer-assignment-values",
+    "-memory-usage-report.txt": "memory-usage-report",
+    "-memory-usage-report.pb": "memory-usage-report-proto",
+    "-live-range.txt": "live-range",
+    ".html": "html",
+    ".dot": "dot",
+    ".url": "url",
+    ".pbtxt": "proto-text",
+}
+_RENDERING_KINDS = {".html": "html", ".dot": "dot", ".url": "url", ".pbtxt": "proto-text"}
+_MLIR_TRACE_RE = re.compile(
+    r"^(?:(?P<name>.*?)\.)?mlir-trace\.(?P<ext>pb|txt|pbtxt)$"
+)
+_DEBUG_OPTIONS_RE = re.compile(r"^(?:(?P<name>.*?)\.)?debug_options$")
+# Files named after a kernel inside the module: the module name cannot be split off by shape.
+_KERNEL_SUFFIXES = (
+    (".ir-no-opt.ll", "llvm-ir-no-opt"),
+    (".ir-with-opt.ll", "llvm-ir-with-opt"),
+    (".ll", "llvm-ir"),
+    (".o", "object-file"),
+    (".ptx", "ptx"),
+    (".thunk_sequence.txt", "thunk-sequence"),
+)
+# Files in the per-module folder JAX's PJRT path writes: module_NNNN.<name>/<file>.
+MODULE_FOLDER_FILES = {
+    "module.mlir": "input",
+    "compile_options.pb": "compile-options",
+    "topology.pb": "topology",
+}
+
+
+@dataclass(frozen=True)
+class XlaName:
+    """What one file name says.
+
+    `kind` is one of: "step" (per-pass dump), "before", "after", "snapshot", "artifact",
+    "mlir-trace", "kernel-artifact" (name still ambiguous, `rest` holds it), "unknown".
+    `role` distinguishes text from proto for steps ("text" / "proto") and names the artifact
+    kind otherwise.
+    """
+
+    timestamp: str | None
+    module_id: str
+    kind: str
+    role: str
+    name: str | None = None
+    rest: str = ""
+    xla_step: int | None = None
+    pipeline: str | None = None
+    pass_name: str | None = None
+    next_pass: str | None = None
+    platform: str | None = None
+    execution: str | None = None
+
+
+def _step_role(ext: str) -> str:
+    if ext.startswith("hlo.pb"):
+        return "proto"
+    if ext.startswith("txt"):
+        return "text"
+    return {"html": "html", "dot": "dot", "url": "url", "pbtxt": "proto-text"}[ext]
+
+
+def parse_xla_name(basename: str) -> XlaName | None:
+    """Classify one XLA dump file name; None when it is not a `module_NNNN` file at all."""
+    match = MODULE_RE.match(basename)
+    if match is None:
+        return None
+    ts = match["ts"]
+    module_id = f"module_{match['num']}"
+    rest = match["rest"] or ""
+
+    if m := _PER_PASS_RE.match(rest):
+        return XlaName(
+            ts, module_id, "step", _step_role(m["ext"]), name=m["name"] or "",
+            xla_step=int(m["step"]), pipeline=m["pipeline"], pass_name=m["pass"],
+            next_pass=m["next"],
+        )
+    if m := _SNAPSHOT_RE.match(rest):
+        return XlaName(ts, module_id, "snapshot", "snapshot", name=m["name"] or "",
+                       execution=f"snapshot.{m['n']}")
+    if m := _EXECUTION_RE.match(rest):
+        return XlaName(ts, module_id, "snapshot", "snapshot", name=m["name"] or "",
+                       execution=f"execution_{m['n']}")
+    if m := _BEFORE_RE.match(rest):
+        suffix = m["suffix"]
+        if suffix in _RENDERING_KINDS:
+            return XlaName(ts, module_id, "artifact", _RENDERING_KINDS[suffix],
+                           name=m["name"] or "")
+        role = "proto" if suffix.startswith(".hlo.pb") else "text"
+        return XlaName(ts, module_id, "before", role, name=m["name"] or "")
+    if m := _AFTER_RE.match(rest):
+        role = _AFTER_SUFFIX_KINDS.get(m["suffix"])
+        if role is not None:
+            platform = m["platform"].rstrip("_") or None
+            if role in ("text", "proto"):
+                return XlaName(ts, module_id, "after", role, name=m["name"] or "",
+                               platform=platform)
+            return XlaName(ts, module_id, "artifact", role, name=m["name"] or "",
+                           platform=platform)
+    if m := _MLIR_TRACE_RE.match(rest):
+        return XlaName(ts, module_id, "mlir-trace", m["ext"], name=m["name"] or "")
+    if m := _DEBUG_OPTIONS_RE.match(rest):
+        return XlaName(ts, module_id, "artifact", "debug-options", name=m["name"] or "")
+    for suffix, role in _KERNEL_SUFFIXES:
+        if rest.endswith(suffix):
+            return XlaName(ts, module_id, "kernel-artifact", role, rest=rest[: -len(suffix)])
+    return XlaName(ts, module_id, "unknown", "other", rest=rest)
+
+
+def split_module_prefix(rest: str, known_names: set[str]) -> str | None:
+    """The module name at the start of `rest` (e.g. `jit_ln.obj-file.fusion`), or None.
+
+    Picks the longest known name followed by a dot, so `cluster_0__.12` wins over `cluster_0__`.
+    """
+    best = None
+    for name in known_names:
+        fits = rest == name or rest.startswith(name + ".")
+        if fits and (best is None or len(name) > len(best)):
+            best = name
+    return best

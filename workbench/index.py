@@ -1,0 +1,90 @@
+"""Scan a dump folder into the model.
+
+Two phases. *Claiming* looks at names only: each format's claimer takes the paths it
+recognizes and builds modules from them; what nobody claims is listed as "other". *Expanding*
+opens the container files some formats need to count their steps (an mlir-trace proto, a
+print-ir log); it reads those files only, and is skipped by `scan(..., expand=False)`.
+
+The scan never writes into the folder and never raises for a bad file: unreadable folders and
+files become `Problem`s.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from workbench.formats.xla_dump import claim_xla
+from workbench.model import Dump, Problem
+
+Claimer = Callable[[Dump, list[str]], list[str]]
+Expander = Callable[[Dump], None]
+
+
+def _claim_xla(dump: Dump, paths: list[str]) -> list[str]:
+    return claim_xla(paths, dump)
+
+
+# Order matters: earlier claimers see every path, later ones only what is left.
+CLAIMERS: list[Claimer] = [_claim_xla]
+EXPANDERS: list[Expander] = []
+
+
+def list_files(root: Path, problems: list[Problem]) -> list[str]:
+    """Every regular file under `root`, as sorted POSIX paths relative to it.
+
+    Uses `os.scandir` so the directory entry types come with the listing (no `stat` per file,
+    as `find -type f` does). Symlinked folders are not followed (they can loop).
+    """
+    found: list[str] = []
+    stack = [""]
+    while stack:
+        relative = stack.pop()
+        directory = os.path.join(root, relative) if relative else os.fspath(root)
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    path = f"{relative}/{entry.name}" if relative else entry.name
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(path)
+                        elif entry.is_file():
+                            found.append(path)
+                    except OSError as error:
+                        problems.append(Problem(path, f"cannot stat: {error.strerror}"))
+        except OSError as error:
+            problems.append(Problem(relative or ".", f"cannot list folder: {error.strerror}"))
+    found.sort()
+    return found
+
+
+def scan(target: Path | str, *, expand: bool = True) -> Dump:
+    """Index a dump folder, or a single file (then its folder is the root)."""
+    target = Path(target)
+    if target.is_file():
+        dump = Dump(root=target.parent)
+        paths = [target.name]
+    else:
+        dump = Dump(root=target)
+        if not target.exists():
+            dump.problems.append(Problem(".", f"no such folder: {target}"))
+            return dump
+        paths = list_files(target, dump.problems)
+    for claimer in CLAIMERS:
+        paths = claimer(dump, paths)
+    dump.others.extend(paths)
+    if expand:
+        for expander in EXPANDERS:
+            expander(dump)
+    _make_keys_unique(dump)
+    dump.modules.sort(key=lambda m: (m.key, m.name))
+    return dump
+
+
+def _make_keys_unique(dump: Dump) -> None:
+    counts = Counter(module.key for module in dump.modules)
+    for module in dump.modules:
+        if counts[module.key] > 1 and module.name:
+            module.key = f"{module.key}.{module.name}"
