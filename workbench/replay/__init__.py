@@ -1,0 +1,1 @@
+"""Replaying executions against the IR after each pass: evaluators, comparison, bisection."""
