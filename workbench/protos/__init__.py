@@ -1,0 +1,1 @@
+"""Wire-compatible subsets of XLA's protos (`.proto` sources) and their generated modules."""
