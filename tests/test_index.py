@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,63 @@ def test_show_command(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert shown["id"] == "module_0010"
     assert len(shown["steps"]) == 39
     assert main(["show", str(corpus / "xla" / "layernorm"), "jit_nope"]) == 2
+
+
+def test_same_module_id_in_subfolders_are_different_modules(corpus: Path) -> None:
+    dump = scan(corpus / "xla")
+    assert len(dump.modules) == sum(modules for modules, _, _ in XLA_FOLDERS.values())
+    keys = {module.key for module in dump.modules}
+    assert len(keys) == len(dump.modules)
+    ln = dump.find_module("layernorm/module_0010")
+    assert ln.name == "jit_ln"
+    assert ln.steps[1].file == "layernorm/module_0010.jit_ln.before_optimizations.txt"
+    assert ln.steps[0].file == "layernorm/module_0010.jit_ln/module.mlir"
+    with pytest.raises(KeyError, match="ambiguous"):
+        dump.find_module("module_0010")
+
+
+def test_timestamped_runs_are_different_modules(tmp_path: Path) -> None:
+    for ts in ("1700000000000", "1700000000555"):
+        (tmp_path / f"{ts}.module_0000.jit_f.before_optimizations.txt").write_text("x")
+        (tmp_path / f"{ts}.module_0000.jit_f.0000.p.after_pipeline-start.before_a.txt").write_text(
+            "x")
+    dump = scan(tmp_path, expand=False)
+    assert sorted(m.key for m in dump.modules) == ["1700000000000.module_0000",
+                                                  "1700000000555.module_0000"]
+    assert all(len(m.steps) == 2 for m in dump.modules)
+
+
+def test_unknown_files_are_others_not_errors(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("hi")
+    (tmp_path / "module_0001.jit_f.something-new.bin").write_bytes(b"\0")
+    (tmp_path / "x.0001.pipe.after_pass.txt").write_text("not a module file")
+    dump = scan(tmp_path)
+    assert dump.modules == []
+    assert sorted(dump.others) == ["module_0001.jit_f.something-new.bin", "notes.md",
+                                   "x.0001.pipe.after_pass.txt"]
+    assert dump.problems == []
+
+
+def test_missing_folder_is_a_problem(tmp_path: Path) -> None:
+    dump = scan(tmp_path / "nope")
+    assert dump.modules == []
+    assert [p.reason for p in dump.problems] == [f"no such folder: {tmp_path / 'nope'}"]
+
+
+def test_unlistable_folder_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "module_0001.jit_f.before_optimizations.txt").write_text("x")
+    (tmp_path / "module_0002.jit_g.before_optimizations.txt").write_text("x")
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    # Tests may run as root, for whom chmod changes nothing: make scandir refuse instead.
+    monkeypatch.setattr(os, "scandir", scandir)
+    dump = scan(tmp_path)
+    assert [m.name for m in dump.modules] == ["jit_g"]
+    assert [(p.file, p.reason) for p in dump.problems] == [
+        ("locked", "cannot list folder: Permission denied")]

@@ -11,6 +11,7 @@ files become `Problem`s.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -72,8 +73,16 @@ def scan(target: Path | str, *, expand: bool = True) -> Dump:
             dump.problems.append(Problem(".", f"no such folder: {target}"))
             return dump
         paths = list_files(target, dump.problems)
-    for claimer in CLAIMERS:
-        paths = claimer(dump, paths)
+    # Claiming allocates several objects per file; the cyclic GC would rescan them all again
+    # and again (a third of the time on 100,000 files). None of them form cycles.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for claimer in CLAIMERS:
+            paths = claimer(dump, paths)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     dump.others.extend(paths)
     if expand:
         for expander in EXPANDERS:

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 IRKind = Literal["hlo", "mlir"]
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """Where a piece of text or a proto lives: a whole file, a byte range of it, or an entry.
 
     `start`/`end` select the bytes of one IR dump inside a larger log; `entry` selects one
-    element of a container file (the n-th pass of an mlir-trace proto).
+    element of a container file (the n-th pass of an mlir-trace proto). A NamedTuple, not a
+    dataclass: indexing a 100,000-file folder builds one per file, and it is hashable for caches.
     """
 
     file: str

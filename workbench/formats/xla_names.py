@@ -110,37 +110,36 @@ def parse_xla_name(basename: str) -> XlaName | None:
     module_id = f"module_{match['num']}"
     rest = match["rest"] or ""
 
-    if m := _PER_PASS_RE.match(rest):
+    # Cheap substring guards first: most names are tried against one pattern only.
+    if ".after_" in rest and (m := _PER_PASS_RE.match(rest)):
         return XlaName(
             ts, module_id, "step", _step_role(m["ext"]), name=m["name"] or "",
             xla_step=int(m["step"]), pipeline=m["pipeline"], pass_name=m["pass"],
             next_pass=m["next"],
         )
-    if m := _SNAPSHOT_RE.match(rest):
-        return XlaName(ts, module_id, "snapshot", "snapshot", name=m["name"] or "",
-                       execution=f"snapshot.{m['n']}")
-    if m := _EXECUTION_RE.match(rest):
-        return XlaName(ts, module_id, "snapshot", "snapshot", name=m["name"] or "",
-                       execution=f"execution_{m['n']}")
-    if m := _BEFORE_RE.match(rest):
+    if "snapshot" in rest:
+        if m := _SNAPSHOT_RE.match(rest):
+            return XlaName(ts, module_id, "snapshot", "snapshot", name=m["name"] or "",
+                           execution=f"snapshot.{m['n']}")
+        if m := _EXECUTION_RE.match(rest):
+            return XlaName(ts, module_id, "snapshot", "snapshot", name=m["name"] or "",
+                           execution=f"execution_{m['n']}")
+    if "before_optimizations" in rest and (m := _BEFORE_RE.match(rest)):
         suffix = m["suffix"]
         if suffix in _RENDERING_KINDS:
             return XlaName(ts, module_id, "artifact", _RENDERING_KINDS[suffix],
                            name=m["name"] or "")
         role = "proto" if suffix.startswith(".hlo.pb") else "text"
         return XlaName(ts, module_id, "before", role, name=m["name"] or "")
-    if m := _AFTER_RE.match(rest):
+    if "after_optimizations" in rest and (m := _AFTER_RE.match(rest)):
         role = _AFTER_SUFFIX_KINDS.get(m["suffix"])
         if role is not None:
             platform = m["platform"].rstrip("_") or None
-            if role in ("text", "proto"):
-                return XlaName(ts, module_id, "after", role, name=m["name"] or "",
-                               platform=platform)
-            return XlaName(ts, module_id, "artifact", role, name=m["name"] or "",
-                           platform=platform)
-    if m := _MLIR_TRACE_RE.match(rest):
+            kind = "after" if role in ("text", "proto") else "artifact"
+            return XlaName(ts, module_id, kind, role, name=m["name"] or "", platform=platform)
+    if "mlir-trace" in rest and (m := _MLIR_TRACE_RE.match(rest)):
         return XlaName(ts, module_id, "mlir-trace", m["ext"], name=m["name"] or "")
-    if m := _DEBUG_OPTIONS_RE.match(rest):
+    if rest.endswith("debug_options") and (m := _DEBUG_OPTIONS_RE.match(rest)):
         return XlaName(ts, module_id, "artifact", "debug-options", name=m["name"] or "")
     for suffix, role in _KERNEL_SUFFIXES:
         if rest.endswith(suffix):
