@@ -11,6 +11,13 @@ CORE_MODULES = [
     "workbench.hlo_ir",
     "workbench.formats.xla_names",
     "workbench.formats.xla_dump",
+    "workbench.replay.compare",
+    "workbench.replay.bisect",
+    "workbench.replay.inputs",
+    "workbench.replay.backends",
+    "workbench.replay.steps",
+    "workbench.replay.workers",
+    "workbench.replay.triage",
 ]
 
 

@@ -1,0 +1,79 @@
+"""A scripted backend for testing the replay machinery without an evaluator.
+
+Each step's behaviour is its pass name: "good" (computes the reference's result), "bad" (a
+different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a
+minute), "crash" (the process dies). An execution whose id ends in "broken" recorded a wrong
+result. It is picklable and opened by import path, so worker processes can run it too.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from workbench.model import Execution, Module, Source, Step
+from workbench.replay.errors import EvaluationError, Unsupported
+
+
+def make_module(behaviours: str, key: str = "module_0001",
+                executions: tuple[str, ...] = ("snapshot.1",)) -> Module:
+    module = Module(id=key, name="jit_fake", format="xla", key=key)
+    for index, word in enumerate(behaviours.split()):
+        module.steps.append(Step(index=index, pass_name=word, ir="hlo", kind="pass",
+                                 xla_step=index, text=Source(f"{key}.{index:04d}.txt")))
+    for execution in executions:
+        module.executions.append(Execution(id=execution, file=f"{key}.{execution}.pb"))
+    return module
+
+
+def reference_function(x: np.ndarray) -> np.ndarray:
+    return (x * 2).astype(np.float32)
+
+
+@dataclass
+class FakeBackend:
+    root: Path
+    module: Module
+    name: str = "fake"
+
+    def steps(self) -> list[Step]:
+        return list(self.module.steps)
+
+    def parameter_specs(self) -> list:
+        return [(np.dtype(np.float32), (4,))]
+
+    def recorded(self, execution: Execution) -> tuple[list, np.ndarray | None]:
+        x = np.arange(4, dtype=np.float32)
+        offset = np.float32(0.5 if execution.id.endswith("broken") else 0.0)
+        return [x], reference_function(x) + offset
+
+    def evaluate(self, step: Step, arguments: Sequence[np.ndarray]) -> np.ndarray:
+        behaviour = step.pass_name
+        x = arguments[0]
+        if behaviour == "good":
+            return reference_function(x)
+        if behaviour == "bad":
+            return reference_function(x) + np.float32(1)
+        if behaviour == "unsupported":
+            raise Unsupported("frobnicate")
+        if behaviour == "error":
+            raise EvaluationError("operand 1 has the wrong shape")
+        if behaviour == "raise":
+            raise ZeroDivisionError("division by zero")
+        if behaviour == "sleep":
+            time.sleep(60)
+        if behaviour == "crash":
+            os._exit(3)
+        raise AssertionError(behaviour)
+
+
+def open_fake_backend(root: Path, module: Module) -> FakeBackend | None:
+    return FakeBackend(root, module) if module.steps else None
+
+
+FAKE = "replay_fakes:open_fake_backend"  # the backend's import path, for `open_backend`

@@ -1,0 +1,175 @@
+"""Tolerant comparison: per-dtype defaults, NaN/Inf, shapes, tuples and the reported errors."""
+
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from workbench.replay.compare import (
+    DEFAULT_TOLERANCES,
+    Tolerance,
+    compare,
+    default_tolerance,
+    describe_array,
+    results_equal,
+)
+
+
+def test_identical_arrays_are_ok() -> None:
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    result = compare(x, x.copy())
+    assert result.ok
+    assert (result.total, result.mismatches, result.max_abs_error) == (12, 0, 0.0)
+    assert result.first_index is None
+    assert result.summary.startswith("ok: 12 elements within atol 1e-05, rtol 0.0001")
+
+
+def test_default_tolerances_per_dtype() -> None:
+    assert default_tolerance(np.dtype(np.float64)) == Tolerance(1e-9, 1e-7)
+    assert default_tolerance(np.dtype(np.float32)) == Tolerance(1e-5, 1e-4)
+    assert default_tolerance(np.dtype(np.float16)) == Tolerance(1e-3, 1e-2)
+    assert default_tolerance(np.dtype(ml_dtypes.bfloat16)) == Tolerance(1e-2, 5e-2)
+    assert default_tolerance(np.dtype(ml_dtypes.float8_e4m3fn)) == Tolerance(0.25, 0.25)
+    assert default_tolerance(np.dtype(ml_dtypes.float8_e5m2)) == Tolerance(0.5, 0.5)
+    for exact in (np.int8, np.int32, np.uint64, np.bool_, ml_dtypes.int4):
+        assert default_tolerance(np.dtype(exact)) == Tolerance(0.0, 0.0)
+    # Tighter for wider types.
+    order = ["float64", "float32", "float16", "bfloat16"]
+    rtols = [DEFAULT_TOLERANCES[name].rtol for name in order]
+    assert rtols == sorted(rtols)
+
+
+def test_float32_relative_and_absolute_parts() -> None:
+    expected = np.array([1000.0, 0.0, 1.0], dtype=np.float32)
+    # 1000 * 1e-4 = 0.1 allowed; 0 allows atol only; 1.0 allows 1e-5 + 1e-4.
+    close = np.array([1000.09, 9e-6, 1.0001], dtype=np.float32)
+    assert compare(expected, close).ok
+    far = np.array([1000.2, 2e-5, 1.0], dtype=np.float32)
+    result = compare(expected, far)
+    assert not result.ok
+    assert result.mismatches == 2 and result.total == 3
+    assert result.first_index == (0,)
+    assert result.expected_value == 1000.0
+    assert result.actual_value == pytest.approx(1000.2, rel=1e-6)
+    assert result.max_abs_error == pytest.approx(0.2, rel=1e-3)
+    # Relative error ignores the element expected to be zero.
+    assert result.max_rel_error == pytest.approx(0.2 / 1000.0, rel=1e-3)
+
+
+def test_float64_is_tighter_than_float32() -> None:
+    expected = np.array([1.0])
+    actual = np.array([1.0 + 1e-6])
+    assert not compare(expected, actual).ok
+    assert compare(expected.astype(np.float32), actual.astype(np.float32)).ok
+
+
+def test_low_precision_types_are_looser() -> None:
+    expected = np.array([1.0, 2.0], dtype=np.float16)
+    actual = np.array([1.005, 2.0], dtype=np.float16)
+    assert compare(expected, actual).ok
+    assert not compare(expected.astype(np.float32), actual.astype(np.float32)).ok
+    bf = ml_dtypes.bfloat16
+    assert compare(np.array([3.0], dtype=bf), np.array([3.0625], dtype=bf)).ok
+    f8 = ml_dtypes.float8_e4m3fn
+    assert compare(np.array([1.0], dtype=f8), np.array([1.125], dtype=f8)).ok
+    assert not compare(np.array([1.0], dtype=f8), np.array([2.0], dtype=f8)).ok
+
+
+def test_integers_and_pred_are_exact() -> None:
+    assert not compare(np.array([5, 7], np.int32), np.array([5, 8], np.int32)).ok
+    result = compare(np.array([True, False]), np.array([True, True]))
+    assert not result.ok and result.first_index == (1,)
+    assert result.expected_value is False and result.actual_value is True
+    big = np.array([2**62 + 1], np.int64)
+    assert not compare(big, big - 1).ok  # float64 would round both to the same value
+    assert compare(np.array([5], np.uint8), np.array([5], np.uint8)).ok
+
+
+def test_override_tolerances() -> None:
+    expected = np.array([1.0, 2.0], np.float32)
+    actual = np.array([1.1, 2.0], np.float32)
+    assert not compare(expected, actual).ok
+    assert compare(expected, actual, atol=0.2).ok
+    assert compare(expected, actual, rtol=0.2).ok
+    assert not compare(expected, actual, atol=0.0, rtol=0.01).ok
+    result = compare(expected, actual, atol=0.2, rtol=0.0)
+    assert result.tolerances == {"f32": Tolerance(0.2, 0.0)}
+    assert compare(np.array([10], np.int32), np.array([11], np.int32), atol=1).ok
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, ml_dtypes.bfloat16])
+def test_nan_and_inf(dtype: type) -> None:
+    nan, inf = np.nan, np.inf
+    expected = np.array([nan, inf, -inf, 1.0, -0.0], dtype=dtype)
+    assert compare(expected, expected.copy()).ok
+    assert compare(expected, np.array([nan, inf, -inf, 1.0, 0.0], dtype=dtype)).ok
+    cases = [
+        (np.array([1.0, inf, -inf, 1.0, 0.0], dtype=dtype), 0),  # NaN expected, number actual
+        (np.array([nan, -inf, -inf, 1.0, 0.0], dtype=dtype), 1),  # sign of infinity
+        (np.array([nan, inf, 5.0, 1.0, 0.0], dtype=dtype), 2),  # infinity vs finite
+        (np.array([nan, inf, -inf, nan, 0.0], dtype=dtype), 3),  # number expected, NaN actual
+    ]
+    for actual, index in cases:
+        result = compare(expected, actual)
+        assert not result.ok and result.mismatches == 1 and result.first_index == (index,)
+        assert result.max_abs_error == np.inf
+
+
+def test_complex_uses_modulus() -> None:
+    expected = np.array([1 + 1j, 2 - 1j], np.complex64)
+    assert compare(expected, expected + np.complex64(1e-6j)).ok
+    result = compare(expected, expected + np.complex64(0.5))
+    assert not result.ok and result.max_abs_error == pytest.approx(0.5)
+    assert result.to_json()["first_mismatch"]["expected"] == [1.0, 1.0]
+    nan_c = np.array([complex(np.nan, 0)], np.complex128)
+    assert compare(nan_c, nan_c.copy()).ok
+
+
+def test_shape_and_dtype_mismatch_are_reported_as_such() -> None:
+    result = compare(np.zeros((4, 8), np.float32), np.zeros((8, 4), np.float32))
+    assert not result.ok
+    assert result.summary == "shape mismatch: expected f32[4,8], actual f32[8,4]"
+    result = compare(np.zeros(3, np.float32), np.zeros(3, np.float64))
+    assert result.problem == "dtype mismatch: expected f32[3], actual f64[3]"
+    scalar = compare(np.float32(1.0), np.array([1.0], np.float32))
+    assert scalar.problem == "shape mismatch: expected f32[], actual f32[1]"
+
+
+def test_nested_tuples() -> None:
+    expected = (np.arange(4, dtype=np.float32), (np.int32(3), np.ones((2, 2), np.float64)))
+    actual = (np.arange(4, dtype=np.float32),
+              (np.int32(3), np.array([[1.0, 1.0], [1.0, 3.0]])))
+    result = compare(expected, actual)
+    assert not result.ok
+    assert (result.total, result.mismatches) == (9, 1)
+    assert result.first_element == (1, 1) and result.first_index == (1, 1)
+    assert result.location == "{1}{1}[1,1]"
+    assert set(result.tolerances) == {"f32", "s32", "f64"}
+    assert "first at {1}{1}[1,1]: expected 1.0, actual 3.0" in result.summary
+    structure = compare(expected, (expected[0],))
+    assert structure.problem is not None and structure.problem.startswith("structure mismatch")
+    leaf = compare(expected, (expected[0], np.float32(1)))
+    assert leaf.problem is not None and leaf.location == "{1}"
+
+
+def test_results_equal_is_exact() -> None:
+    x = np.array([1.0, np.nan], np.float32)
+    assert results_equal(x, x.copy())
+    assert not results_equal(x, np.array([1.0 + 1e-7, np.nan], np.float32))
+
+
+def test_json_is_strict_and_complete() -> None:
+    result = compare(np.array([1.0, np.inf]), np.array([1.0, 2.0]))
+    payload = result.to_json()
+    text = json.dumps(payload, allow_nan=False)  # no bare Infinity/NaN
+    assert json.loads(text)["max_abs_error"] == "inf"
+    assert payload["mismatches"] == 1 and payload["first_mismatch"]["index"] == [1]
+    assert payload["summary"] == result.summary
+
+
+def test_describe_array() -> None:
+    assert describe_array(np.zeros((2, 3), ml_dtypes.bfloat16)) == "bf16[2,3]"
+    assert describe_array((np.zeros(2, np.int32), np.bool_(True))) == "(s32[2], pred[])"

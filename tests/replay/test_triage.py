@@ -1,0 +1,101 @@
+"""Triage over a dump of scripted modules: statuses, parallel workers, time limits, streaming
+and cancellation."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from replay_fakes import FAKE, make_module
+
+from workbench.model import Dump
+from workbench.replay.inputs import InputSpec
+from workbench.replay.triage import TriageOptions, triage, triage_jobs
+
+
+def fake_dump() -> Dump:
+    return Dump(Path("/nonexistent"), modules=[
+        make_module("good good good good", "module_0001"),
+        make_module("good good bad bad bad", "module_0002", ("snapshot.1", "snapshot.broken")),
+        make_module("good good unsupported", "module_0003"),
+        make_module("good good", "module_0004", executions=()),
+    ])
+
+
+def by_key(results) -> dict:
+    return {(r.module, r.execution): r for r in results}
+
+
+def test_triage_in_process() -> None:
+    results = triage(fake_dump(), TriageOptions(backend=FAKE), jobs=0)
+    assert [(r.module, r.execution) for r in results] == [
+        ("module_0001", "snapshot.1"), ("module_0002", "snapshot.1"),
+        ("module_0002", "snapshot.broken"), ("module_0003", "snapshot.1")]
+    found = by_key(results)
+    assert found["module_0001", "snapshot.1"].status == "ok"
+    broken = found["module_0002", "snapshot.broken"]
+    assert broken.status == "mismatch"
+    assert broken.culprit == {"index": 2, "pass": "bad", "xla_step": 2,
+                              "file": "module_0002.0002.txt"}
+    assert broken.evaluations <= 5
+    assert found["module_0003", "snapshot.1"].status == "unsupported"
+    payload = broken.to_json()
+    assert set(payload) >= {"module", "name", "execution", "status", "culprit", "evaluations",
+                            "detail"}
+    assert payload["name"] == "jit_fake"
+
+
+def test_fake_data_jobs_for_modules_without_executions() -> None:
+    dump = fake_dump()
+    assert len(triage_jobs(dump)) == 4
+    jobs = triage_jobs(dump, InputSpec(fake_data=True))
+    assert [(j.module.key, j.execution) for j in jobs][-1] == ("module_0004", None)
+    results = triage(dump, TriageOptions(backend=FAKE, inputs=InputSpec(fake_data=True)),
+                     jobs=0)
+    fake = by_key(results)["module_0004", None]
+    assert fake.status == "ok" and "fake data (seed 0)" in fake.detail
+
+
+def test_triage_in_worker_processes_streams_results() -> None:
+    seen = []
+    results = triage(fake_dump(), TriageOptions(backend=FAKE), jobs=2, time_limit=30,
+                     on_result=seen.append)
+    assert sorted(r.status for r in seen) == sorted(r.status for r in results)
+    assert len(results) == 4
+    assert by_key(results)["module_0002", "snapshot.broken"].culprit["index"] == 2
+
+
+def test_job_time_limit_and_crash() -> None:
+    dump = Dump(Path("/nonexistent"), modules=[
+        make_module("good sleep", "module_0001"),
+        make_module("good crash", "module_0002"),
+        make_module("good bad", "module_0003"),
+    ])
+    start = time.monotonic()
+    results = by_key(triage(dump, TriageOptions(backend=FAKE), jobs=2, time_limit=1.0))
+    assert time.monotonic() - start < 20
+    assert results["module_0001", "snapshot.1"].status == "error"
+    assert results["module_0001", "snapshot.1"].detail == "time limit of 1 s per job exceeded"
+    assert results["module_0002", "snapshot.1"].status == "error"
+    assert "exit status 3" in results["module_0002", "snapshot.1"].detail
+    assert results["module_0003", "snapshot.1"].status == "mismatch"
+
+
+def test_cancel_stops_running_jobs() -> None:
+    dump = Dump(Path("/nonexistent"), modules=[
+        make_module("good sleep", f"module_000{i}") for i in range(4)])
+    cancel = threading.Event()
+    timer = threading.Timer(0.5, cancel.set)
+    timer.start()
+    start = time.monotonic()
+    results = triage(dump, TriageOptions(backend=FAKE), jobs=2, cancel=cancel)
+    timer.join()
+    assert results == []
+    assert time.monotonic() - start < 15
+
+
+def test_unknown_backend_is_unsupported() -> None:
+    results = triage(fake_dump(), TriageOptions(backend="nosuch"), jobs=0)
+    assert {r.status for r in results} == {"unsupported"}
+    assert "no replay backend named 'nosuch'" in results[0].detail

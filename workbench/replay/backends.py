@@ -1,0 +1,173 @@
+"""The Backend protocol: what replay, bisect, triage and the TUI need from an IR, and nothing
+more, so none of them cares whether a module's steps are HLO or MLIR.
+
+A backend is opened for one module of one dump. It says which steps it can replay (in
+timeline order; the first is the reference), where an execution's arguments and recorded
+result are, what the entry parameters look like (for fake data and `.npy` checks), and
+evaluates one step on given arguments, raising `Unsupported` for what it cannot do.
+Backends are plain picklable objects: replays send them to worker processes.
+
+Backends are registered by name in `BACKENDS` as `"package.module:function"`, where the
+function takes `(root, module)` and returns a backend or None when the module is not for it.
+The registry is read lazily so that registering costs no import. The MLIR backend registers
+here as `"mlir"`. Since worker processes import backends afresh, a backend is registered by
+editing `BACKENDS` in this file, or named by its import path (`open_backend(name=...)`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
+from workbench.model import Execution, Module, Step
+from workbench.replay.errors import Unsupported
+from workbench.replay.inputs import ParamSpec
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Replays one module's steps. Implementations must be picklable."""
+
+    name: str
+    root: Path
+    module: Module
+
+    def steps(self) -> list[Step]:
+        """The replayable steps, in timeline order; the first one is the reference."""
+        ...
+
+    def parameter_specs(self) -> list[ParamSpec] | None:
+        """The entry parameters' types (for fake data and input checks); None if unknown."""
+        ...
+
+    def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
+        """An execution's arguments and its recorded result (None when it has none).
+
+        Raises `workbench.loader.ReadError` when the execution cannot be read.
+        """
+        ...
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        """The result of the IR of `step` on `arguments`.
+
+        Raises `Unsupported` for what the evaluator does not implement, `EvaluationError` for
+        IR it cannot evaluate, `ReadError` for a step file it cannot read.
+        """
+        ...
+
+
+# name -> "module:function"; the function maps (root, module) to a Backend or None.
+BACKENDS: dict[str, str] = {
+    "hlo": "workbench.replay.backends:open_hlo_backend",
+}
+
+
+class NoBackend(Exception):
+    """No registered backend can replay this module; the message says why."""
+
+
+def _factory(name: str) -> Callable[[Path, Module], Backend | None]:
+    target = BACKENDS.get(name, name)
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def open_backend(root: Path, module: Module, name: str | None = None) -> Backend:
+    """The backend for `module`: the one named, or the first registered that accepts it.
+
+    `name` is a registered name or an import path `package.module:function` (a backend that
+    lives outside this package; worker processes import it by that path too).
+    """
+    if name is not None:
+        if name not in BACKENDS and ":" not in name:
+            raise NoBackend(f"no replay backend named {name!r}; known: {', '.join(BACKENDS)}")
+        names = [name]
+    else:
+        names = list(BACKENDS)
+    for candidate in names:
+        backend = _factory(candidate)(root, module)
+        if backend is not None:
+            return backend
+    irs = sorted({step.ir for step in module.steps}) or ["none"]
+    which = f"the {name} backend" if name else "no replay backend"
+    raise NoBackend(f"{which} can replay {module.key} ({module.format}, IR: {', '.join(irs)})")
+
+
+def available_backends(root: Path, module: Module) -> list[str]:
+    """Names of the backends that can replay `module` (a TUI offers the choice)."""
+    return [name for name in BACKENDS if _factory(name)(root, module) is not None]
+
+
+def shape_spec(shape: Shape) -> ParamSpec | None:
+    """The parameter type of an HLO shape; None for tokens and other non-data types."""
+    if shape.is_tuple:
+        parts = [shape_spec(s) for s in shape.tuple_shapes]
+        if any(part is None for part in parts):
+            return None
+        return tuple(parts)  # type: ignore[arg-type]
+    if not shape.is_array:
+        return None
+    try:
+        return (numpy_dtype(shape.element_type), tuple(shape.dims))
+    except ValueError:
+        return None
+
+
+def has_elided_constant(module: HloModule) -> bool:
+    return any(instruction.literal_elided for computation in module.computations
+               for instruction in computation.instructions)
+
+
+@dataclass
+class HloBackend:
+    """XLA modules: the `ir == "hlo"` steps, evaluated by the numpy HLO evaluator.
+
+    Steps are read from their `.hlo.pb` when there is one (it always has every constant);
+    a text dump that elides large constants as `{...}` cannot be evaluated faithfully.
+    """
+
+    root: Path
+    module: Module
+    name: str = "hlo"
+
+    def steps(self) -> list[Step]:
+        return self.module.ir_steps("hlo")
+
+    def load(self, step: Step) -> HloModule:
+        from workbench.loader import load_step_hlo
+
+        hlo = load_step_hlo(self.root, step)
+        if has_elided_constant(hlo):
+            raise Unsupported("elided constant")
+        return hlo
+
+    def parameter_specs(self) -> list[ParamSpec] | None:
+        steps = self.steps()
+        if not steps:
+            return None
+        from workbench.loader import load_step_hlo
+
+        entry = load_step_hlo(self.root, steps[0]).entry
+        specs = [shape_spec(parameter.shape) for parameter in entry.parameters]
+        if any(spec is None for spec in specs):
+            return None
+        return specs  # type: ignore[return-value]
+
+    def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
+        from workbench.loader import load_snapshot
+
+        snapshot = load_snapshot(self.root, execution)
+        return list(snapshot.arguments), snapshot.result
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        from workbench.replay.hlo import evaluate_module
+
+        return evaluate_module(self.load(step), arguments)
+
+
+def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:
+    return HloBackend(root, module) if module.ir_steps("hlo") else None

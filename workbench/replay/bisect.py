@@ -1,0 +1,334 @@
+"""Find the culprit step: the first failing step whose predecessor passes.
+
+`BisectState` is the whole logic, UI-free: it takes good/bad/skip marks on the positions of a
+module's replayable steps (0 is the reference) and says which position to try next, how many
+candidates remain, the culprit, and every mark that contradicts monotonicity. The automatic
+bisection (`run_bisect`) and the TUI's keyboard-driven manual bisection both drive it.
+
+The order of evaluations proves the bound: the reference (position 0) first, then the last
+step (is anything broken at all?), then the midpoint of the open interval between the highest
+good position and the lowest bad one. For N steps that is at most 1 + 1 + ceil(log2(N - 1))
+<= ceil(log2 N) + 2 evaluations when no step is skipped. A skipped step (the evaluator cannot
+do it) costs its evaluation and is left out like `git bisect skip`: the next try is the nearest
+untested position to the midpoint, and when only skipped steps separate the last good from the
+first bad, the culprit is reported as a range.
+
+Bisection assumes steps fail monotonically (once broken, broken until the end). It cannot see
+a step that breaks and is repaired between two probes; `linear` evaluation checks every step,
+and any mark that contradicts the assumption (a good step after a bad one) is reported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from workbench.model import Step
+    from workbench.replay.compare import Comparison
+    from workbench.replay.steps import Replay, StepResult
+
+Mark = Literal["good", "bad", "skip"]
+MARKS: tuple[Mark, ...] = ("good", "bad", "skip")
+
+
+def evaluation_bound(count: int) -> int:
+    """The most evaluations a bisection over `count` steps needs when nothing is skipped."""
+    if count <= 1:
+        return count
+    return math.ceil(math.log2(count)) + 2
+
+
+@dataclass
+class BisectState:
+    """Marks on positions 0..count-1 and what follows from them.
+
+    Position 0 is the reference: the other steps are judged against its result, so it is
+    tried first and is good by construction once it evaluates (if it cannot be evaluated,
+    nothing can be judged: mark it skip and `done` becomes true with no culprit).
+    """
+
+    count: int
+    marks: dict[int, Mark] = field(default_factory=dict)
+    order: list[int] = field(default_factory=list)  # positions in the order they were marked
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError("bisection needs at least one step")
+
+    def mark(self, position: int, mark: Mark) -> None:
+        """Record the outcome of `position` (marking again replaces the earlier mark)."""
+        if not 0 <= position < self.count:
+            raise IndexError(f"position {position} outside 0..{self.count - 1}")
+        if mark not in MARKS:
+            raise ValueError(f"mark must be one of {', '.join(MARKS)}, not {mark!r}")
+        if position == 0 and mark == "bad":
+            raise ValueError("position 0 is the reference: it is good, or skip when it "
+                             "cannot be evaluated")
+        if position in self.marks:
+            self.order.remove(position)
+        self.marks[position] = mark
+        self.order.append(position)
+
+    def unmark(self, position: int) -> None:
+        """Forget the mark of `position` (the TUI's undo)."""
+        if position in self.marks:
+            del self.marks[position]
+            self.order.remove(position)
+
+    # What the marks say ---------------------------------------------------------------------
+
+    @property
+    def reference_failed(self) -> bool:
+        return self.marks.get(0) == "skip"
+
+    @property
+    def first_bad(self) -> int | None:
+        """The lowest position marked bad."""
+        bad = [p for p, m in self.marks.items() if m == "bad"]
+        return min(bad) if bad else None
+
+    @property
+    def last_good(self) -> int:
+        """The highest good position below the first bad one (0, the reference, at least)."""
+        limit = self.first_bad if self.first_bad is not None else self.count
+        good = [p for p, m in self.marks.items() if m == "good" and p < limit]
+        return max(good, default=0)
+
+    def _open_positions(self) -> list[int]:
+        """Unmarked positions that could still hold the culprit (or reveal one)."""
+        high = self.first_bad if self.first_bad is not None else self.count
+        return [p for p in range(self.last_good + 1, high) if p not in self.marks]
+
+    @property
+    def remaining(self) -> int:
+        """How many positions are still untested where the culprit could be."""
+        if self.done:
+            return 0
+        return len(self._open_positions())
+
+    @property
+    def steps_left(self) -> int:
+        """Roughly how many more evaluations bisection needs (as `git bisect` says it)."""
+        remaining = self.remaining
+        return 0 if remaining == 0 else math.ceil(math.log2(remaining + 1))
+
+    @property
+    def done(self) -> bool:
+        if 0 not in self.marks:
+            return False
+        if self.reference_failed:
+            return True
+        return not self._open_positions()
+
+    def next_position(self) -> int | None:
+        """The position to evaluate next, or None when the marks settle the question."""
+        if 0 not in self.marks:
+            return 0
+        if self.done:
+            return None
+        open_positions = self._open_positions()
+        if self.first_bad is None:
+            # Nothing known to be broken yet: try the last step not yet tried.
+            return open_positions[-1]
+        midpoint = (self.last_good + self.first_bad) // 2
+        return min(open_positions, key=lambda p: (abs(p - midpoint), p))
+
+    @property
+    def culprit(self) -> int | None:
+        """The first bad position whose predecessor is good; None when not settled."""
+        bad = self.first_bad
+        if bad is None or not self.done or self.reference_failed:
+            return None
+        return bad if self.last_good == bad - 1 else None
+
+    @property
+    def culprit_range(self) -> tuple[int, int] | None:
+        """(first, last) positions the culprit may be when skipped steps hide it, else None.
+
+        Like `git bisect` with only skipped commits left: any of these could be the first bad.
+        """
+        bad = self.first_bad
+        if bad is None or not self.done or self.reference_failed or self.culprit is not None:
+            return None
+        return self.last_good + 1, bad
+
+    @property
+    def skipped(self) -> list[int]:
+        return sorted(p for p, m in self.marks.items() if m == "skip")
+
+    @property
+    def contradictions(self) -> list[str]:
+        """Marks that contradict monotone failure: a step that passes after one that failed."""
+        bad = self.first_bad
+        if bad is None:
+            return []
+        later_good = sorted(p for p, m in self.marks.items() if m == "good" and p > bad)
+        return [f"position {p} passes although position {bad} before it fails"
+                for p in later_good]
+
+
+@dataclass
+class BisectResult:
+    """What a bisection found, in positions of the replayable steps."""
+
+    state: BisectState
+    evaluations: int
+    linear: bool
+
+    @property
+    def culprit(self) -> int | None:
+        return self.state.culprit
+
+
+def run_bisect(count: int, judge: Callable[[int], Mark], linear: bool = False) -> BisectResult:
+    """Bisect positions 0..count-1, calling `judge(position)` once per evaluation.
+
+    With `linear`, every position is judged in order (the culprit is still the first bad
+    position after a good one, and every later good position is reported as a contradiction).
+    `judge` may raise to stop (cancellation); nothing is swallowed here.
+    """
+    state = BisectState(count)
+    evaluations = 0
+    if linear:
+        for position in range(count):
+            state.mark(position, judge(position))
+            evaluations += 1
+            if position == 0 and state.reference_failed:
+                break
+        return BisectResult(state, evaluations, linear=True)
+    while (position := state.next_position()) is not None:
+        state.mark(position, judge(position))
+        evaluations += 1
+    return BisectResult(state, evaluations, linear=False)
+
+
+def _mark_of(result: StepResult) -> Mark:
+    return {"ok": "good", "mismatch": "bad"}.get(result.kind, "skip")  # type: ignore[return-value]
+
+
+def step_json(step: Step) -> dict:
+    """How a step is named in JSON output (the `ls --json` step keys)."""
+    return {"index": step.index, "pass": step.pass_name, "xla_step": step.xla_step,
+            "file": step.file}
+
+
+def step_name(step: Step) -> str:
+    return f"step {step.index} ({step.label})"
+
+
+@dataclass
+class Verdict:
+    """What replaying one execution found, for people (`detail`) and scripts (`to_json`).
+
+    `status` is "ok", "mismatch", "unsupported" or "error". A mismatch has a culprit step, or
+    a range of candidates when skipped steps hide it, or neither when only the recorded result
+    differs from the reference.
+    """
+
+    status: str
+    detail: str
+    evaluations: int
+    steps: int
+    linear: bool
+    culprit: StepResult | None = None
+    candidates: list[Step] = field(default_factory=list)
+    recorded: Comparison | None = None
+    contradictions: list[str] = field(default_factory=list)
+    skipped: list[StepResult] = field(default_factory=list)
+    results: list[StepResult] = field(default_factory=list)  # in evaluation order
+
+    def to_json(self) -> dict:
+        return {
+            "status": self.status,
+            "culprit": None if self.culprit is None else step_json(self.culprit.step),
+            "culprit_candidates": [step_json(step) for step in self.candidates],
+            "evaluations": self.evaluations,
+            "steps": self.steps,
+            "linear": self.linear,
+            "detail": self.detail,
+            "recorded": None if self.recorded is None else self.recorded.to_json(),
+            "contradictions": self.contradictions,
+            "skipped": [{**step_json(r.step), "status": r.status} for r in self.skipped],
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def bisect_replay(replay: Replay, linear: bool = False,
+                  on_result: Callable[[StepResult], None] | None = None) -> Verdict:
+    """Find the culprit step of one execution; streams each step result to `on_result`.
+
+    Raises `Cancelled` when the replay's cancel event is set.
+    """
+    order: list[StepResult] = []
+
+    def judge(position: int) -> Mark:
+        result = replay.evaluate(position)
+        order.append(result)
+        if on_result is not None:
+            on_result(result)
+        return _mark_of(result) if position else ("good" if result.kind == "ok" else "skip")
+
+    if not replay.steps:
+        return Verdict("unsupported", "the module has no replayable steps", 0, 0, linear)
+    outcome = run_bisect(len(replay.steps), judge, linear=linear)
+    return _verdict(replay, outcome, order)
+
+
+def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> Verdict:
+    state = outcome.state
+    steps = replay.steps
+    verdict = Verdict("ok", "", outcome.evaluations, len(steps), outcome.linear,
+                      recorded=replay.recorded_comparison, results=order)
+    reference = replay.results[0]
+    if reference.kind != "ok":
+        verdict.status = reference.kind
+        verdict.detail = (f"the reference, {step_name(reference.step)}, cannot be evaluated: "
+                          f"{reference.status}")
+        return verdict
+    verdict.skipped = [replay.results[p] for p in state.skipped]
+    verdict.contradictions = [
+        f"{step_name(steps[p])} matches the reference again after "
+        f"{step_name(steps[state.first_bad])} differs"  # type: ignore[index]
+        for p in sorted(p for p, m in state.marks.items()
+                        if m == "good" and state.first_bad is not None and p > state.first_bad)
+    ]
+    recorded = replay.recorded_comparison
+    parts: list[str] = []
+    if state.culprit is not None:
+        verdict.status = "mismatch"
+        verdict.culprit = replay.results[state.culprit]
+        comparison = verdict.culprit.comparison
+        parts.append(f"{step_name(verdict.culprit.step)} is the first to differ from the "
+                     f"reference ({comparison.summary if comparison else 'no comparison'})")
+    elif state.culprit_range is not None:
+        verdict.status = "mismatch"
+        first, last = state.culprit_range
+        verdict.candidates = steps[first:last + 1]
+        parts.append(f"the first step to differ from the reference is one of "
+                     f"{step_name(steps[first])} to {step_name(steps[last])}: the steps "
+                     f"before the last could not be evaluated")
+    elif recorded is not None and not recorded.ok:
+        verdict.status = "mismatch"
+        parts.append("the recorded result differs from the reference, but no replayed step does")
+    elif verdict.skipped:
+        kinds = {r.kind for r in verdict.skipped}
+        verdict.status = "unsupported" if "unsupported" in kinds else "error"
+        parts.append("no evaluated step differs from the reference")
+    else:
+        checked = "every step" if outcome.linear else f"{outcome.evaluations} of {len(steps)} steps"
+        parts.append(f"no step differs from the reference (checked {checked})")
+    if recorded is not None:
+        agreement = "matches" if recorded.ok else "differs from"
+        parts.append(f"the recorded result {agreement} the reference ({recorded.summary})")
+    elif replay.inputs.origin:
+        parts.append(f"no recorded result to check (inputs: {replay.inputs.origin})")
+    if verdict.skipped:
+        listed = "; ".join(f"{step_name(r.step)}: {r.status}" for r in verdict.skipped)
+        parts.append(f"{len(verdict.skipped)} step(s) could not be evaluated: {listed}")
+    if verdict.contradictions:
+        parts.append("not monotone: " + "; ".join(verdict.contradictions))
+    verdict.detail = "; ".join(parts)
+    return verdict

@@ -1,0 +1,304 @@
+"""Tolerant comparison of an expected and an actual literal (arrays and nested tuples).
+
+Two results of the same program rarely agree bit for bit once passes reorder arithmetic
+(fusion, algebraic simplification, reassociated reductions) or the compiled code uses its own
+approximations of `exp` and `tanh`. So a comparison is explicit about its tolerance, which
+depends on the element type, and says how far apart the results are, not just whether they are.
+
+An element passes when `|actual - expected| <= atol + rtol * |expected|` (numpy's `isclose`
+rule; the expected side sets the scale). NaN matches NaN; an infinity matches only the same
+infinity. Integers and pred compare exactly unless a tolerance is given explicitly.
+
+Default tolerances (`DEFAULT_TOLERANCES`, by numpy dtype name):
+
+| element type | atol | rtol |
+|---|---|---|
+| f64, c128 | 1e-9 | 1e-7 |
+| f32, c64 | 1e-5 | 1e-4 |
+| f16 | 1e-3 | 1e-2 |
+| bf16 | 1e-2 | 5e-2 |
+| f8 and f4 types | 2 eps | 2 eps (eps: the type's machine epsilon, e.g. 0.25 for f8e4m3fn) |
+| integers, pred | 0 | 0 (exact) |
+
+The relative error reported is `|actual - expected| / |expected|` over the elements whose
+expected value is non-zero and finite; elements expected to be zero count only towards the
+absolute error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from workbench.hlo_ir import ARRAY_TYPES, LiteralValue, numpy_dtype
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+    def __str__(self) -> str:
+        return f"atol {self.atol:g}, rtol {self.rtol:g}"
+
+
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {
+    "float64": Tolerance(1e-9, 1e-7),
+    "complex128": Tolerance(1e-9, 1e-7),
+    "float32": Tolerance(1e-5, 1e-4),
+    "complex64": Tolerance(1e-5, 1e-4),
+    "float16": Tolerance(1e-3, 1e-2),
+    "bfloat16": Tolerance(1e-2, 5e-2),
+}
+
+EXACT = Tolerance(0.0, 0.0)
+
+
+def dtype_category(dtype: np.dtype) -> str:
+    """"bool", "int", "float" or "complex" (ml_dtypes' types have numpy kind "V")."""
+    if dtype == np.bool_:
+        return "bool"
+    if dtype.kind == "c":
+        return "complex"
+    if dtype.kind in "iu":
+        return "int"
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dtype)
+    except ValueError:
+        return "int"
+    return "float"
+
+
+def default_tolerance(dtype: np.dtype) -> Tolerance:
+    """The documented default tolerance for `dtype` (see the module docstring)."""
+    dtype = np.dtype(dtype)
+    known = DEFAULT_TOLERANCES.get(dtype.name)
+    if known is not None:
+        return known
+    if dtype_category(dtype) == "float":
+        import ml_dtypes
+
+        eps = float(ml_dtypes.finfo(dtype).eps)
+        return Tolerance(2 * eps, 2 * eps)
+    return EXACT
+
+
+@cache
+def _hlo_type_names() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for element_type in ARRAY_TYPES:
+        try:
+            names.setdefault(numpy_dtype(element_type).name, element_type)
+        except ValueError:
+            continue
+    return names
+
+
+def describe_array(value: Any) -> str:
+    """`f32[4,8]`-style description of a literal, or `(f32[4], s32[])` for a tuple."""
+    if isinstance(value, tuple):
+        return "(" + ", ".join(describe_array(v) for v in value) + ")"
+    array = np.asarray(value)
+    return describe_type(array.dtype, array.shape)
+
+
+def describe_type(dtype: np.dtype, dims: tuple[int, ...]) -> str:
+    """`f32[4,8]`: HLO's spelling of an array type."""
+    name = _hlo_type_names().get(np.dtype(dtype).name, np.dtype(dtype).name)
+    return f"{name}[{','.join(str(d) for d in dims)}]"
+
+
+def _scalar(value: Any) -> float | int | bool | complex:
+    """A Python number for JSON and messages (ml_dtypes scalars are not JSON-friendly)."""
+    item = value.item() if hasattr(value, "item") else value
+    if isinstance(item, (bool, int, float, complex)):
+        return item
+    return float(item)
+
+
+@dataclass
+class Comparison:
+    """How an actual literal differs from the expected one.
+
+    `problem` is set when the two cannot be compared element by element (shape, dtype or tuple
+    structure differ); the counts are then 0. `first_element` is the tuple path of the first
+    mismatching array (() for a plain array) and `first_index` the index inside it.
+    """
+
+    ok: bool
+    total: int = 0
+    mismatches: int = 0
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    first_element: tuple[int, ...] = ()
+    first_index: tuple[int, ...] | None = None
+    expected_value: Any = None
+    actual_value: Any = None
+    problem: str | None = None
+    tolerances: dict[str, Tolerance] = field(default_factory=dict)
+
+    @property
+    def location(self) -> str:
+        """`{1}[2,3]`: the tuple path, then the index of the first mismatch."""
+        path = "".join(f"{{{i}}}" for i in self.first_element)
+        if self.first_index is None:
+            return path
+        return path + "[" + ",".join(str(i) for i in self.first_index) + "]"
+
+    def _tolerance_text(self) -> str:
+        values = sorted(set(self.tolerances.values()), key=lambda t: (t.atol, t.rtol))
+        return "; ".join(str(t) for t in values) or "exact"
+
+    @property
+    def summary(self) -> str:
+        """One line a user can read: the verdict, how far off, and where first."""
+        if self.problem is not None:
+            where = self.location
+            return f"{self.problem}" + (f" at {where}" if where else "")
+        errors = f"max abs {self.max_abs_error:.3g}, max rel {self.max_rel_error:.3g}"
+        if self.ok:
+            return f"ok: {self.total} elements within {self._tolerance_text()} ({errors})"
+        return (
+            f"mismatch: {self.mismatches} of {self.total} elements differ beyond "
+            f"{self._tolerance_text()} ({errors}); first at {self.location}: "
+            f"expected {self.expected_value!r}, actual {self.actual_value!r}"
+        )
+
+    def to_json(self) -> dict:
+        def number(value: Any) -> Any:
+            if isinstance(value, complex):
+                return [number(value.real), number(value.imag)]
+            if isinstance(value, float) and not math.isfinite(value):
+                return str(value)  # JSON has no inf/nan
+            return value
+
+        return {
+            "ok": self.ok,
+            "total": self.total,
+            "mismatches": self.mismatches,
+            "max_abs_error": number(self.max_abs_error),
+            "max_rel_error": number(self.max_rel_error),
+            "first_mismatch": None if self.first_index is None and not self.first_element
+            else {"element": list(self.first_element),
+                  "index": None if self.first_index is None else list(self.first_index),
+                  "expected": number(self.expected_value), "actual": number(self.actual_value)},
+            "problem": self.problem,
+            "tolerances": {name: {"atol": t.atol, "rtol": t.rtol}
+                           for name, t in self.tolerances.items()},
+            "summary": self.summary,
+        }
+
+
+def compare(expected: LiteralValue, actual: LiteralValue, atol: float | None = None,
+            rtol: float | None = None) -> Comparison:
+    """Compare two literals element by element; `atol`/`rtol` override the per-dtype defaults.
+
+    Giving only one of them keeps the default of the other.
+    """
+    result = Comparison(ok=True)
+    _compare_into(result, expected, actual, atol, rtol, ())
+    return result
+
+
+def results_equal(a: LiteralValue, b: LiteralValue) -> bool:
+    """Bitwise-level equality (NaN equals NaN, -0.0 equals 0.0): did a result change at all?"""
+    return compare(a, b, atol=0.0, rtol=0.0).ok
+
+
+def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | None,
+                  rtol: float | None, path: tuple[int, ...]) -> None:
+    if result.problem is not None:
+        return
+    if isinstance(expected, tuple) or isinstance(actual, tuple):
+        if not (isinstance(expected, tuple) and isinstance(actual, tuple)) or len(
+            expected
+        ) != len(actual):
+            _set_problem(result, path, f"structure mismatch: expected {describe_array(expected)}, "
+                                       f"actual {describe_array(actual)}")
+            return
+        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _compare_into(result, e, a, atol, rtol, (*path, index))
+        return
+    _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path)
+
+
+def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> None:
+    result.ok = False
+    result.problem = problem
+    result.first_element = path
+    result.first_index = None
+    result.total = result.mismatches = 0
+
+
+def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray,
+                    atol: float | None, rtol: float | None, path: tuple[int, ...]) -> None:
+    if expected.shape != actual.shape:
+        _set_problem(result, path, f"shape mismatch: expected {describe_array(expected)}, "
+                                   f"actual {describe_array(actual)}")
+        return
+    if expected.dtype != actual.dtype:
+        _set_problem(result, path, f"dtype mismatch: expected {describe_array(expected)}, "
+                                   f"actual {describe_array(actual)}")
+        return
+    default = default_tolerance(expected.dtype)
+    tolerance = Tolerance(default.atol if atol is None else atol,
+                          default.rtol if rtol is None else rtol)
+    result.tolerances[_hlo_type_names().get(expected.dtype.name, expected.dtype.name)] = tolerance
+    category = dtype_category(expected.dtype)
+    if category == "bool":
+        mismatch = expected != actual
+        abs_error = mismatch.astype(np.float64)
+        scale = np.ones(expected.shape)
+    elif category == "int" and tolerance == EXACT:
+        mismatch = expected != actual
+        abs_error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+        scale = np.abs(expected.astype(np.float64))
+    else:
+        mismatch, abs_error, scale = _inexact(expected, actual, tolerance, category)
+    result.total += int(expected.size)
+    count = int(np.count_nonzero(mismatch))
+    measurable = np.isfinite(abs_error)
+    if np.any(mismatch & ~measurable):
+        result.max_abs_error = math.inf
+        result.max_rel_error = math.inf
+    if np.any(measurable):
+        result.max_abs_error = max(result.max_abs_error, float(abs_error[measurable].max()))
+        relative = measurable & (scale != 0) & np.isfinite(scale)
+        if np.any(relative):
+            ratio = abs_error[relative] / scale[relative]
+            result.max_rel_error = max(result.max_rel_error, float(ratio.max()))
+    if count and result.ok:
+        flat = int(np.flatnonzero(mismatch)[0])
+        index = tuple(int(i) for i in np.unravel_index(flat, expected.shape))
+        result.first_element = path
+        result.first_index = index
+        result.expected_value = _scalar(expected[index])
+        result.actual_value = _scalar(actual[index])
+    if count:
+        result.ok = False
+        result.mismatches += count
+
+
+def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
+             category: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mismatch mask, |actual - expected| (inf/nan where not measurable) and |expected|."""
+    wide = np.complex128 if category == "complex" else np.float64
+    e = expected.astype(wide)
+    a = actual.astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        e_nan, a_nan = np.isnan(e), np.isnan(a)
+        e_finite, a_finite = np.isfinite(e), np.isfinite(a)
+        abs_error = np.abs(a - e)
+        scale = np.abs(e)
+        within = abs_error <= tolerance.atol + tolerance.rtol * scale
+        same_special = (e_nan & a_nan) | (~e_nan & ~a_nan & ~e_finite & (e == a))
+        passes = same_special | (e_finite & a_finite & within)
+        # Only finite pairs have a meaningful distance; the others show up as inf.
+        abs_error = np.where(e_finite & a_finite, abs_error, np.where(passes, 0.0, np.inf))
+    return ~passes, abs_error, scale

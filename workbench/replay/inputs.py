@@ -1,0 +1,135 @@
+"""Where a replay's inputs come from: an execution's recorded arguments, `.npy` files, or
+seeded fake data shaped like the entry parameters.
+
+Fake data makes a module replayable without a snapshot (as mlir_replay does with random
+inputs): every step is still compared with the reference computed on the same data, so a pass
+that changes the numbers still shows up, though there is no recorded result to check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Union
+
+import numpy as np
+
+from workbench.hlo_ir import LiteralValue
+from workbench.model import Execution
+from workbench.replay.compare import describe_array, describe_type, dtype_category
+
+if TYPE_CHECKING:
+    from workbench.replay.backends import Backend
+
+# The type of one entry parameter: (dtype, dims) of an array, or a tuple of parameter types.
+ParamSpec = Union[tuple[np.dtype, tuple[int, ...]], tuple["ParamSpec", ...]]  # noqa: UP007
+
+
+class InputError(Exception):
+    """The inputs cannot be had (unreadable file, wrong count or shape); says what to do."""
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """How the user asked for inputs: `.npy` files, fake data, or (default) the execution's."""
+
+    npy: tuple[Path, ...] = ()
+    fake_data: bool = False
+    seed: int = 0
+
+
+@dataclass
+class ReplayInputs:
+    """The arguments to evaluate every step on, and the result the real run recorded."""
+
+    arguments: list[LiteralValue]
+    recorded: LiteralValue | None = None
+    origin: str = ""  # what the user reads: "snapshot.-17687811", "fake data (seed 0)"
+    notes: list[str] = field(default_factory=list)
+
+
+def is_array_spec(spec: ParamSpec) -> bool:
+    return len(spec) == 2 and isinstance(spec[0], np.dtype)
+
+
+def describe_spec(spec: ParamSpec) -> str:
+    if is_array_spec(spec):
+        dtype, dims = spec  # type: ignore[misc]
+        return describe_type(dtype, dims)
+    return "(" + ", ".join(describe_spec(s) for s in spec) + ")"  # type: ignore[arg-type]
+
+
+def fake_value(spec: ParamSpec, rng: np.random.Generator) -> LiteralValue:
+    """Random data of one parameter type: floats ~ N(0, 1), small integers, random bools.
+
+    Integers stay within [-8, 8) (unsigned [0, 16)) so shifts, divisions and indexing that a
+    program does on them stay in the range real data usually has.
+    """
+    if not is_array_spec(spec):
+        return tuple(fake_value(s, rng) for s in spec)  # type: ignore[union-attr]
+    dtype, dims = spec  # type: ignore[misc]
+    category = dtype_category(dtype)
+    if category == "bool":
+        return rng.integers(0, 2, size=dims).astype(np.bool_)
+    if category == "int":
+        unsigned = dtype.kind == "u" or dtype.name.startswith("uint")
+        low, high = (0, 16) if unsigned else (-8, 8)
+        if dtype.itemsize == 1 and dtype.name in ("int4", "uint4", "int2", "uint2"):
+            low, high = (0, 4) if unsigned else (-2, 2)
+        return rng.integers(low, high, size=dims).astype(dtype)
+    if category == "complex":
+        return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
+    return rng.standard_normal(dims).astype(dtype)
+
+
+def fake_inputs(specs: list[ParamSpec], seed: int = 0) -> list[LiteralValue]:
+    """Seeded random arguments: the same seed gives the same data, run after run."""
+    rng = np.random.default_rng(seed)
+    return [fake_value(spec, rng) for spec in specs]
+
+
+def _matches(value: LiteralValue, spec: ParamSpec) -> bool:
+    if not is_array_spec(spec):
+        return isinstance(value, tuple) and len(value) == len(spec) and all(
+            _matches(v, s) for v, s in zip(value, spec, strict=True))  # type: ignore[arg-type]
+    dtype, dims = spec  # type: ignore[misc]
+    return isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == tuple(dims)
+
+
+def load_npy_inputs(paths: tuple[Path, ...], specs: list[ParamSpec] | None) -> list[LiteralValue]:
+    """Arrays from `.npy` files, checked against the entry parameters when they are known."""
+    arguments: list[LiteralValue] = []
+    for path in paths:
+        try:
+            arguments.append(np.load(path, allow_pickle=False))
+        except (OSError, ValueError) as error:
+            raise InputError(f"{path}: cannot read as .npy: {error}") from None
+    if specs is not None:
+        if len(specs) != len(arguments):
+            raise InputError(f"the entry takes {len(specs)} parameters "
+                             f"({', '.join(describe_spec(s) for s in specs)}); "
+                             f"{len(arguments)} .npy files were given")
+        for number, (value, spec) in enumerate(zip(arguments, specs, strict=True)):
+            if not _matches(value, spec):
+                raise InputError(f"{paths[number]}: parameter {number} is {describe_spec(spec)}, "
+                                 f"the file holds {describe_array(value)}")
+    return arguments
+
+
+def resolve_inputs(backend: Backend, execution: Execution | None,
+                   spec: InputSpec) -> ReplayInputs:
+    """The inputs a replay runs on, by the user's choice; raises `InputError`."""
+    if spec.npy:
+        return ReplayInputs(load_npy_inputs(spec.npy, backend.parameter_specs()),
+                            origin=", ".join(p.name for p in spec.npy))
+    if spec.fake_data:
+        specs = backend.parameter_specs()
+        if specs is None:
+            raise InputError("the entry parameters' types are unknown, so fake data cannot be "
+                             "made; give the inputs as .npy files")
+        return ReplayInputs(fake_inputs(specs, spec.seed), origin=f"fake data (seed {spec.seed})")
+    if execution is None:
+        raise InputError("this module has no recorded execution: use --fake-data for seeded "
+                         "random inputs, or give the inputs as .npy files")
+    arguments, recorded = backend.recorded(execution)
+    return ReplayInputs(list(arguments), recorded, origin=execution.id)

@@ -1,0 +1,174 @@
+"""Triage a whole dump: bisect every module x execution, in parallel worker processes.
+
+Each job (one execution of one module) runs in a worker process with a time limit; results
+stream back as jobs finish, and a cancel request kills what runs. Modules without an
+execution are replayed on fake data only when asked (`InputSpec(fake_data=True)`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.model import Dump, Execution, Module
+from workbench.replay.inputs import InputSpec
+
+STATUS_ORDER = {"mismatch": 0, "error": 1, "unsupported": 2, "ok": 3}
+
+
+@dataclass(frozen=True)
+class TriageOptions:
+    linear: bool = False
+    atol: float | None = None
+    rtol: float | None = None
+    inputs: InputSpec = field(default_factory=InputSpec)
+    backend: str | None = None
+
+
+@dataclass
+class TriageJob:
+    module: Module
+    execution: Execution | None
+
+
+@dataclass
+class TriageResult:
+    """One line of `workbench triage --json` (keys documented in the README)."""
+
+    module: str
+    name: str
+    execution: str | None
+    status: str  # "ok", "mismatch", "unsupported", "error"
+    culprit: dict | None = None
+    evaluations: int = 0
+    detail: str = ""
+    seconds: float = 0.0
+    steps: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)  # the verdict's other fields
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "module": self.module,
+            "name": self.name,
+            "execution": self.execution,
+            "status": self.status,
+            "culprit": self.culprit,
+            "evaluations": self.evaluations,
+            "detail": self.detail,
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            **self.extra,
+        }
+
+
+def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
+    """Every module x execution; a module with none gets one fake-data job if asked."""
+    inputs = inputs or InputSpec()
+    jobs: list[TriageJob] = []
+    for module in dump.modules:
+        if module.executions:
+            jobs.extend(TriageJob(module, execution) for execution in module.executions)
+        elif inputs.fake_data:
+            jobs.append(TriageJob(module, None))
+    return jobs
+
+
+def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
+    """Bisect one execution in this process; every failure becomes the result's status."""
+    from workbench.loader import ReadError
+    from workbench.replay.backends import NoBackend, open_backend
+    from workbench.replay.bisect import bisect_replay, step_json
+    from workbench.replay.inputs import InputError, resolve_inputs
+    from workbench.replay.steps import Replay
+
+    start = time.perf_counter()
+    module = job.module
+    result = TriageResult(module.key, module.name, job.execution.id if job.execution else None,
+                          "error")
+    try:
+        backend = open_backend(root, module, options.backend)
+    except NoBackend as error:
+        result.status, result.detail = "unsupported", str(error)
+        return result
+    result.steps = len(backend.steps())
+    spec = options.inputs if job.execution is None else InputSpec()
+    try:
+        inputs = resolve_inputs(backend, job.execution, spec)
+    except (InputError, ReadError) as error:
+        result.detail = f"cannot read the inputs: {error}"
+        result.seconds = time.perf_counter() - start
+        return result
+    with Replay(backend, inputs, atol=options.atol, rtol=options.rtol) as replay:
+        verdict = bisect_replay(replay, linear=options.linear)
+    result.status = verdict.status
+    result.culprit = None if verdict.culprit is None else step_json(verdict.culprit.step)
+    result.evaluations = verdict.evaluations
+    result.detail = verdict.detail
+    payload = verdict.to_json()
+    result.extra = {key: payload[key] for key in
+                    ("culprit_candidates", "linear", "recorded", "contradictions", "skipped")}
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def sort_key(result: TriageResult) -> tuple:
+    return (result.module, result.execution or "")
+
+
+def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
+           time_limit: float | None = None,
+           on_result: Callable[[TriageResult], None] | None = None,
+           cancel: threading.Event | None = None) -> list[TriageResult]:
+    """Bisect every module x execution of `dump`; results sorted by module and execution.
+
+    `jobs` worker processes run at once (0: in this process, with no time limit and
+    cancellation only between jobs). `time_limit` is per job, in seconds. `on_result` sees
+    each result as its job finishes. Cancelled jobs are left out of the results.
+    """
+    options = options or TriageOptions()
+    work = triage_jobs(dump, options.inputs)
+    # Longest first (most steps), so one big module does not start last and run alone.
+    work.sort(key=lambda job: -len(job.module.steps))
+    results: list[TriageResult] = []
+
+    def finish(result: TriageResult) -> None:
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    if jobs == 0:
+        for job in work:
+            if cancel is not None and cancel.is_set():
+                break
+            finish(run_job(dump.root, job, options))
+        return sorted(results, key=sort_key)
+
+    from workbench.replay.workers import Call, Outcome, WorkerPool
+
+    by_key = {index: job for index, job in enumerate(work)}
+
+    def on_outcome(outcome: Outcome) -> None:
+        job = by_key[outcome.key]
+        if outcome.ok:
+            finish(outcome.value)
+            return
+        if outcome.cancelled:
+            return
+        failed = TriageResult(job.module.key, job.module.name,
+                              job.execution.id if job.execution else None, "error",
+                              steps=len(job.module.steps), seconds=outcome.seconds)
+        if outcome.timed_out:
+            failed.detail = f"time limit of {time_limit:g} s per job exceeded"
+        else:
+            assert outcome.error is not None
+            failed.detail = "worker failed: " + outcome.error.strip().splitlines()[-1]
+        finish(failed)
+
+    calls = [Call(index, run_job, (dump.root, job, options)) for index, job in by_key.items()]
+    with WorkerPool(max(1, min(jobs, len(calls)))) as pool:
+        pool.run(calls, on_outcome=on_outcome, time_limit=time_limit, cancel=cancel)
+    return sorted(results, key=sort_key)
