@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from workbench.formats.iree_replay import claim_iree_replays
 from workbench.formats.xla_dump import claim_xla
 from workbench.model import Dump, Problem
 
@@ -28,8 +29,12 @@ def _claim_xla(dump: Dump, paths: list[str]) -> list[str]:
     return claim_xla(paths, dump)
 
 
+def _claim_iree_replays(dump: Dump, paths: list[str]) -> list[str]:
+    return claim_iree_replays(paths, dump)
+
+
 # Order matters: earlier claimers see every path, later ones only what is left.
-CLAIMERS: list[Claimer] = [_claim_xla]
+CLAIMERS: list[Claimer] = [_claim_xla, _claim_iree_replays]
 EXPANDERS: list[Expander] = []
 
 
