@@ -21,6 +21,12 @@ CORE_MODULES = [
     "workbench.formats.iree_replay",
     "workbench.replay.iree_tools",
     "workbench.replay.iree_runner",
+    "workbench.formats.mlir_text",
+    "workbench.formats.mlir_print_ir",
+    "workbench.formats.mlir_ir_tree",
+    "workbench.formats.mlir_reports",
+    "workbench.formats.mlir_files",
+    "workbench.formats.crash_reproducer",
 ]
 
 

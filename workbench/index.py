@@ -18,6 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workbench.formats.iree_replay import claim_iree_replays
+from workbench.formats.mlir_files import (
+    claim_mlir_files,
+    expand_print_ir,
+    expand_reproducers,
+)
+from workbench.formats.mlir_ir_tree import claim_ir_trees, expand_ir_trees
 from workbench.formats.xla_dump import claim_xla
 from workbench.model import Dump, Problem
 
@@ -34,8 +40,8 @@ def _claim_iree_replays(dump: Dump, paths: list[str]) -> list[str]:
 
 
 # Order matters: earlier claimers see every path, later ones only what is left.
-CLAIMERS: list[Claimer] = [_claim_xla, _claim_iree_replays]
-EXPANDERS: list[Expander] = []
+CLAIMERS: list[Claimer] = [_claim_xla, _claim_iree_replays, claim_ir_trees, claim_mlir_files]
+EXPANDERS: list[Expander] = [expand_print_ir, expand_ir_trees, expand_reproducers]
 
 
 def list_files(root: Path, problems: list[Problem]) -> list[str]:

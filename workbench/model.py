@@ -53,7 +53,9 @@ class Step:
     index: int
     pass_name: str
     ir: IRKind
-    kind: str  # "input", "before", "pass", "after", "before-pass" (MLIR Before dumps)
+    # "input", "before", "pass", "after", "before-pass" (MLIR Before dumps), "pass-failed"
+    # (MLIR's IR after a pass that failed)
+    kind: str
     text: Source | None = None
     proto: Source | None = None
     pipeline: str | None = None
@@ -63,6 +65,9 @@ class Step:
     options: str | None = None  # MLIR pass options, as printed between braces
     changed: bool | None = None
     timing_s: float | None = None
+    argument: str | None = None  # MLIR pass argument (its command-line name, `canonicalize`)
+    target: str | None = None  # MLIR: the operation the pass ran on, when the dump names it
+    pair: int | None = None  # index of the Before/After dump of the same pass run
 
     @property
     def file(self) -> str | None:
