@@ -114,6 +114,8 @@ def test_bad_arguments(capture: str, tmp_path: Path,
     assert status == 2 and "no such file" in err
     status, _, err = _run(capsys, capture, "--replay", "--file-remap", "/only-a-prefix")
     assert status == 2 and "--file-remap takes FROM=TO, got '/only-a-prefix'" in err
+    status, _, err = _run(capsys, capture, "--replay", "--scope", "execute")
+    assert status == 2 and "--replay does not combine with --records" in err
 
 
 def _path_without_iree_tools() -> str:

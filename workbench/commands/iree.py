@@ -59,6 +59,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         return _fail(args, f"no such file: {args.file}", EXIT_USAGE)
+    filtering = args.records or args.kind or args.operation or args.scope
+    if args.replay and filtering:
+        return _fail(args, "--replay does not combine with --records/--kind/--operation/"
+                           "--scope", EXIT_USAGE)
     try:
         if args.replay:
             return _replay(args)
@@ -67,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, str(error), EXIT_NO_TOOLS)
     except ReadError as error:
         return _fail(args, str(error), EXIT_FAILED)
-    if args.records or args.kind or args.operation or args.scope:
+    if filtering:
         return _records(args, dump)
     if args.json:
         _print_json(summary_json(dump))

@@ -169,10 +169,11 @@ class ToolProcess:
 
     def _kill(self, reason: Outcome) -> None:
         with self._lock:
-            if self._process.poll() is not None or self._stop_reason is not None:
+            # `returncode` is set once the watcher has reaped the tool (poll() would race it).
+            if self._process.returncode is not None or self._stop_reason is not None:
                 return
             self._stop_reason = reason
-            # The group can be gone between poll() and killpg(): nothing left to stop.
+            # The group can end just before killpg(): then there is nothing left to stop.
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self._process.pid, signal.SIGKILL)
 
@@ -185,11 +186,16 @@ class ToolProcess:
                 self._lines.put(OutputLine(stream, text))
 
     def _watch(self) -> None:
-        try:
-            exit_code: int | None = self._process.wait(self.timeout_s)
-        except subprocess.TimeoutExpired:
-            self._kill("timeout")
-            exit_code = self._process.wait()
+        # A timer, not wait(timeout): Popen polls with sleeps of up to 50 ms when given a
+        # timeout, which would add that much to every short run.
+        timer = None
+        if self.timeout_s is not None:
+            timer = threading.Timer(self.timeout_s, self._kill, args=("timeout",))
+            timer.daemon = True
+            timer.start()
+        exit_code: int | None = self._process.wait()
+        if timer is not None:
+            timer.cancel()
         # The pipes close when the last process of the group holding them ends.
         for reader in self._readers:
             reader.join()
