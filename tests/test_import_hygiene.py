@@ -27,6 +27,7 @@ CORE_MODULES = [
     "workbench.formats.mlir_reports",
     "workbench.formats.mlir_files",
     "workbench.formats.crash_reproducer",
+    "workbench.formats.mlir_trace",
 ]
 
 

@@ -24,6 +24,7 @@ from workbench.formats.mlir_files import (
     expand_reproducers,
 )
 from workbench.formats.mlir_ir_tree import claim_ir_trees, expand_ir_trees
+from workbench.formats.mlir_trace import expand_mlir_traces
 from workbench.formats.xla_dump import claim_xla
 from workbench.model import Dump, Problem
 
@@ -41,7 +42,9 @@ def _claim_iree_replays(dump: Dump, paths: list[str]) -> list[str]:
 
 # Order matters: earlier claimers see every path, later ones only what is left.
 CLAIMERS: list[Claimer] = [_claim_xla, _claim_iree_replays, claim_ir_trees, claim_mlir_files]
-EXPANDERS: list[Expander] = [expand_print_ir, expand_ir_trees, expand_reproducers]
+EXPANDERS: list[Expander] = [
+    expand_print_ir, expand_ir_trees, expand_reproducers, expand_mlir_traces,
+]
 
 
 def list_files(root: Path, problems: list[Problem]) -> list[str]:
