@@ -18,7 +18,7 @@ from workbench.replay.workers import Cancelled
 
 
 def replay_of(behaviours: str, broken_run: bool = False, **options) -> Replay:
-    run = "snapshot.broken" if broken_run else "snapshot.1"
+    run = "snapshot.-1" if broken_run else "snapshot.1"
     backend = FakeBackend(Path("/nonexistent"), make_module(behaviours, executions=(run,)))
     inputs = resolve_inputs(backend, backend.module.executions[0], InputSpec())
     return Replay(backend, inputs, **options)

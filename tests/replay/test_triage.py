@@ -17,7 +17,7 @@ from workbench.replay.triage import TriageOptions, triage, triage_jobs
 def fake_dump() -> Dump:
     return Dump(Path("/nonexistent"), modules=[
         make_module("good good good good", "module_0001"),
-        make_module("good good bad bad bad", "module_0002", ("snapshot.1", "snapshot.broken")),
+        make_module("good good bad bad bad", "module_0002", ("snapshot.1", "snapshot.-1")),
         make_module("good good unsupported", "module_0003"),
         make_module("good good", "module_0004", executions=()),
     ])
@@ -30,11 +30,11 @@ def by_key(results) -> dict:
 def test_triage_in_process() -> None:
     results = triage(fake_dump(), TriageOptions(backend=FAKE), jobs=0)
     assert [(r.module, r.execution) for r in results] == [
-        ("module_0001", "snapshot.1"), ("module_0002", "snapshot.1"),
-        ("module_0002", "snapshot.broken"), ("module_0003", "snapshot.1")]
+        ("module_0001", "snapshot.1"), ("module_0002", "snapshot.-1"),
+        ("module_0002", "snapshot.1"), ("module_0003", "snapshot.1")]
     found = by_key(results)
     assert found["module_0001", "snapshot.1"].status == "ok"
-    broken = found["module_0002", "snapshot.broken"]
+    broken = found["module_0002", "snapshot.-1"]
     assert broken.status == "mismatch"
     assert broken.culprit == {"index": 2, "pass": "bad", "xla_step": 2,
                               "file": "module_0002.0002.txt"}
@@ -63,7 +63,7 @@ def test_triage_in_worker_processes_streams_results() -> None:
                      on_result=seen.append)
     assert sorted(r.status for r in seen) == sorted(r.status for r in results)
     assert len(results) == 4
-    assert by_key(results)["module_0002", "snapshot.broken"].culprit["index"] == 2
+    assert by_key(results)["module_0002", "snapshot.-1"].culprit["index"] == 2
 
 
 def test_job_time_limit_and_crash() -> None:

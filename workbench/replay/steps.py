@@ -217,7 +217,9 @@ class Replay:
         if position == 0:
             self._reference_value = value
             if self.inputs.recorded is not None:
-                self.recorded_comparison = compare(self.inputs.recorded, value, self.atol,
+                # The reference is what the program should compute; the recording is what
+                # the real run did: "expected" is the reference.
+                self.recorded_comparison = compare(value, self.inputs.recorded, self.atol,
                                                    self.rtol)
             return StepResult(0, step, "ok", seconds=evaluation.seconds, value=value)
         comparison = compare(self._reference_value, value, self.atol, self.rtol)

@@ -2,8 +2,9 @@
 
 Each step's behaviour is its pass name: "good" (computes the reference's result), "bad" (a
 different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a
-minute), "crash" (the process dies). An execution whose id ends in "broken" recorded a wrong
-result. It is picklable and opened by import path, so worker processes can run it too.
+minute), "crash" (the process dies); other pass names behave as "good". An execution with a
+negative number (`snapshot.-1`) recorded a wrong result. It is picklable and opened by import path, so
+worker processes can run it too.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def make_module(behaviours: str, key: str = "module_0001",
     return module
 
 
+BEHAVIOURS = ("good", "bad", "unsupported", "error", "raise", "sleep", "crash")
+
+
 def reference_function(x: np.ndarray) -> np.ndarray:
     return (x * 2).astype(np.float32)
 
@@ -49,11 +53,11 @@ class FakeBackend:
 
     def recorded(self, execution: Execution) -> tuple[list, np.ndarray | None]:
         x = np.arange(4, dtype=np.float32)
-        offset = np.float32(0.5 if execution.id.endswith("broken") else 0.0)
+        offset = np.float32(0.5 if execution.id.startswith("snapshot.-") else 0.0)
         return [x], reference_function(x) + offset
 
     def evaluate(self, step: Step, arguments: Sequence[np.ndarray]) -> np.ndarray:
-        behaviour = step.pass_name
+        behaviour = step.pass_name if step.pass_name in BEHAVIOURS else "good"
         x = arguments[0]
         if behaviour == "good":
             return reference_function(x)

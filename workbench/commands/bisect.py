@@ -1,0 +1,77 @@
+"""`workbench bisect DIR MODULE`: name the first step whose result differs from the
+reference, in at most ceil(log2 N) + 2 evaluations (`--linear`: every step)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from workbench.commands.replay import UsageError, add_module_arguments, open_replay, step_heading
+from workbench.replay.steps import StepResult
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bisect", help="find the pass that changed a module's result",
+        description="Bisect a module's steps: the culprit is the first step whose result "
+        "differs from the reference (the first step) while its predecessor's does not. "
+        "Exit status 1 when something differs.")
+    add_module_arguments(parser)
+    parser.add_argument("--linear", action="store_true",
+                        help="evaluate every step instead of bisecting (shows non-monotone "
+                        "results)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.replay.bisect import bisect_replay, evaluation_bound
+    from workbench.replay.workers import Cancelled
+
+    try:
+        selection = open_replay(args)
+    except UsageError as error:
+        print(f"workbench bisect: {error}", file=sys.stderr)
+        return 2
+    replay, module = selection.replay, selection.module
+    count = len(replay.steps)
+
+    def show(result: StepResult) -> None:
+        if args.json:
+            return
+        if result.position == 0:
+            verdict = f"reference ({result.seconds:.3g} s)"
+        elif result.comparison is not None:
+            verdict = f"{result.comparison.summary} ({result.seconds:.3g} s)"
+        else:
+            verdict = f"{result.status} ({result.seconds:.3g} s)"
+        print(f"{step_heading(result)} {verdict}", flush=True)
+
+    if not args.json:
+        how = "every step" if args.linear else f"at most {evaluation_bound(count)} evaluations"
+        print(f"Bisecting {module.key} ({module.name}) on {replay.inputs.origin}: {count} "
+              f"{replay.backend.name} steps, {how}.", flush=True)
+    try:
+        with replay:
+            verdict = bisect_replay(replay, linear=args.linear, on_result=show)
+    except Cancelled:
+        return 130
+    exit_status = 1 if verdict.status == "mismatch" else 0
+    if args.json:
+        payload = {"module": module.key, "name": module.name,
+                   "execution": selection.execution.id if selection.execution else None,
+                   "inputs": replay.inputs.origin, **verdict.to_json()}
+        json.dump(payload, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return exit_status
+    print()
+    if verdict.culprit is not None:
+        step = verdict.culprit.step
+        print(f"culprit: step {step.index} ({step.label}), pass {step.pass_name}: {step.file}")
+    elif verdict.candidates:
+        names = ", ".join(f"{s.index} ({s.label})" for s in verdict.candidates)
+        print(f"culprit: one of steps {names}")
+    print(f"{verdict.status}: {verdict.detail}")
+    bound = "" if args.linear else f" (bound {evaluation_bound(count)})"
+    print(f"{verdict.evaluations} evaluations of {count} steps{bound}.")
+    return exit_status

@@ -1,0 +1,272 @@
+"""`workbench replay DIR MODULE`: evaluate every step of a module on an execution's inputs.
+
+The output follows XLA's `mlir_replay`: `Running IR after <pass>.`, then the results (only
+when they changed, with `--print-changes-only`), then how the step compares with the
+reference (the first step) within tolerance. The argument helpers here are shared with
+`workbench bisect`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.hlo_ir import LiteralValue
+from workbench.model import Dump, Execution, Module
+from workbench.replay.steps import Replay, StepResult
+
+
+class UsageError(Exception):
+    """Bad arguments or unreadable inputs: printed as `workbench CMD: message`, exit 2."""
+
+
+def add_module_arguments(parser: argparse.ArgumentParser) -> None:
+    """DIR MODULE and how to pick the inputs, tolerances and evaluator."""
+    parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
+    parser.add_argument("module", help="module id (module_0010), key, or name (jit_ln)")
+    parser.add_argument("--execution", metavar="ID",
+                        help="which execution (an id such as snapshot.-17687811, or its file); "
+                        "default: the module's first")
+    add_input_arguments(parser)
+    parser.add_argument("--time-limit", type=float, metavar="SECONDS",
+                        help="stop any one step's evaluation after this long (it then runs in "
+                        "a worker process)")
+    parser.add_argument("--backend", metavar="NAME",
+                        help="replay backend (hlo, mlir); default: the first that fits")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--inputs", nargs="+", type=Path, metavar="FILE.npy",
+                        help="evaluate on these arrays (one .npy file per entry parameter)")
+    parser.add_argument("--fake-data", action="store_true",
+                        help="evaluate on seeded random inputs shaped like the entry parameters")
+    parser.add_argument("--seed", type=int, default=0, help="seed for --fake-data (default 0)")
+    parser.add_argument("--atol", type=float, metavar="X",
+                        help="absolute tolerance for every dtype (default: per dtype, see README)")
+    parser.add_argument("--rtol", type=float, metavar="Y",
+                        help="relative tolerance for every dtype (default: per dtype)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "replay", help="evaluate every step of a module on recorded inputs",
+        description="Evaluate the IR after each pass on an execution's inputs and compare each "
+        "result with the reference (the first step) and the reference with the recorded "
+        "result. Exit status 1 when a step or the recorded result differs.")
+    add_module_arguments(parser)
+    parser.add_argument("--print-changes-only", action="store_true",
+                        help="print a step's results only when they differ from the last printed")
+    parser.add_argument("--stop-after-first-failure", action="store_true",
+                        help="stop after the first step that is not ok")
+    parser.add_argument("--dump-literals", type=Path, metavar="OUT",
+                        help="write the inputs, the expected (reference) and actual results as "
+                        ".npy files under OUT (never inside DIR)")
+    parser.set_defaults(func=run)
+
+
+@dataclass
+class Selection:
+    dump: Dump
+    module: Module
+    execution: Execution | None
+    replay: Replay
+
+
+def pick_execution(module: Module, query: str | None) -> Execution | None:
+    if query is None:
+        return module.executions[0] if module.executions else None
+    for execution in module.executions:
+        if query in (execution.id, execution.file, Path(execution.file).name):
+            return execution
+    known = ", ".join(e.id for e in module.executions) or "none"
+    raise UsageError(f"no execution {query!r} of {module.key}; executions: {known}")
+
+
+def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selection:
+    """Scan DIR, find the module, its backend and inputs; raises `UsageError`."""
+    from workbench.index import scan
+    from workbench.loader import ReadError
+    from workbench.replay.backends import NoBackend, open_backend
+    from workbench.replay.inputs import InputError, InputSpec, resolve_inputs
+    from workbench.replay.steps import make_runner
+
+    if not args.dir.exists():
+        raise UsageError(f"{args.dir}: no such file or folder")
+    dump = scan(args.dir)
+    try:
+        module = dump.find_module(args.module)
+    except KeyError as error:
+        raise UsageError(error.args[0]) from None
+    execution = pick_execution(module, args.execution)
+    try:
+        backend = open_backend(dump.root, module, args.backend)
+    except NoBackend as error:
+        raise UsageError(str(error)) from None
+    spec = InputSpec(tuple(args.inputs or ()), args.fake_data, args.seed)
+    try:
+        inputs = resolve_inputs(backend, execution, spec)
+    except (InputError, ReadError) as error:
+        raise UsageError(f"cannot get the inputs: {error}") from None
+    if not backend.steps():
+        raise UsageError(f"{module.key} has no steps the {backend.name} backend can replay")
+    replay = Replay(backend, inputs, atol=args.atol, rtol=args.rtol,
+                    runner=make_runner(args.time_limit), keep_values=keep_values)
+    return Selection(dump, module, execution if not (spec.npy or spec.fake_data) else None,
+                     replay)
+
+
+def step_heading(result: StepResult) -> str:
+    """mlir_replay's line, with where the step sits in the timeline."""
+    step = result.step
+    where = f"step {step.index}" + (f", XLA step {step.xla_step:04d}"
+                                    if step.xla_step is not None else "")
+    return f"Running IR after {step.pass_name} ({where})."
+
+
+def status_line(result: StepResult) -> str:
+    if result.position == 0:
+        return f"reference ({result.seconds:.3g} s)"
+    if result.comparison is not None:
+        return f"{result.comparison.summary} ({result.seconds:.3g} s)"
+    return f"{result.status} ({result.seconds:.3g} s)"
+
+
+def format_literal(value: LiteralValue, path: str = "") -> list[str]:
+    """One line per array: its type, then numpy's summarised print of it."""
+    from workbench.replay.compare import describe_array
+
+    if isinstance(value, tuple):
+        lines: list[str] = []
+        for index, element in enumerate(value):
+            lines.extend(format_literal(element, f"{path}{{{index}}} "))
+        return lines
+    array = np.asarray(value)
+    try:
+        text = np.array2string(array, threshold=24, edgeitems=3, max_line_width=100,
+                               separator=", ")
+    except (TypeError, ValueError):  # a dtype numpy cannot print: show it as float32
+        text = np.array2string(array.astype(np.float32), threshold=24, edgeitems=3,
+                               max_line_width=100, separator=", ")
+    return [f"{path}{describe_array(array)} {text}"]
+
+
+def check_out_folder(out: Path, dump_root: Path) -> None:
+    """Refuse an output folder inside the dump: nothing is ever written into a dump."""
+    folder = dump_root if dump_root.is_dir() else dump_root.parent
+    resolved_out, resolved_dump = out.resolve(), folder.resolve()
+    if resolved_out == resolved_dump or resolved_dump in resolved_out.parents:
+        raise UsageError(f"--dump-literals {out} is inside the dump folder {folder}; the "
+                         "workbench never writes into a dump: choose a folder outside it, "
+                         "e.g. /tmp/literals")
+
+
+def _save(out: Path, stem: str, value: LiteralValue, manifest: list[dict], **about: Any) -> None:
+    from workbench.replay.compare import describe_array
+
+    if isinstance(value, tuple):
+        for index, element in enumerate(value):
+            _save(out, f"{stem}.{index}", element, manifest, **about)
+        return
+    array = np.asarray(value)
+    name = f"{stem}.npy"
+    np.save(out / name, array, allow_pickle=False)
+    # ml_dtypes types (bf16, f8) are saved as raw void bytes: the manifest says what they are.
+    manifest.append({"file": name, "type": describe_array(array), "dtype": array.dtype.name,
+                     **about})
+
+
+def dump_literals(out: Path, selection: Selection, results: list[StepResult]) -> int:
+    """Write inputs, reference (expected), recorded and every differing step's result (actual)."""
+    replay = selection.replay
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: list[dict] = []
+    for number, argument in enumerate(replay.inputs.arguments):
+        _save(out, f"input.{number}", argument, manifest, role="input")
+    if replay.reference_value is not None:
+        _save(out, "expected", replay.reference_value, manifest, role="expected",
+              step=replay.steps[0].index, **{"pass": replay.steps[0].pass_name})
+    if replay.inputs.recorded is not None:
+        _save(out, "recorded", replay.inputs.recorded, manifest, role="recorded")
+    for result in results:
+        if result.kind == "mismatch" and result.value is not None:
+            stem = f"actual.step{result.step.index:03d}.{result.step.pass_name}"
+            _save(out, stem, result.value, manifest, role="actual", step=result.step.index,
+                  **{"pass": result.step.pass_name})
+    (out / "literals.json").write_text(json.dumps({"files": manifest}, indent=1) + "\n")
+    return len(manifest)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.replay.compare import results_equal
+    from workbench.replay.workers import Cancelled
+
+    try:
+        if args.dump_literals is not None:
+            check_out_folder(args.dump_literals, args.dir)
+        selection = open_replay(args, keep_values=not args.json or args.dump_literals is not None)
+    except UsageError as error:
+        print(f"workbench replay: {error}", file=sys.stderr)
+        return 2
+    replay = selection.replay
+    module = selection.module
+    printed: list[LiteralValue] = []
+
+    def show(result: StepResult) -> None:
+        if args.json:
+            return
+        print(step_heading(result))
+        value = result.value if result.position else replay.reference_value
+        if value is not None and (not args.print_changes_only or not printed
+                                  or not results_equal(printed[-1], value)):
+            print("Results:")
+            for line in format_literal(value):
+                print(line)
+            printed[:] = [value]
+        print(status_line(result))
+        if result.position == 0 and replay.recorded_comparison is not None:
+            print(f"recorded result vs reference: {replay.recorded_comparison.summary}")
+        print(flush=True)
+        if result.position and not args.dump_literals:
+            result.value = None  # printed: no need to hold every step's result
+
+    if not args.json:
+        print(f"Replaying {module.key} ({module.name}) on {replay.inputs.origin}: "
+              f"{len(replay.steps)} {replay.backend.name} steps; the reference is "
+              f"{replay.steps[0].pass_name} (step {replay.steps[0].index}).\n", flush=True)
+    try:
+        with replay:
+            results = replay.run(on_result=show,
+                                 stop_after_first_failure=args.stop_after_first_failure)
+    except Cancelled:
+        return 130
+    written = dump_literals(args.dump_literals, selection, results) if args.dump_literals else 0
+    failing = [r for r in results if r.kind == "mismatch"]
+    recorded = replay.recorded_comparison
+    mismatch = bool(failing) or (recorded is not None and not recorded.ok)
+    if args.json:
+        json.dump({
+            "module": module.key, "name": module.name,
+            "execution": selection.execution.id if selection.execution else None,
+            "inputs": replay.inputs.origin, "steps": len(replay.steps),
+            "recorded": None if recorded is None else recorded.to_json(),
+            "results": [r.to_json() for r in results],
+        }, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 1 if mismatch else 0
+    counts = {kind: sum(1 for r in results if r.kind == kind)
+              for kind in ("ok", "mismatch", "unsupported", "error")}
+    print(f"{len(results)} of {len(replay.steps)} steps replayed: "
+          + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    if failing:
+        first = failing[0].step
+        print(f"first mismatch: step {first.index} ({first.label}): {first.file}")
+    if written:
+        print(f"wrote {written} .npy files and literals.json to {args.dump_literals}")
+    return 1 if mismatch else 0

@@ -1,0 +1,106 @@
+"""`workbench triage DIR`: bisect every module x execution of a dump in parallel and list the
+failing ones, each with the command that digs into it. Exit status 1 if any mismatch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from workbench.commands.replay import add_input_arguments
+from workbench.replay.triage import STATUS_ORDER, TriageResult
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "triage", help="bisect every module x execution of a dump",
+        description="Replay every execution of every module against the IR after each pass, "
+        "in parallel worker processes, and name the culprit pass of each failing one. "
+        "Exit status 1 if any mismatch.")
+    parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
+    parser.add_argument("--jobs", "-j", type=int, metavar="N",
+                        help="worker processes (default: one per core; 0: in this process, "
+                        "without time limits)")
+    parser.add_argument("--time-limit", type=float, default=600.0, metavar="SECONDS",
+                        help="stop a job (one execution's bisection) after this long "
+                        "(default 600; 0: no limit)")
+    parser.add_argument("--linear", action="store_true",
+                        help="evaluate every step instead of bisecting")
+    parser.add_argument("--backend", metavar="NAME",
+                        help="replay backend (hlo, mlir); default: the first that fits")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def dig_command(root: Path, result: TriageResult) -> str:
+    """The exact command that shows this execution step by step."""
+    words = ["workbench", "replay", str(root), result.module]
+    if result.execution is not None:
+        words += ["--execution", result.execution]
+    else:
+        words.append("--fake-data")
+    if result.status == "mismatch":
+        words.append("--print-changes-only")
+    return shlex.join(words)
+
+
+def describe(result: TriageResult) -> str:
+    head = f"{result.status:<11} {result.module} ({result.name}) {result.execution or 'fake data'}"
+    culprit = result.culprit
+    if culprit is not None:
+        xla = f", XLA step {culprit['xla_step']:04d}" if culprit["xla_step"] is not None else ""
+        head += f": culprit step {culprit['index']}, pass {culprit['pass']}{xla}"
+    return head
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.index import scan
+    from workbench.replay.inputs import InputSpec
+    from workbench.replay.triage import TriageOptions, triage, triage_jobs
+    from workbench.replay.workers import default_jobs
+
+    if not args.dir.exists():
+        print(f"workbench triage: {args.dir}: no such file or folder", file=sys.stderr)
+        return 2
+    if args.inputs:
+        print("workbench triage: --inputs applies to one module; use workbench replay",
+              file=sys.stderr)
+        return 2
+    dump = scan(args.dir)
+    options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
+                            inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
+                            backend=args.backend)
+    jobs = default_jobs() if args.jobs is None else max(0, args.jobs)
+    time_limit = args.time_limit or None
+    count = len(triage_jobs(dump, options.inputs))
+    if not args.json:
+        workers = "in this process" if jobs == 0 else f"{min(jobs, count) or 1} worker(s)"
+        print(f"Triaging {count} execution(s) of {len(dump.modules)} module(s) in {dump.root} "
+              f"({workers}).", flush=True)
+
+    def show(result: TriageResult) -> None:
+        if not args.json and result.status != "ok":
+            print(describe(result), flush=True)
+
+    results = triage(dump, options, jobs=jobs, time_limit=time_limit, on_result=show)
+    exit_status = 1 if any(r.status == "mismatch" for r in results) else 0
+    counts = {status: sum(1 for r in results if r.status == status) for status in STATUS_ORDER}
+    if args.json:
+        json.dump({"results": [r.to_json() for r in results], "summary": counts},
+                  sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return exit_status
+    print(f"\n{len(results)} execution(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    failing = sorted((r for r in results if r.status != "ok"),
+                     key=lambda r: (STATUS_ORDER[r.status], r.module, r.execution or ""))
+    for result in failing:
+        print()
+        print(describe(result))
+        if result.culprit is not None and result.culprit["file"]:
+            print(f"    file: {result.culprit['file']}")
+        print(f"    {result.detail}")
+        print(f"    dig in: {dig_command(args.dir, result)}")
+    return exit_status
