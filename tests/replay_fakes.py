@@ -3,8 +3,8 @@
 Each step's behaviour is its pass name: "good" (computes the reference's result), "bad" (a
 different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a
 minute), "crash" (the process dies); other pass names behave as "good". An execution with a
-negative number (`snapshot.-1`) recorded a wrong result. It is picklable and opened by import path, so
-worker processes can run it too.
+negative number (`snapshot.-1`) recorded a wrong result. It is picklable and opened by
+import path, so worker processes can run it too.
 """
 
 from __future__ import annotations
