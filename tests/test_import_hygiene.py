@@ -28,6 +28,11 @@ CORE_MODULES = [
     "workbench.formats.mlir_files",
     "workbench.formats.crash_reproducer",
     "workbench.formats.mlir_trace",
+    "workbench.formats.hlo_text",
+    "workbench.formats.hlo_text_attrs",
+    "workbench.formats.hlo_text_literal",
+    "workbench.protos.hlo_pb2",
+    "workbench.protos.mlir_trace_pb2",
 ]
 
 

@@ -32,8 +32,9 @@ class Shape:
     """An HLO shape: an array (`element_type` + dims), a tuple, a token or opaque.
 
     `dynamic[i]` is True for a bounded dynamic dimension (`<=N` in text); `dims[i]` is then the
-    bound. `layout` is minor_to_major, or None when the dump does not give one. `layout_extra`
-    keeps the rest of a printed layout verbatim (tiling `T(8,128)`, memory space `S(1)`).
+    bound, or -1 for an unbounded one (`?`). `layout` is minor_to_major, or None when the dump
+    does not give one. `layout_extra` keeps the rest of a printed layout verbatim (tiling
+    `T(8,128)`, memory space `S(1)`).
     """
 
     element_type: str
@@ -65,7 +66,7 @@ class Shape:
         if not self.is_array:
             return f"{self.element_type}[]"
         dims = ",".join(
-            f"<={d}" if self.dynamic and self.dynamic[i] else str(d)
+            ("?" if d < 0 else f"<={d}") if self.dynamic and self.dynamic[i] else str(d)
             for i, d in enumerate(self.dims)
         )
         text = f"{self.element_type}[{dims}]"
@@ -156,6 +157,11 @@ class Metadata:
     source_file: str = ""
     source_line: int = 0
     stack_frame_id: int = 0
+    source_end_line: int = 0
+    source_column: int = 0
+    source_end_column: int = 0
+    deduplicated_name: str = ""
+    scheduling_name: str = ""
 
 
 @dataclass
@@ -189,6 +195,7 @@ class Instruction:
     gather_dimension_numbers: GatherDimensionNumbers | None = None
     gather_slice_sizes: tuple[int, ...] | None = None
     scatter_dimension_numbers: ScatterDimensionNumbers | None = None
+    operand_precision: tuple[str, ...] | None = None  # dot/convolution: default, high, highest
     feature_group_count: int = 1
     batch_group_count: int = 1
     comparison_direction: str | None = None  # EQ NE LT LE GT GE
