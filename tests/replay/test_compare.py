@@ -7,6 +7,9 @@ import json
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from workbench.replay.compare import (
     DEFAULT_TOLERANCES,
@@ -173,3 +176,28 @@ def test_json_is_strict_and_complete() -> None:
 def test_describe_array() -> None:
     assert describe_array(np.zeros((2, 3), ml_dtypes.bfloat16)) == "bf16[2,3]"
     assert describe_array((np.zeros(2, np.int32), np.bool_(True))) == "(s32[2], pred[])"
+
+
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays(st.sampled_from([np.float16, np.float32, np.float64]),
+                  hnp.array_shapes(max_dims=3, max_side=5)),
+       st.data())
+def test_any_array_matches_itself_and_a_planted_error_is_found(array: np.ndarray,
+                                                              data: st.DataObject) -> None:
+    assert compare(array, array.copy()).ok
+    finite = np.flatnonzero(np.isfinite(array))
+    if finite.size == 0:
+        return
+    flat = int(data.draw(st.sampled_from(finite.tolist())))
+    index = np.unravel_index(flat, array.shape)
+    tolerance = default_tolerance(array.dtype)
+    changed = array.copy()
+    bump = 2 * (tolerance.atol + tolerance.rtol * abs(float(array[index]))) + 1.0
+    with np.errstate(over="ignore"):
+        changed[index] = array[index] + array.dtype.type(bump)
+    result = compare(array, changed)
+    if np.isfinite(changed[index]) and changed[index] == array[index]:
+        return  # the bump vanished in rounding (a huge value): nothing changed
+    assert not result.ok
+    assert result.mismatches == 1
+    assert result.first_index == tuple(int(i) for i in index)
