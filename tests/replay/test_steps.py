@@ -68,7 +68,10 @@ def test_recorded_result_differs() -> None:
     assert replay.recorded_comparison is not None and not replay.recorded_comparison.ok
     verdict = bisect_replay(replay_of("good good good", broken_run=True))
     assert verdict.status == "mismatch" and verdict.culprit is None
-    assert "the recorded result differs from the reference, but no replayed step" in verdict.detail
+    assert verdict.detail.startswith("the recorded result differs from the reference "
+                                     "(mismatch: 4 of 4 elements differ")
+    assert "but no replayed step does" in verdict.detail
+    assert verdict.detail.count("recorded") == 1
 
 
 def test_tolerance_override_reaches_comparisons() -> None:

@@ -312,7 +312,9 @@ def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> 
                      f"before the last could not be evaluated")
     elif recorded is not None and not recorded.ok:
         verdict.status = "mismatch"
-        parts.append("the recorded result differs from the reference, but no replayed step does")
+        parts.append(f"the recorded result differs from the reference ({recorded.summary}), "
+                     f"but no replayed step does")
+        recorded = None  # said
     elif verdict.skipped:
         kinds = {r.kind for r in verdict.skipped}
         verdict.status = "unsupported" if "unsupported" in kinds else "error"
@@ -323,7 +325,7 @@ def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> 
     if recorded is not None:
         agreement = "matches" if recorded.ok else "differs from"
         parts.append(f"the recorded result {agreement} the reference ({recorded.summary})")
-    elif replay.inputs.origin:
+    elif replay.recorded_comparison is None:
         parts.append(f"no recorded result to check (inputs: {replay.inputs.origin})")
     if verdict.skipped:
         listed = "; ".join(f"{step_name(r.step)}: {r.status}" for r in verdict.skipped)
