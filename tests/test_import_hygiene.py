@@ -33,6 +33,14 @@ CORE_MODULES = [
     "workbench.formats.hlo_text_literal",
     "workbench.protos.hlo_pb2",
     "workbench.protos.mlir_trace_pb2",
+    "workbench.diff.normalize",
+    "workbench.diff.hlo_text",
+    "workbench.diff.mlir_text",
+    "workbench.diff.line_diff",
+    "workbench.diff.names",
+    "workbench.diff.ir_diff",
+    "workbench.diff.render",
+    "workbench.diff.steps",
 ]
 
 

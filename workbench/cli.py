@@ -12,7 +12,7 @@ import importlib
 import sys
 
 # Modules under workbench.commands, in the order `--help` lists them.
-COMMAND_MODULES = ["ls", "show", "iree", "replay", "bisect", "triage"]
+COMMAND_MODULES = ["ls", "show", "diff", "iree", "replay", "bisect", "triage"]
 
 
 def build_parser() -> argparse.ArgumentParser:

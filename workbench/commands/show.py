@@ -16,6 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
     parser.add_argument("module", help="module id (module_0010), key, or name (jit_ln)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--changed", action="store_true",
+                        help="compare each step with the previous one (normalized) and fill "
+                        "the changed column")
     parser.set_defaults(func=run)
 
 
@@ -26,6 +29,10 @@ def run(args: argparse.Namespace) -> int:
     except KeyError as error:
         print(f"workbench show: {error.args[0]}", file=sys.stderr)
         return 2
+    if args.changed:
+        from workbench.diff.steps import mark_changed
+
+        mark_changed(dump.root, module)
     if args.json:
         payload = module_json(module)
         payload["problems"] = [{"file": p.file, "reason": p.reason} for p in dump.problems]

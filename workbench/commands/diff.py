@@ -1,0 +1,152 @@
+"""`workbench diff`: the IR of two steps of a module, or of two files, modulo renumbering.
+
+    workbench diff DIR MODULE A B     A/B: timeline index, XLA step (0028) or pass name
+    workbench diff FILE_A FILE_B
+
+Exit status as GNU diff: 0 equal, 1 different, 2 trouble.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.diff.ir_diff import IRDiff, diff_normalized
+from workbench.diff.normalize import NormalizeOptions, TextKind, normalize
+from workbench.diff.render import diff_json, side_by_side, summary_lines, unified
+from workbench.diff.steps import diff_steps, find_step
+from workbench.index import scan
+from workbench.loader import ReadError, read_text
+from workbench.model import Source
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "diff", help="diff the IR of two steps (or two files), ignoring renumbering",
+        description="Diff two steps of a module (DIR MODULE A B; A/B: timeline index, XLA "
+        "step number like 0028, or pass name) or two files (FILE_A FILE_B). Names are "
+        "compared modulo renumbering; metadata, backend_config, source tables and loc(...) "
+        "are ignored. Exit status: 0 equal, 1 different, 2 trouble.")
+    parser.add_argument("operands", nargs="+", metavar="ARG",
+                        help="DIR MODULE A B, or FILE_A FILE_B")
+    parser.add_argument("--raw", action="store_true", help="no normalization at all")
+    parser.add_argument("--keep-names", action="store_true",
+                        help="compare names as printed (no renumbering tolerance)")
+    parser.add_argument("--keep-metadata", action="store_true",
+                        help="compare HLO metadata, backend_config and frontend_attributes")
+    parser.add_argument("--keep-source-tables", action="store_true",
+                        help="compare HLO FileNames/FunctionNames/FileLocations/StackFrames")
+    parser.add_argument("--keep-locations", action="store_true",
+                        help="compare MLIR loc(...) and #loc aliases")
+    parser.add_argument("-y", "--side-by-side", action="store_true", help="two columns")
+    parser.add_argument("-W", "--width", type=int, default=0,
+                        help="side-by-side width (default: the terminal's, or 160)")
+    parser.add_argument("-U", "--context", type=int, default=3, metavar="N",
+                        help="unchanged lines around each change (default 3)")
+    parser.add_argument("--summary", action="store_true",
+                        help="only the per-computation/function summary")
+    parser.add_argument("--ir", choices=("hlo", "mlir", "text"),
+                        help="kind of text (default: detected)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def options_from(args: argparse.Namespace) -> NormalizeOptions:
+    if args.raw:
+        return NormalizeOptions.raw()
+    parts = []
+    if args.keep_names:
+        parts.append("names")
+    if args.keep_metadata:
+        parts += ["metadata", "backend_config", "frontend_attributes"]
+    if args.keep_source_tables:
+        parts.append("source_tables")
+    if args.keep_locations:
+        parts.append("locations")
+    return NormalizeOptions().without(*parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    options = options_from(args)
+    try:
+        if len(args.operands) == 2:
+            diff, label_a, label_b = _diff_files(args.operands, args.ir, options)
+        elif len(args.operands) == 4:
+            diff, label_a, label_b = _diff_steps(args.operands, options)
+        else:
+            _error("give DIR MODULE A B (two steps of a module) or FILE_A FILE_B")
+            return 2
+    except (KeyError, ReadError) as error:
+        _error(error.args[0] if isinstance(error, KeyError) else str(error))
+        return 2
+    status = 0 if diff.equal else 1
+    context = max(0, args.context)
+    if args.json:
+        json.dump(diff_json(diff, label_a, label_b, context), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return status
+    if args.summary:
+        _print(summary_lines(diff))
+        return status
+    if args.side_by_side:
+        width = args.width or _terminal_width()
+        _print(side_by_side(diff, label_a, label_b, context, width))
+    else:
+        _print(unified(diff, label_a, label_b, context))
+    return status
+
+
+def _diff_files(paths: list[str], ir: str | None, options: NormalizeOptions
+                ) -> tuple[IRDiff, str, str]:
+    texts = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            raise ReadError(name, "is a folder; give DIR MODULE A B to diff two steps")
+        texts.append(read_text(path.parent, Source(path.name)))
+    kind: TextKind | None = ir  # type: ignore[assignment]
+    a = normalize(texts[0], kind, options)
+    b = normalize(texts[1], kind or a.kind, options)
+    return diff_normalized(a, b), paths[0], paths[1]
+
+
+def _diff_steps(operands: list[str], options: NormalizeOptions) -> tuple[IRDiff, str, str]:
+    folder, module_query, spec_a, spec_b = operands
+    dump = scan(Path(folder))
+    module = dump.find_module(module_query)
+    step_a = find_step(module, spec_a)
+    step_b = find_step(module, spec_b)
+    diff = diff_steps(dump.root, step_a, step_b, options)
+    return diff, f"{step_a.index} {step_a.label} ({step_a.file})", \
+        f"{step_b.index} {step_b.label} ({step_b.file})"
+
+
+def _error(message: str) -> None:
+    print(f"workbench diff: {message}", file=sys.stderr)
+
+
+def _terminal_width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160
+
+
+def _print(lines: list[str]) -> None:
+    """Plain text, coloured (rich, loaded only then) when stdout is a terminal."""
+    if not lines:
+        return
+    if not sys.stdout.isatty():
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=True)
+    styles = {"-": "red", "+": "green", "@": "cyan"}
+    for line in lines:
+        style = styles.get(line[:1], "")
+        if line.startswith(("---", "+++")):
+            style = "bold"
+        console.print(Text(line, style=style))

@@ -1,0 +1,170 @@
+"""MLIR text normalization (custom or generic form, as `mlir-opt`-like tools print it).
+
+Facts of the printer this relies on: one operation a line; a region opens at the end of its
+op's line (`{`, `({`) and closes on a line starting with `}` (`}`, `} -> type`, `}) : ...`,
+`} else {`); values are `%name` (`%5`, `%cst_3`, `%arg0`, `%0#1` for the second result of
+`%0:2`), blocks `^bb1(...)`; the printer numbers values per isolated-from-above op and makes
+hint names unique with `_<n>` (`%cst`, `%cst_0`, ...); entry block arguments are `%arg<n>`.
+`loc(...)` trails an op with `--mlir-print-debuginfo`, and `#loc<n> = loc(...)` alias
+definitions follow the module. Attribute and type aliases (`#map1 = affine_map<...>`) stay.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workbench.diff.normalize import NormalizedText, NormalizeOptions, Section, split_lines
+
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+
+
+def _parenthesized(depth: int) -> str:
+    inner = r"[^()\"\n]"
+    pattern = r"\((?:" + inner + "|" + _STRING + r")*\)"
+    for _ in range(depth - 1):
+        pattern = r"\((?:" + inner + "|" + _STRING + "|" + pattern + r")*\)"
+    return pattern
+
+
+_LOCATION = re.compile(r" ?\bloc" + _parenthesized(6))
+_LOC_ALIAS = re.compile(r"#loc[\w$.\-]* = ")
+# Stems: `%5` and `%arg3` -> `%`, `^bb2` -> `^bb`, `%cst_3` -> `%cst`. Each pattern starts with
+# a literal (a fast scan) and the first two replace with a literal (no per-match Python).
+_NUMBERED = re.compile(r"%(?:arg)?\d+(?![\w$.\-])")
+_BLOCK = re.compile(r"\^bb\d+(?![\w$.\-])")
+_UNIQUED_HINT = re.compile(r"(%[A-Za-z_$.\-][\w$.\-]*?)_\d+(?![\w$.\-])")
+NAME_TOKEN = re.compile(r"[%^][\w$.\-]+")
+_SYMBOL = re.compile(r'@([\w$.\-]+|"[^"]*")|sym_name = "([^"]*)"')
+_OP_NAME = re.compile(r'\s*(?:%[^=]* = )?"?([\w.$\-]+)')
+_MODULE_OPS = frozenset(("module", "builtin.module"))
+
+
+def normalize_mlir(text: str, options: NormalizeOptions) -> NormalizedText:
+    original = split_lines(text)
+    stripped = original
+    if options.locations and "loc" in text:
+        candidate = split_lines(_LOCATION.sub("", text))
+        if len(candidate) == len(original):
+            stripped = candidate
+    drop_aliases = options.locations
+
+    lines: list[str] = []
+    origin: list[int] = []
+    line_section: list[int] = []
+    sections = [Section("(module)", None, "module")]
+    # One entry per open region: the section its lines belong to.
+    stack: list[int] = []
+    current = 0
+    for number, line in enumerate(stripped):
+        body = line.strip()
+        if not body:
+            lines.append(line)
+            origin.append(number)
+            line_section.append(current)
+            continue
+        first = body[0]
+        if first == "#" and drop_aliases and _LOC_ALIAS.match(body):
+            continue
+        if first == "}":
+            if stack:
+                stack.pop()
+            lines.append(line)
+            origin.append(number)
+            line_section.append(current)
+            current = stack[-1] if stack else 0
+            if body.endswith("{"):  # `} else {`, `}, {`: the next region of the same op
+                stack.append(current)
+            continue
+        if (body.endswith("{") and "@" in body) or (body.endswith("{") and "sym_name" in body):
+            op = _OP_NAME.match(body)
+            symbol = _SYMBOL.search(body)
+            if symbol and op and op.group(1) not in _MODULE_OPS:
+                name = "@" + (symbol.group(1) or symbol.group(2)).strip('"')
+                sections.append(Section(f"{op.group(1)} {name}", len(lines), "function"))
+                current = len(sections) - 1
+                stack.append(current)
+                lines.append(line)
+                origin.append(number)
+                line_section.append(current)
+                continue
+        lines.append(line)
+        origin.append(number)
+        line_section.append(current)
+        if body.endswith("{"):
+            stack.append(current)
+
+    return NormalizedText("mlir", options, original, lines, origin, sections, line_section,
+                          key_function=mlir_keys if options.names else None)
+
+
+def mlir_keys(lines: list[str]) -> list[str]:
+    """Lines with value and block names cut to their stems (`%cst_3` -> `%cst`)."""
+    if not lines:
+        return []
+    text = _NUMBERED.sub("%", "\n".join(lines))
+    if "^bb" in text:
+        text = _BLOCK.sub("^bb", text)
+    return _UNIQUED_HINT.sub(_hint, text).split("\n")
+
+
+def _hint(match: re.Match[str]) -> str:
+    return match.group(1)
+
+
+_DEFINED_BEFORE = re.compile(r"\s*((?:%[\w$.\-]+(?::\d+)?(?:, )?)+) = ")
+
+
+def canonical_mlir_lines(normalized: NormalizedText) -> list[str]:
+    """Names renamed by definition order per region: values `%v<depth>.<k>`, block labels
+    `^bb<depth>.<k>`; every region restarts its count, so an op added in one region does
+    not renumber its sibling regions."""
+    out: list[str] = []
+    scopes: list[dict[str, str]] = [{}]
+    counters: list[list[int]] = [[0, 0]]
+
+    def lookup(token: str) -> str | None:
+        for scope in reversed(scopes):
+            found = scope.get(token)
+            if found is not None:
+                return found
+        return None
+
+    def define(token: str) -> str:
+        depth = len(scopes) - 1
+        counter = counters[-1]
+        if token[0] == "^":
+            name = f"^bb{depth}.{counter[1]}"
+            counter[1] += 1
+        else:
+            name = f"%v{depth}.{counter[0]}"
+            counter[0] += 1
+        scopes[-1][token] = name
+        return name
+
+    for line in normalized.lines:
+        body = line.strip()
+        if body.startswith("}") and len(scopes) > 1:
+            scopes.pop()
+            counters.pop()
+            if body.endswith("{"):
+                scopes.append({})
+                counters.append([0, 0])
+        defined = _DEFINED_BEFORE.match(line)
+        limit = defined.end() if defined else 0
+
+        def rename(match: re.Match[str], limit: int = limit, line: str = line) -> str:
+            token = match.group(0)
+            after = line[match.end():match.end() + 2]
+            if match.start() < limit or token[0] == "^" or (after.startswith((": ", " = ")) \
+                    and not after.startswith(" ==")):
+                existing = scopes[-1].get(token)
+                if token[0] == "^" and existing is not None:
+                    return existing
+                return define(token)
+            return lookup(token) or token
+
+        out.append(NAME_TOKEN.sub(rename, line))
+        if body.endswith("{") and not body.startswith("}"):
+            scopes.append({})
+            counters.append([0, 0])
+    return out
