@@ -176,7 +176,7 @@ def canonical_hlo_lines(normalized: NormalizedText) -> list[str]:
     return out
 
 
-_HEADER_PARAM = re.compile(r"(?<=[(,] )[A-Za-z_][\w.\-]*(?=: )")
+_HEADER_PARAM = re.compile(r"(?:(?<=\()|(?<=, ))[A-Za-z_][\w.\-]*(?=: )")
 
 
 def _stem(name: str) -> str:

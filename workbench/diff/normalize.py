@@ -127,7 +127,7 @@ def detect_kind(text: str) -> TextKind:
         if not stripped or stripped.startswith("//"):
             continue
         if stripped.startswith(("module", "func.func", "builtin.module", "#", "!", '"builtin.',
-                                "util.", "%", "func @", "gpu.module", "hal.", "{-#")):
+                                "util.", "%", "func @", "gpu.module", "hal.", "{-#", '"')):
             return "mlir"
         break
     return "text"

@@ -1,0 +1,57 @@
+"""HLO normalization on real XLA dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.diff.normalize import NormalizeOptions, detect_kind, normalize
+
+
+def _step(corpus: Path, folder: str, module: str, step: str) -> str:
+    (path,) = (corpus / "xla" / folder).glob(f"{module}.{step}.*.txt")
+    return path.read_text()
+
+
+def test_sections_tables_and_origin(corpus: Path) -> None:
+    text = _step(corpus, "layernorm", "module_0010.jit_ln", "0028")
+    assert detect_kind(text) == "hlo"
+    normalized = normalize(text)
+    names = [s.name for s in normalized.sections]
+    assert names == ["(module)", "%region_0.1", "%fused_computation", "%region_1.2",
+                     "%fused_computation.1", "%main.3"]
+    assert normalized.sections[-1].kind == "entry"
+    assert not any(line.startswith(("FileNames", "StackFrames")) for line in normalized.lines)
+    assert not any("metadata=" in line for line in normalized.lines)
+    # Every kept line maps back to its original line.
+    original = text.splitlines()
+    for index, line in enumerate(normalized.lines):
+        source = original[normalized.origin[index]]
+        assert source.startswith(line.split(",")[0])
+    header = normalized.sections[2].header
+    assert original[normalized.origin[header]].startswith("%fused_computation (")
+    assert all(normalized.line_section[i] == 2 for i in range(header, header + 18))
+
+
+def test_keys_cut_names_to_stems_but_not_numbers(corpus: Path) -> None:
+    normalized = normalize(_step(corpus, "layernorm", "module_0010.jit_ln", "0027"))
+    keys = normalized.keys
+    assert "  %reduce_sum = f32[6]{0} reduce(%x, %constant), dimensions={1}, " \
+           "to_apply=%region_0" in keys
+    assert "  %constant = f32[] constant(0.125)" in keys
+    assert "  %constant = f32[] constant(1e-05)" in keys
+    assert any(k.startswith("ENTRY %main (x: f32[6,8], g: f32[8], b: f32[8])") for k in keys)
+
+
+def test_raw_options_keep_everything(corpus: Path) -> None:
+    text = _step(corpus, "layernorm", "module_0010.jit_ln", "0027")
+    normalized = normalize(text, options=NormalizeOptions.raw())
+    assert normalized.lines == text.splitlines() == normalized.keys
+
+
+def test_canonical_lines_rename_by_definition_order(corpus: Path) -> None:
+    normalized = normalize(_step(corpus, "layernorm", "module_0010.jit_ln", "0028"))
+    canonical = normalized.canonical_lines()
+    assert "%fused_computation.1 (param_0.0: f32[6,8], param_1.0: f32[6]) -> f32[6] {" \
+        in canonical
+    assert "  %sub.0 = f32[6,8]{1,0} broadcast(%multiply.0), dimensions={0}" in canonical
+    assert "  %sub.1 = f32[6,8]{1,0} subtract(%param_3.0, %sub.0)" in canonical
