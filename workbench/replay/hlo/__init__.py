@@ -1,0 +1,76 @@
+"""A numpy evaluator of HLO modules, following XLA's operation semantics.
+
+`evaluate_module(module, arguments)` runs the entry computation on snapshot arguments and
+returns the result literal (an ndarray, or a tuple of them). An op, type or custom-call target
+it does not implement raises `Unsupported` (`unsupported: <name>`); malformed IR raises
+`EvaluationError`. It never guesses a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from workbench.hlo_ir import Computation, HloModule, LiteralValue, Shape
+from workbench.replay.errors import EvaluationError
+from workbench.replay.hlo import (  # noqa: F401  (each module registers its ops)
+    control_flow,
+    convolution,
+    dot,
+    elementwise,
+    gather,
+    reduce,
+    reduce_window,
+    scatter,
+    shape_ops,
+    sort,
+)
+from workbench.replay.hlo.dtypes import dtype_of
+from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.hlo.registry import supported_opcodes
+
+__all__ = ["evaluate_computation", "evaluate_module", "supported_opcodes"]
+
+
+def _check_argument(shape: Shape, value: LiteralValue, where: str) -> None:
+    if shape.is_tuple:
+        if not isinstance(value, tuple) or len(value) != len(shape.tuple_shapes):
+            raise EvaluationError(f"{where}: expected a tuple {shape}")
+        for i, (sub_shape, sub_value) in enumerate(zip(shape.tuple_shapes, value, strict=True)):
+            _check_argument(sub_shape, sub_value, f"{where}[{i}]")
+        return
+    if not shape.is_array:
+        return
+    if isinstance(value, tuple):
+        raise EvaluationError(f"{where}: expected an array {shape}, got a tuple")
+    array = np.asarray(value)
+    if array.shape != shape.dims or array.dtype != dtype_of(shape.element_type):
+        raise EvaluationError(
+            f"{where}: expected {shape}, got {array.dtype}{list(array.shape)}")
+
+
+def _materialize(value: object) -> LiteralValue:
+    """Plain C-ordered arrays (no broadcast views or numpy scalars) in the result."""
+    if isinstance(value, tuple):
+        return tuple(_materialize(v) for v in value)
+    return np.array(value, copy=True, order="C")
+
+
+def evaluate_computation(module: HloModule, computation: Computation,
+                         arguments: Sequence[LiteralValue]) -> LiteralValue:
+    """Evaluate one computation of `module` on `arguments` (one per parameter)."""
+    parameters = computation.parameters
+    if len(arguments) != len(parameters):
+        raise EvaluationError(
+            f"{computation.name} takes {len(parameters)} arguments, got {len(arguments)}")
+    for parameter, argument in zip(parameters, arguments, strict=True):
+        _check_argument(parameter.shape, argument, f"argument {parameter.parameter_number}")
+    with np.errstate(all="ignore"):
+        result = Interpreter(module).call(computation.name, list(arguments))
+    return _materialize(result)
+
+
+def evaluate_module(module: HloModule, arguments: Sequence[LiteralValue]) -> LiteralValue:
+    """Evaluate the entry computation of `module` on `arguments`."""
+    return evaluate_computation(module, module.entry, arguments)

@@ -1,0 +1,112 @@
+"""Ops that run other computations (call, fusion, while, conditional, map), annotation
+custom-calls, and the single-device forms of collectives and device ids."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from workbench.hlo_ir import Instruction
+from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.hlo.registry import Value, handles
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.interpreter import Interpreter
+
+
+def _called(instruction: Instruction, count: int) -> list[str]:
+    called = instruction.called_computations
+    if len(called) < count:
+        raise EvaluationError(
+            f"{instruction.name}: {instruction.opcode} needs {count} called computations")
+    return called
+
+
+@handles("call", "fusion")
+def call(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
+    # Every fusion kind (loop, input, output, custom) means its fused computation.
+    return interpreter.call(_called(instruction, 1)[0], operands)
+
+
+@handles("while")
+def while_(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
+    body, condition = _called(instruction, 2)[:2]
+    state = operands[0]
+    while bool(np.asarray(interpreter.call(condition, [state]))):
+        state = interpreter.call(body, [state])
+    return state
+
+
+@handles("conditional")
+def conditional(interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
+    branches = instruction.called_computations
+    selector = np.asarray(operands[0])
+    if selector.dtype == np.bool_:
+        if len(branches) != 2:
+            raise EvaluationError(f"{instruction.name}: pred conditional needs 2 branches")
+        index = 0 if bool(selector) else 1
+    else:
+        index = int(selector)
+        if index < 0 or index >= len(branches):
+            index = len(branches) - 1  # XLA runs the last branch for an out-of-range index
+    return interpreter.call(branches[index], [operands[1 + index]])
+
+
+@handles("map")
+def map_(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
+    name = _called(instruction, 1)[0]
+    result = interpreter.apply_scalar(name, operands)
+    return np.broadcast_to(result, instruction.shape.dims)
+
+
+# Custom-calls that only annotate (sharding, host offloading) and are the identity on one
+# device. Any other target is `unsupported: custom-call <target>`.
+ANNOTATION_TARGETS = frozenset((
+    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost", "MoveToDevice",
+    "annotate_device_placement", "LayoutConstraint", "InspectSharding",
+))
+
+
+@handles("custom-call")
+def custom_call(interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
+    target = instruction.custom_call_target or ""
+    if target in ANNOTATION_TARGETS and len(operands) == 1:
+        return operands[0]
+    raise Unsupported(f"custom-call {target}" if target else "custom-call")
+
+
+def _single_device(instruction: Instruction) -> None:
+    """Collectives are identities only when every replica group has one member."""
+    groups = instruction.attrs.get("replica_groups", "{}").replace(" ", "")
+    iota = re.fullmatch(r"\[(\d+),1\]<=\[\d+\]", groups)
+    if groups in ("{}", "{{0}}", "") or iota or re.fullmatch(r"\{(\{\d+\},?)*\}", groups):
+        return
+    raise Unsupported(f"{instruction.opcode} over more than one device")
+
+
+@handles("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-broadcast",
+         "all-reduce-start", "all-reduce-done")
+def collective(interpreter: Interpreter, instruction: Instruction,
+               operands: list[Value]) -> Value:
+    _single_device(instruction)
+    return operands[0] if len(operands) == 1 else tuple(operands)
+
+
+@handles("collective-permute")
+def collective_permute(interpreter: Interpreter, instruction: Instruction,
+                       operands: list[Value]) -> Value:
+    pairs = instruction.attrs.get("source_target_pairs", "{}").replace(" ", "")
+    if pairs == "{{0,0}}":
+        return operands[0]
+    if pairs == "{}":
+        return np.zeros_like(operands[0])  # no device sends to this one
+    raise Unsupported("collective-permute over more than one device")
+
+
+@handles("partition-id", "replica-id")
+def device_id(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
+    return np.zeros((), np.uint32)

@@ -1,0 +1,255 @@
+"""Run HLO computations: a compiled plan per computation, values in a flat slot list.
+
+Per-instruction overhead is one handler call with its operand list: the plan resolves names
+to slot numbers and opcodes to handlers once per computation, and frees each value after its
+last use so long programs do not hold every intermediate.
+
+Scalar computations (reducers, comparators, `map` and scatter combiners) are also run
+*batched*: their parameters bound to whole arrays instead of scalars, which is exact for
+computations made only of elementwise ops, and lets reduce, sort, scatter and reduce-window
+call an arbitrary combiner once per step instead of once per element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
+from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.hlo.registry import Handler, Value, handler_for
+
+# Ops that stay exact when every scalar in a scalar computation becomes an array of scalars.
+ELEMENTWISE = frozenset((
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert",
+    "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
+    "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
+    "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
+    "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select",
+    "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
+    "subtract", "tan", "tanh", "xor",
+))
+_BATCH_STRUCTURAL = frozenset(("constant", "parameter", "tuple", "get-tuple-element"))
+# Shape ops that are identities when both operand and result are scalars.
+_SCALAR_IDENTITIES = frozenset(("broadcast", "reshape", "bitcast", "copy"))
+_BATCH_CALLS = frozenset(("call", "fusion"))
+
+
+@dataclass
+class _Step:
+    handler: Handler
+    instruction: Instruction
+    operands: tuple[int, ...]
+    release: tuple[int, ...]  # slots whose last use is this step
+
+
+@dataclass
+class _Plan:
+    computation: Computation
+    size: int
+    parameters: tuple[tuple[int, int], ...]  # (slot, parameter number)
+    steps: tuple[tuple[int, _Step], ...]
+    root: int
+
+
+def _is_scalar_shape(instruction: Instruction) -> bool:
+    shape = instruction.shape
+    if shape.is_tuple:
+        return all(s.is_array and not s.dims for s in shape.tuple_shapes)
+    return not shape.dims
+
+
+class Interpreter:
+    """Evaluates computations of one module; plans are compiled once and reused."""
+
+    def __init__(self, module: HloModule) -> None:
+        self.module = module
+        self._plans: dict[tuple[str, bool], _Plan] = {}
+        self._batchable: dict[str, bool] = {}
+        self._owners: dict[int, Computation] | None = None
+
+    # -- computations -------------------------------------------------------------------
+
+    def computation(self, name: str) -> Computation:
+        try:
+            return self.module.by_name[name]
+        except KeyError:
+            raise EvaluationError(f"no computation named {name}") from None
+
+    def call(self, name: str, arguments: Sequence[Value]) -> Value:
+        """Evaluate computation `name` on `arguments`."""
+        return self._run(self._plan(name, batched=False), arguments)
+
+    def batchable(self, name: str) -> bool:
+        """True when `name` (and all it calls) is scalar and elementwise, so it may be run
+        on arrays of scalars at once."""
+        known = self._batchable.get(name)
+        if known is not None:
+            return known
+        self._batchable[name] = False  # guards recursion
+        computation = self.computation(name)
+        result = all(self._instruction_batchable(i) for i in computation.instructions)
+        self._batchable[name] = result
+        return result
+
+    def _instruction_batchable(self, instruction: Instruction) -> bool:
+        opcode = instruction.opcode
+        if not _is_scalar_shape(instruction):
+            return False
+        if opcode in ELEMENTWISE or opcode in _BATCH_STRUCTURAL:
+            return True
+        if opcode in _SCALAR_IDENTITIES:
+            return True  # result is scalar; operand of broadcast/reshape of a scalar is too
+        if opcode in _BATCH_CALLS:
+            return all(self.batchable(c) for c in instruction.called_computations)
+        return False
+
+    def call_batched(self, name: str, arguments: Sequence[Value]) -> Value:
+        """Evaluate scalar computation `name` with arrays of scalars as arguments (all
+        arguments broadcast against each other). Callers check `batchable(name)` first."""
+        return self._run(self._plan(name, batched=True), arguments)
+
+    def apply_scalar(self, name: str, arguments: Sequence[np.ndarray]) -> Value:
+        """Apply scalar computation `name` elementwise over broadcastable arrays.
+
+        Batched when possible; otherwise one call per element (slow, but exact).
+        """
+        if self.batchable(name):
+            return self.call_batched(name, arguments)
+        arrays = np.broadcast_arrays(*[np.asarray(a) for a in arguments])
+        shape = arrays[0].shape if arrays else ()
+        results = [
+            self.call(name, [a[index] for a in arrays]) for index in np.ndindex(shape)
+        ]
+        if not results:
+            raise Unsupported("empty elementwise application of a non-elementwise computation")
+        if isinstance(results[0], tuple):
+            return tuple(
+                np.array([r[k] for r in results]).reshape(shape)
+                for k in range(len(results[0]))
+            )
+        return np.array(results).reshape(shape)
+
+    def evaluate_cone(self, name: str, root: str, parameters: dict[int, Value]) -> Value:
+        """Evaluate instruction `root` of scalar computation `name`, batched, from the given
+        parameters only (raises KeyError when the cone needs another parameter)."""
+        computation = self.computation(name)
+        needed: set[str] = set()
+        pending = [root]
+        while pending:
+            current = pending.pop()
+            if current in needed:
+                continue
+            needed.add(current)
+            pending.extend(computation.by_name[current].operands)
+        values: dict[str, Value] = {}
+        for instruction in computation.instructions:
+            if instruction.name not in needed:
+                continue
+            if not self._instruction_batchable(instruction):
+                raise Unsupported(f"{instruction.opcode} in a comparator")
+            if instruction.opcode == "parameter":
+                values[instruction.name] = parameters[instruction.parameter_number or 0]
+                continue
+            handler = self._batched_handler(instruction)
+            values[instruction.name] = handler(
+                self, instruction, [values[o] for o in instruction.operands]
+            )
+        return values[root]
+
+    def operand_shape(self, instruction: Instruction, index: int) -> Shape:
+        """The declared shape (with layout) of `instruction`'s operand `index`."""
+        if self._owners is None:
+            self._owners = {
+                id(i): c for c in self.module.computations for i in c.instructions
+            }
+        owner = self._owners.get(id(instruction))
+        if owner is None:
+            raise EvaluationError(f"{instruction.name} is not part of the module")
+        return owner.by_name[instruction.operands[index]].shape
+
+    # -- plans ----------------------------------------------------------------------------
+
+    def _batched_handler(self, instruction: Instruction) -> Handler:
+        if instruction.opcode in _SCALAR_IDENTITIES:
+            return _first_operand
+        if instruction.opcode in _BATCH_CALLS:
+            return _batched_call
+        return handler_for(instruction.opcode)
+
+    def _plan(self, name: str, batched: bool) -> _Plan:
+        plan = self._plans.get((name, batched))
+        if plan is None:
+            plan = self._compile(self.computation(name), batched)
+            self._plans[(name, batched)] = plan
+        return plan
+
+    def _compile(self, computation: Computation, batched: bool) -> _Plan:
+        slots = {instruction.name: i for i, instruction in enumerate(computation.instructions)}
+        last_use: dict[int, int] = {}
+        for position, instruction in enumerate(computation.instructions):
+            for operand in instruction.operands:
+                if operand not in slots:
+                    raise EvaluationError(
+                        f"{instruction.name}: operand {operand} is not defined in "
+                        f"{computation.name}"
+                    )
+                last_use[slots[operand]] = position
+        root = slots.get(computation.root_name)
+        if root is None:
+            raise EvaluationError(f"{computation.name}: root {computation.root_name} missing")
+        last_use.pop(root, None)
+        released: dict[int, list[int]] = {}
+        for slot, position in last_use.items():
+            released.setdefault(position, []).append(slot)
+        parameters = []
+        steps = []
+        for position, instruction in enumerate(computation.instructions):
+            if instruction.opcode == "parameter":
+                parameters.append((position, instruction.parameter_number or 0))
+                continue
+            handler = (
+                self._batched_handler(instruction) if batched
+                else handler_for(instruction.opcode)
+            )
+            steps.append((position, _Step(
+                handler, instruction,
+                tuple(slots[o] for o in instruction.operands),
+                tuple(released.get(position, ())),
+            )))
+        return _Plan(computation, len(computation.instructions), tuple(parameters),
+                     tuple(steps), root)
+
+    def _run(self, plan: _Plan, arguments: Sequence[Value]) -> Value:
+        values: list[Value] = [None] * plan.size
+        for slot, number in plan.parameters:
+            if number >= len(arguments):
+                raise EvaluationError(
+                    f"{plan.computation.name} takes parameter {number}; "
+                    f"got {len(arguments)} arguments"
+                )
+            values[slot] = arguments[number]
+        step = None
+        try:
+            for slot, step in plan.steps:
+                values[slot] = step.handler(self, step.instruction,
+                                            [values[i] for i in step.operands])
+                if step.release:
+                    for released in step.release:
+                        values[released] = None
+        except (Unsupported, EvaluationError):
+            raise
+        except (ValueError, IndexError, TypeError, KeyError, OverflowError) as error:
+            where = f"{step.instruction.name} ({step.instruction.opcode})" if step else "?"
+            raise EvaluationError(f"{plan.computation.name}/{where}: {error}") from error
+        return values[plan.root]
+
+
+def _first_operand(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+    return operands[0]
+
+
+def _batched_call(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+    return interpreter.call_batched(instruction.called_computations[0], operands)

@@ -1,0 +1,106 @@
+"""`reduce`, in HloEvaluator's order: for each output element, the accumulator starts at the
+init value and takes the reduced elements one by one in row-major order of the reduced
+dimensions. Floating sums and products keep that order exactly (`ufunc.accumulate`); for
+integers and for max/min the order cannot change the result, so numpy reduces at once.
+
+XLA's CPU compiler rewrites reductions of more than 32 elements into a reduce-window stage and
+a reduce (tree reduction), so a compiled program can round a long float sum differently; the
+evaluator computes what the HLO says, in order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from workbench.hlo_ir import Instruction
+from workbench.replay.errors import EvaluationError
+from workbench.replay.hlo.combiners import Combiner
+from workbench.replay.hlo.dtypes import F32, kind_of
+from workbench.replay.hlo.elementwise import float_maximum, float_minimum
+from workbench.replay.hlo.registry import Value, handles
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.interpreter import Interpreter
+
+_ORDER_FREE = {
+    "add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+}
+_PRED = {
+    "add": np.logical_or, "multiply": np.logical_and, "maximum": np.logical_or,
+    "minimum": np.logical_and, "and": np.logical_and, "or": np.logical_or,
+    "xor": np.logical_xor,
+}
+
+
+def _to_last_axis(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    keep = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x, keep + list(axes))
+    return moved.reshape([x.shape[d] for d in keep] + [-1])
+
+
+def _float_extreme(opcode: str, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """max/min over axes with NaN propagation and -0.0 < +0.0."""
+    ufunc = np.maximum if opcode == "maximum" else np.minimum
+    result = ufunc.reduce(x, axis=axes)
+    if np.any(result == 0):
+        wanted_negative = opcode == "minimum"
+        present = ((x == 0) & (np.signbit(x) == wanted_negative)).any(axis=axes)
+        result = np.where((result == 0) & present, np.copysign(np.zeros((), x.dtype),
+                                                               -1 if wanted_negative else 1),
+                          result)
+    return result
+
+
+def reduce_recognized(opcode: str, x: np.ndarray, init: np.ndarray,
+                      axes: tuple[int, ...]) -> np.ndarray:
+    """Reduce `x` over `axes` with a recognized binary op, starting from `init`."""
+    kind = kind_of(x.dtype)
+    out_shape = [x.shape[d] for d in range(x.ndim) if d not in axes]
+    if any(x.shape[a] == 0 for a in axes):
+        return np.broadcast_to(init, out_shape)
+    if kind == "pred":
+        ufunc = _PRED[opcode]
+        return ufunc(init, ufunc.reduce(x, axis=axes))
+    if kind in ("float", "narrow", "complex") and opcode in ("add", "multiply"):
+        flat = _to_last_axis(x, axes)
+        start = np.broadcast_to(np.asarray(init, x.dtype), [*flat.shape[:-1], 1])
+        ufunc = np.add if opcode == "add" else np.multiply
+        chain = ufunc.accumulate(np.concatenate([start, flat], axis=-1), axis=-1, dtype=x.dtype)
+        return chain[..., -1]
+    if kind in ("float", "narrow") and opcode in ("maximum", "minimum"):
+        work = x.astype(F32) if kind == "narrow" else x
+        start = np.asarray(init).astype(work.dtype)
+        combine = float_maximum if opcode == "maximum" else float_minimum
+        return combine(start, _float_extreme(opcode, work, axes)).astype(x.dtype)
+    if kind in ("signed", "unsigned"):
+        ufunc = _ORDER_FREE[opcode]
+        return ufunc(init, ufunc.reduce(x, axis=axes, dtype=x.dtype))
+    raise EvaluationError(f"reduce {opcode} on {x.dtype}")
+
+
+def fold(combiner: Combiner, inputs: list[np.ndarray], inits: list[Value],
+         axes: tuple[int, ...]) -> list[np.ndarray]:
+    """The general reduce: one combiner step per reduced element, batched over outputs."""
+    flats = [_to_last_axis(x, axes) for x in inputs]
+    out_shape = flats[0].shape[:-1]
+    accumulators = [np.broadcast_to(init, out_shape) for init in inits]
+    for k in range(flats[0].shape[-1]):
+        accumulators = combiner(accumulators, [flat[..., k] for flat in flats])
+    return [np.broadcast_to(a, out_shape) for a in accumulators]
+
+
+@handles("reduce")
+def reduce(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
+    count = len(operands) // 2
+    inputs = [np.asarray(x) for x in operands[:count]]
+    inits = [np.asarray(v) for v in operands[count:]]
+    axes = tuple(instruction.dimensions or ())
+    combiner = Combiner(interpreter, instruction.called_computations[0],
+                        [x.dtype for x in inputs])
+    if combiner.opcode is not None and axes:
+        return reduce_recognized(combiner.opcode, inputs[0], inits[0], axes)
+    results = fold(combiner, inputs, inits, axes)
+    return results[0] if count == 1 else tuple(results)
