@@ -18,6 +18,7 @@ CORE_MODULES = [
     "workbench.replay.steps",
     "workbench.replay.workers",
     "workbench.replay.triage",
+    "workbench.replay.hlo",
     "workbench.formats.iree_replay",
     "workbench.replay.iree_tools",
     "workbench.replay.iree_runner",

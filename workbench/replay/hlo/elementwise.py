@@ -96,7 +96,13 @@ def _round_afz(x: np.ndarray) -> np.ndarray:
     """Round half away from zero without the x + 0.5 double-rounding trap."""
     truncated = np.trunc(x)
     fraction = x - truncated  # exact
-    return truncated + np.where(np.abs(fraction) >= 0.5, np.copysign(np.ones_like(x), x), 0)
+    return np.where(np.abs(fraction) >= 0.5, truncated + np.copysign(np.ones_like(x), x),
+                    truncated)
+
+
+def _cbrt(x: np.ndarray) -> np.ndarray:
+    # numpy's f32 cbrt is off by an ulp even on cubes (27 -> 2.9999998); f64 then round.
+    return np.cbrt(x.astype(np.float64)).astype(x.dtype) if x.dtype == F32 else np.cbrt(x)
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
@@ -130,7 +136,7 @@ def _signed_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     safe = np.where(zero, 1, y).astype(y.dtype)
     quotient = np.floor_divide(x, safe)
     remainder = x - quotient * safe
-    quotient = quotient + ((remainder != 0) & ((remainder < 0) != (safe < 0))).astype(x.dtype)
+    quotient = quotient + ((remainder != 0) & ((x < 0) != (safe < 0))).astype(x.dtype)
     return np.where(zero, np.array(-1, x.dtype), quotient)
 
 
@@ -236,7 +242,7 @@ UNARY: dict[str, dict[str, Fn | None]] = {
     "round-nearest-even": _kinds(np.rint),
     "sqrt": _kinds(np.sqrt, complex_=np.sqrt),
     "rsqrt": _kinds(_rsqrt, complex_=_rsqrt),
-    "cbrt": _kinds(np.cbrt),
+    "cbrt": _kinds(_cbrt),
     "exponential": _kinds(np.exp, complex_=np.exp),
     "exponential-minus-one": _kinds(np.expm1, complex_=np.expm1),
     "log": _kinds(np.log, complex_=np.log),

@@ -19,6 +19,7 @@ import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.hlo.dtypes import contiguous, dtype_of
 from workbench.replay.hlo.registry import Handler, Value, handler_for
 
 # Ops that stay exact when every scalar in a scalar computation becomes an array of scalars.
@@ -173,6 +174,8 @@ class Interpreter:
     # -- plans ----------------------------------------------------------------------------
 
     def _batched_handler(self, instruction: Instruction) -> Handler:
+        if instruction.opcode == "bitcast":
+            return _scalar_bitcast
         if instruction.opcode in _SCALAR_IDENTITIES:
             return _first_operand
         if instruction.opcode in _BATCH_CALLS:
@@ -249,6 +252,17 @@ class Interpreter:
 
 def _first_operand(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
     return operands[0]
+
+
+def _scalar_bitcast(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+    """A scalar-to-scalar bitcast may change the element type (same width): reinterpret."""
+    target = dtype_of(instruction.shape.element_type)
+    value = np.asarray(operands[0])
+    if value.dtype == target:
+        return value
+    if value.dtype.itemsize != target.itemsize:
+        raise EvaluationError(f"{instruction.name}: bitcast changes the element size")
+    return contiguous(value).view(target)
 
 
 def _batched_call(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
