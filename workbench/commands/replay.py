@@ -93,9 +93,10 @@ def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selectio
     """Scan DIR, find the module, its backend and inputs; raises `UsageError`."""
     from workbench.index import scan
     from workbench.loader import ReadError
-    from workbench.replay.backends import NoBackend, open_backend
-    from workbench.replay.inputs import InputError, InputSpec, resolve_inputs
+    from workbench.replay.backends import NoBackend
+    from workbench.replay.inputs import InputError, InputSpec
     from workbench.replay.steps import make_runner
+    from workbench.replay.steps import open_replay as open_module_replay
 
     if not args.dir.exists():
         raise UsageError(f"{args.dir}: no such file or folder")
@@ -105,19 +106,19 @@ def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selectio
     except KeyError as error:
         raise UsageError(error.args[0]) from None
     execution = pick_execution(module, args.execution)
-    try:
-        backend = open_backend(dump.root, module, args.backend)
-    except NoBackend as error:
-        raise UsageError(str(error)) from None
     spec = InputSpec(tuple(args.inputs or ()), args.fake_data, args.seed)
     try:
-        inputs = resolve_inputs(backend, execution, spec)
+        replay = open_module_replay(dump.root, module, execution, spec, backend=args.backend,
+                                    atol=args.atol, rtol=args.rtol,
+                                    runner=make_runner(args.time_limit),
+                                    keep_values=keep_values)
+    except NoBackend as error:
+        raise UsageError(str(error)) from None
     except (InputError, ReadError) as error:
         raise UsageError(f"cannot get the inputs: {error}") from None
-    if not backend.steps():
-        raise UsageError(f"{module.key} has no steps the {backend.name} backend can replay")
-    replay = Replay(backend, inputs, atol=args.atol, rtol=args.rtol,
-                    runner=make_runner(args.time_limit), keep_values=keep_values)
+    if not replay.steps:
+        raise UsageError(f"{module.key} has no steps the {replay.backend.name} backend can "
+                         "replay")
     return Selection(dump, module, execution if not (spec.npy or spec.fake_data) else None,
                      replay)
 

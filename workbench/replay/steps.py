@@ -18,13 +18,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.hlo_ir import LiteralValue
-from workbench.model import Step
-from workbench.replay.backends import Backend
+from workbench.model import Execution, Module, Step
+from workbench.replay.backends import Backend, open_backend
 from workbench.replay.compare import Comparison, compare
-from workbench.replay.inputs import ReplayInputs
+from workbench.replay.inputs import InputSpec, ReplayInputs, resolve_inputs
 from workbench.replay.workers import Cancelled, WorkerPool
 
 STATUS_KINDS = ("ok", "mismatch", "unsupported", "error")
@@ -244,3 +245,20 @@ class Replay:
             if stop_after_first_failure and result.kind != "ok":
                 break
         return results
+
+
+def open_replay(root: Path, module: Module, execution: Execution | None = None,
+                spec: InputSpec | None = None, *, backend: str | None = None,
+                atol: float | None = None, rtol: float | None = None,
+                runner: Runner | None = None, cancel: threading.Event | None = None,
+                keep_values: bool = False) -> Replay:
+    """A replay of `module` on `execution` (or on the inputs `spec` asks for).
+
+    What a UI calls from a background thread, with a `ProcessRunner` and a cancel event;
+    then `replay.run(...)` or `bisect_replay(replay, ...)` stream results back. Raises
+    `NoBackend`, `InputError` or `ReadError` (each says what is wrong).
+    """
+    opened = open_backend(root, module, backend)
+    inputs = resolve_inputs(opened, execution, spec or InputSpec())
+    return Replay(opened, inputs, atol=atol, rtol=rtol, runner=runner or InlineRunner(),
+                  cancel=cancel, keep_values=keep_values)

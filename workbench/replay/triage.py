@@ -80,29 +80,28 @@ def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
 def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     """Bisect one execution in this process; every failure becomes the result's status."""
     from workbench.loader import ReadError
-    from workbench.replay.backends import NoBackend, open_backend
+    from workbench.replay.backends import NoBackend
     from workbench.replay.bisect import bisect_replay, step_json
-    from workbench.replay.inputs import InputError, resolve_inputs
-    from workbench.replay.steps import Replay
+    from workbench.replay.inputs import InputError
+    from workbench.replay.steps import open_replay
 
     start = time.perf_counter()
     module = job.module
     result = TriageResult(module.key, module.name, job.execution.id if job.execution else None,
                           "error")
+    spec = options.inputs if job.execution is None else InputSpec()
     try:
-        backend = open_backend(root, module, options.backend)
+        replay = open_replay(root, module, job.execution, spec, backend=options.backend,
+                             atol=options.atol, rtol=options.rtol)
     except NoBackend as error:
         result.status, result.detail = "unsupported", str(error)
         return result
-    result.steps = len(backend.steps())
-    spec = options.inputs if job.execution is None else InputSpec()
-    try:
-        inputs = resolve_inputs(backend, job.execution, spec)
     except (InputError, ReadError) as error:
         result.detail = f"cannot read the inputs: {error}"
         result.seconds = time.perf_counter() - start
         return result
-    with Replay(backend, inputs, atol=options.atol, rtol=options.rtol) as replay:
+    result.steps = len(replay.steps)
+    with replay:
         verdict = bisect_replay(replay, linear=options.linear)
     result.status = verdict.status
     result.culprit = None if verdict.culprit is None else step_json(verdict.culprit.step)
