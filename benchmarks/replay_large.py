@@ -12,20 +12,20 @@ execution. Baselines are measured in the same run:
   it; a sample of steps spread over the timeline is evaluated;
 - bisection: its wall time against the time a linear replay of every step would take (the
   sampled mean per step times the number of steps);
-- overhead per instruction: the evaluation time of the reference step minus the time spent
-  inside numpy's C functions (measured with cProfile in a second run), divided by the number
-  of instructions executed. Python-level parts of numpy count as overhead, so it is an
-  upper bound.
+- overhead per instruction: the reference step is evaluated once with its opcode handlers
+  timed, then once with each handler returning the value recorded in the first run (the
+  interpreter's own cost per instruction: plans, dispatch, checks); that plus the median cost
+  of an instruction on at most 16 elements (where numpy has next to nothing to do) is the
+  cost beyond numpy's work. numpy's per-call overhead is included: an upper bound.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import pstats
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,7 +36,7 @@ from workbench.hlo_ir import HloModule
 from workbench.index import scan
 from workbench.model import Dump, Module
 from workbench.replay.backends import HloBackend, open_backend
-from workbench.replay.bisect import bisect_replay, evaluation_bound
+from workbench.replay.bisect import Mark, bisect_replay, evaluation_bound, run_bisect
 from workbench.replay.inputs import InputSpec, resolve_inputs
 from workbench.replay.steps import Replay
 
@@ -55,43 +55,79 @@ def largest_module(dump: Dump) -> Module:
     return max(candidates)[2]
 
 
-def executed_instructions(hlo: HloModule, arguments: list) -> int:
-    """How many instructions one evaluation executes (fusion bodies, loop iterations...).
+@dataclass
+class InstructionTiming:
+    seconds: float
+    elements: int  # the most elements among its operands and result
+    leaf: bool  # no other instruction ran inside it (not a fusion, call, loop...)
+    depth: int
 
-    Counted by wrapping the evaluator's plan runner for one run; computations it evaluates in
-    batched form count each instruction once per call, as they are dispatched once.
+
+def _elements(value: object) -> int:
+    if isinstance(value, tuple):
+        return max((_elements(v) for v in value), default=0)
+    return int(getattr(value, "size", 1))
+
+
+def time_instructions(hlo: HloModule, arguments: list) -> tuple[list[InstructionTiming], float]:
+    """Time every executed instruction, then the evaluator with no work to do.
+
+    Returns the timing of each instruction of one evaluation (the handlers the evaluator's
+    plans look up, `interpreter.handler_for`, are wrapped; nested ones such as fused
+    computations included) and the seconds per instruction of a second evaluation in which
+    each handler returns the value recorded in the first: the interpreter's own cost (plans,
+    dispatch, argument checks) with numpy doing nothing.
     """
     from workbench.replay.hlo import evaluate_module, interpreter
 
-    original = interpreter.Interpreter._run
-    counter = [0]
+    original = interpreter.handler_for
+    timings: list[InstructionTiming] = []
+    recorded: dict[tuple[int, int], object] = {}
+    calls: dict[int, int] = {}
+    stack: list[list[bool]] = []  # per open handler: did another one run inside it?
 
-    def counting(self, plan, args):  # type: ignore[no-untyped-def]
-        counter[0] += len(plan.steps)
-        return original(self, plan, args)
+    def timed_handler_for(opcode: str):  # type: ignore[no-untyped-def]
+        handler = original(opcode)
 
-    interpreter.Interpreter._run = counting  # type: ignore[method-assign]
+        def timed(interp, instruction, operands):  # type: ignore[no-untyped-def]
+            if stack:
+                stack[-1][0] = True
+            stack.append([False])
+            begin = time.perf_counter()
+            try:
+                value = handler(interp, instruction, operands)
+            finally:
+                elapsed = time.perf_counter() - begin
+                nested = stack.pop()[0]
+            size = max([_elements(value), *(_elements(o) for o in operands)])
+            timings.append(InstructionTiming(elapsed, size, not nested, len(stack)))
+            count = calls.get(id(instruction), 0)
+            calls[id(instruction)] = count + 1
+            recorded[(id(instruction), count)] = value
+            return value
+
+        return timed
+
+    def replaying_handler_for(opcode: str):  # type: ignore[no-untyped-def]
+        def replayed(interp, instruction, operands):  # type: ignore[no-untyped-def]
+            count = calls.get(id(instruction), 0)
+            calls[id(instruction)] = count + 1
+            return recorded[(id(instruction), count)]
+
+        return replayed
+
     try:
+        interpreter.handler_for = timed_handler_for  # type: ignore[assignment]
         evaluate_module(hlo, arguments)
+        interpreter.handler_for = replaying_handler_for  # type: ignore[assignment]
+        calls.clear()
+        begin = time.perf_counter()
+        evaluate_module(hlo, arguments)
+        idle = time.perf_counter() - begin
+        replayed = sum(calls.values())
     finally:
-        interpreter.Interpreter._run = original  # type: ignore[method-assign]
-    return counter[0]
-
-
-def numpy_seconds(hlo: HloModule, arguments: list) -> tuple[float, float]:
-    """(seconds inside numpy/ml_dtypes C functions, profiled total) for one evaluation."""
-    from workbench.replay.hlo import evaluate_module
-
-    profile = cProfile.Profile()
-    profile.enable()
-    evaluate_module(hlo, arguments)
-    profile.disable()
-    stats = pstats.Stats(profile)
-    inside = 0.0
-    for (filename, _line, name), row in stats.stats.items():  # type: ignore[attr-defined]
-        if filename == "~" and ("numpy" in name or "ml_dtypes" in name):
-            inside += row[2]  # tottime: time in the function itself
-    return inside, stats.total_tt  # type: ignore[attr-defined]
+        interpreter.handler_for = original  # type: ignore[assignment]
+    return timings, idle / max(1, replayed)
 
 
 def main() -> int:
@@ -151,24 +187,45 @@ def main() -> int:
     bisect_seconds = time.perf_counter() - begin
     linear_estimate = per_step * len(steps)
     print(f"bisection: {bisect_seconds:.2f} s, {verdict.evaluations} evaluations (bound "
-          f"{evaluation_bound(len(steps))}), status {verdict.status}; a linear replay of all "
-          f"{len(steps)} steps takes about {linear_estimate:.1f} s: ratio "
-          f"{bisect_seconds / linear_estimate:.2f}")
-    print(f"  {verdict.detail}")
+          f"{evaluation_bound(len(steps))}), status {verdict.status}: {verdict.detail}")
+    # The dump is healthy, so that bisection stops after the reference and the last step.
+    # One that has to find a culprit: the evaluations are real, the verdicts planted (every
+    # step from the middle on counts as failing).
+    planted = len(steps) // 2 + 1
 
-    # Overhead per instruction, on the reference step.
+    def judge(position: int) -> Mark:
+        replay.evaluate(position)
+        return "good" if position < planted else "bad"
+
+    begin = time.perf_counter()
+    with Replay(backend, inputs) as replay:
+        found = run_bisect(len(steps), judge)
+    hunt_seconds = time.perf_counter() - begin
+    print(f"bisection finding a culprit (planted at position {planted}): {hunt_seconds:.2f} s, "
+          f"{found.evaluations} evaluations, culprit position {found.culprit}; a linear replay "
+          f"of all {len(steps)} steps takes about {linear_estimate:.1f} s: ratio "
+          f"{hunt_seconds / linear_estimate:.2f}")
+
+    # Overhead per instruction, on the reference step: what an instruction costs when numpy
+    # has (almost) nothing to do, plus the interpreter's dispatch between handlers.
     hlo = reference_hlo
     begin = time.perf_counter()
     evaluate_module(hlo, inputs.arguments)
     plain = time.perf_counter() - begin
-    executed = executed_instructions(hlo, inputs.arguments)
-    inside_numpy, profiled = numpy_seconds(hlo, inputs.arguments)
-    overhead = max(0.0, plain - inside_numpy)
-    print(f"overhead: reference step evaluates in {plain:.3f} s, {inside_numpy:.3f} s of it in "
-          f"numpy (profiled run: {profiled:.3f} s); {executed} instructions executed: "
-          f"{overhead / max(1, executed) * 1e6:.1f} us per instruction beyond numpy "
-          f"(target: well under 50 us); evaluation / numpy work = "
-          f"{plain / max(inside_numpy, 1e-9):.2f}")
+    timings, dispatch = time_instructions(hlo, inputs.arguments)
+    small = sorted(t.seconds for t in timings if t.leaf and t.elements <= 16)
+    large = sum(t.seconds for t in timings if t.leaf and t.elements > 16)
+    leaves = sum(t.seconds for t in timings if t.leaf)
+    median = small[len(small) // 2] if small else 0.0
+    p90 = small[int(len(small) * 0.9)] if small else 0.0
+    print(f"overhead: reference step evaluates in {plain:.3f} s, {len(timings)} instructions "
+          f"executed; interpreter alone (handlers return recorded values): "
+          f"{dispatch * 1e6:.1f} us per instruction; an instruction on <= 16 elements "
+          f"({len(small)} of them): {median * 1e6:.1f} us (median; p90 {p90 * 1e6:.1f} us); "
+          f"beyond numpy's work: {(dispatch + median) * 1e6:.1f} us per instruction "
+          f"(target: well under 50 us)")
+    print(f"  leaf instructions on > 16 elements take {large:.3f} s of the {leaves:.3f} s "
+          f"spent in leaf instructions")
 
     if args.triage:
         from workbench.replay.triage import triage
