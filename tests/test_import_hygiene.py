@@ -32,6 +32,8 @@ CORE_MODULES = [
     "workbench.formats.hlo_text",
     "workbench.formats.hlo_text_attrs",
     "workbench.formats.hlo_text_literal",
+    "workbench.formats.hlo_proto",
+    "workbench.formats.literal",
     "workbench.protos.hlo_pb2",
     "workbench.protos.mlir_trace_pb2",
     "workbench.diff.normalize",

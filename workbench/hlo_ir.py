@@ -339,7 +339,7 @@ def numpy_dtype(element_type: str) -> Any:
         "f8e4m3b11fnuz": "float8_e4m3b11fnuz", "f8e5m2fnuz": "float8_e5m2fnuz",
         "f8e4m3fnuz": "float8_e4m3fnuz", "f8e4m3": "float8_e4m3", "f8e3m4": "float8_e3m4",
         "f4e2m1fn": "float4_e2m1fn", "f8e8m0fnu": "float8_e8m0fnu", "s4": "int4", "u4": "uint4",
-        "s2": "int2", "u2": "uint2",
+        "s2": "int2", "u2": "uint2", "s1": "int1", "u1": "uint1",
     }
     name = extended.get(element_type)
     if name is None or not hasattr(ml_dtypes, name):

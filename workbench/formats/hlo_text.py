@@ -61,6 +61,18 @@ _VALUE_STOP = re.compile(r'[{}()\[\]"\s,]')
 _BRACE_STOP = re.compile(r'[{}"]')
 _PAREN_STOP = re.compile(r'[()"]')
 _LINE_END = re.compile(r"[ \t]*")
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_HEAD = re.compile(
+    r"(ROOT[ \t]+)?%?([A-Za-z_$][\w.\-$]*)[ \t]*=[ \t]*"
+    r"([a-z][a-z0-9]*\[[^\]\[]*\](?:\{[^{}]*\})?)[ \t]+([a-z][a-z0-9\-]*)\("
+)
+_SIMPLE_OPERANDS = re.compile(
+    r"[ \t]*((?:%?[A-Za-z_$][\w.\-$]*[ \t]*,[ \t]*)*%?[A-Za-z_$][\w.\-$]*)?[ \t]*\)"
+)
+_ATTR_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)=")
+_ATTR_NAME_EQUALS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
+_BARE = re.compile(r'[^\s,{}()\[\]"]+')
+_FLAT_GROUP = re.compile(r'\{[^{}"]*(?:"(?:[^"\\]|\\.)*"[^{}"]*)*\}')  # `{...}`, no nesting
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _NON_ARRAY_TYPES = ("token", "opaque")
 
@@ -86,6 +98,19 @@ _DOT_KEYS = {
 def parse_hlo_text(text: str, file: str = "") -> HloModule:
     """Parse one HLO module printed by XLA. Raises HloParseError naming file, line and column."""
     return _Parser(text, file).module()
+
+
+def _fix_parent_frame_ids(tables: SourceTables) -> None:
+    """XLA prints each StackFrames row's parent id one too high: the first frame, which has no
+    parent, shows `parent_frame_id=1` (itself), where the module's proto says 0 (none) and
+    every other row likewise differs by one. A frame cannot be its own parent, so a table
+    with such a row is shifted back; a table printed with true ids is left alone."""
+    frames = tables.stack_frames
+    if any(frame.parent_frame_id == row for row, frame in frames.items()):
+        tables.stack_frames = {
+            row: StackFrame(frame.file_location_id, max(frame.parent_frame_id - 1, 0))
+            for row, frame in frames.items()
+        }
 
 
 @dataclass
@@ -320,7 +345,7 @@ class _Parser:
             header[key.group()] = value
         layout = header.pop("entry_computation_layout", None)
         if layout is not None and layout.startswith("{") and layout.endswith("}"):
-            layout = layout[1:-1]
+            layout = _COMMENT.sub("", layout[1:-1])  # drop `/*index=5*/` annotations
         tables = SourceTables()
         computations: list[Computation] = []
         while True:
@@ -334,6 +359,7 @@ class _Parser:
                 computations.append(self.computation())
         if not computations:
             raise self.error("module has no computations")
+        _fix_parent_frame_ids(tables)
         by_name: dict[str, Computation] = {}
         for computation in computations:
             if computation.name in by_name:
@@ -398,12 +424,28 @@ class _Parser:
         positions: dict[str, int] = {}
         root: str | None = None
         operand_refs: list[tuple[str, int]] = []
-        while self.peek() != "}":
-            if not self.text[self.pos : self.pos + 1]:
-                raise self.error(f"computation {name!r} is not closed with '}}'", start)
-            is_root = self.keyword("ROOT")
+        text = self.text
+        while True:
+            self.skip()
             instruction_start = self.pos
-            instruction = self.instruction(operand_refs)
+            char = text[instruction_start : instruction_start + 1]
+            if char == "}":
+                break
+            if not char:
+                raise self.error(f"computation {name!r} is not closed with '}}'", start)
+            head = _HEAD.match(text, instruction_start)
+            if head is not None:  # the common case: `[ROOT] %name = f32[2]{0} opcode(`
+                is_root = head.group(1) is not None
+                shape_text = head.group(3)
+                shape = self.shapes.get(shape_text)
+                if shape is None:
+                    shape = self.shapes[shape_text] = self.array_shape(head.start(3), head.end(3))
+                self.pos = head.end() - 1
+                instruction = self.instruction_body(head.group(2), shape, head.group(4),
+                                                    operand_refs)
+            else:
+                is_root = self.keyword("ROOT")
+                instruction = self.instruction(operand_refs)
             if instruction.name in positions:
                 raise self.error(f"instruction {instruction.name!r} is defined twice",
                                  instruction_start)
@@ -427,13 +469,20 @@ class _Parser:
             raise self.error(f"computation {name!r} has no instructions", start)
         for operand, pos in operand_refs:
             if operand not in positions:
-                raise self.error(f"unknown operand %{operand} in computation {name!r}", pos)
+                raise self.error(f"unknown operand %{operand} in computation {name!r}",
+                                 self.operand_position(operand, pos))
         return Computation(name=name, instructions=instructions,
                            root_name=root or instructions[-1].name, is_entry=is_entry)
+
+    def operand_position(self, operand: str, pos: int) -> int:
+        """Where `operand` is written in the operand list starting at `pos`."""
+        match = re.compile(r"%?" + re.escape(operand) + r"(?![\w.\-$])").search(self.text, pos)
+        return match.start() if match else pos
 
     # ---- instructions ----
 
     def instruction(self, operand_refs: list[tuple[str, int]]) -> Instruction:
+        """The general form: comments or line breaks anywhere, tuple shapes, typed operands."""
         name = self.name("an instruction name")
         self.expect("=")
         shape = self.shape()
@@ -441,10 +490,15 @@ class _Parser:
         match = _OPCODE.match(self.text, self.pos)
         if match is None:
             raise self.error("expected an opcode")
-        opcode = match.group()
         self.pos = match.end()
         if not self.text.startswith("(", self.pos):
-            raise self.error(f"expected '(' after opcode {opcode}")
+            raise self.error(f"expected '(' after opcode {match.group()}")
+        return self.instruction_body(name, shape, match.group(), operand_refs)
+
+    def instruction_body(self, name: str, shape: Shape, opcode: str,
+                         operand_refs: list[tuple[str, int]]) -> Instruction:
+        """Operands (from the opening parenthesis on) and attributes."""
+        text = self.text
         pending = _Pending()
         operands: list[str] = []
         if opcode == "constant":
@@ -452,50 +506,75 @@ class _Parser:
         elif opcode == "parameter":
             self.pos += 1
             self.skip()
-            number = _INT.match(self.text, self.pos)
+            number = _INT.match(text, self.pos)
             if number is None:
                 raise self.error("expected the parameter number")
             pending.fields["parameter_number"] = int(number.group())
             self.pos = number.end()
             self.expect(")")
         else:
-            self.pos += 1
-            if self.peek() == ")":
-                self.pos += 1
+            simple = _SIMPLE_OPERANDS.match(text, self.pos + 1)
+            if simple is not None:
+                if simple.group(1):
+                    for operand in simple.group(1).split(","):
+                        operand = operand.strip()
+                        operand = operand[1:] if operand.startswith("%") else operand
+                        operands.append(operand)
+                        operand_refs.append((operand, simple.start()))
+                self.pos = simple.end()
             else:
-                while True:
-                    self.skip()
-                    char = self.text[self.pos : self.pos + 1]
-                    if char == "(" or _SHAPE_HEAD.match(self.text, self.pos):
-                        self.shape()  # older dumps print each operand's shape first
-                        self.skip()
-                    pos = self.pos
-                    operand = self.name("an operand name")
-                    operands.append(operand)
-                    operand_refs.append((operand, pos))
-                    if self.peek() == ",":
-                        self.pos += 1
-                        continue
-                    self.expect(")")
+                self.operand_list(operands, operand_refs)
+        while True:
+            attribute = _ATTR_HEAD.match(text, self.pos)
+            if attribute is None:
+                self.skip()  # a line break or comment before the next `,` is allowed
+                if not text.startswith(",", self.pos):
                     break
+                self.pos += 1
+                self.skip()
+                attribute = _ATTR_NAME_EQUALS.match(text, self.pos)
+                if attribute is None:
+                    raise self.error("expected an attribute name=value")
+            key = attribute.group(1)
+            start = attribute.end()
+            char = text[start : start + 1]
+            bare = _BARE.match(text, start) if char not in '{"' else None
+            if bare is not None and text[bare.end() : bare.end() + 1] not in "{([":
+                end = bare.end()
+            elif char == "{":
+                flat = _FLAT_GROUP.match(text, start)
+                end = flat.end() if flat is not None else self.closing(start, "{")
+            else:
+                self.pos = start
+                end = start + len(self.raw_value()[0])
+            self.pos = end
+            try:
+                self.attribute(opcode, key, text[start:end], start, pending)
+            except AttributeTextError as error:
+                raise self.error(f"{key}: {error.message}", start + error.offset) from None
+        return self.build(name, opcode, shape, operands, pending)
+
+    def operand_list(self, operands: list[str], operand_refs: list[tuple[str, int]]) -> None:
+        """Operands in their general form: `(f32[2]{0} %a, /*index=1*/%b)`."""
+        self.pos += 1
+        if self.peek() == ")":
+            self.pos += 1
+            return
         while True:
             self.skip()
-            if not self.text.startswith(",", self.pos):
-                break
-            self.pos += 1
-            self.skip()
-            key_match = _ATTR_NAME.match(self.text, self.pos)
-            if key_match is None:
-                raise self.error("expected an attribute name")
-            self.pos = key_match.end()
-            self.expect("=")
-            value, start = self.raw_value()
-            try:
-                self.attribute(opcode, key_match.group(), value, start, pending)
-            except AttributeTextError as error:
-                raise self.error(f"{key_match.group()}: {error.message}",
-                                 start + error.offset) from None
-        return self.build(name, opcode, shape, operands, pending)
+            char = self.text[self.pos : self.pos + 1]
+            if char == "(" or _SHAPE_HEAD.match(self.text, self.pos):
+                self.shape()  # older dumps print each operand's shape first
+                self.skip()
+            pos = self.pos
+            operand = self.name("an operand name")
+            operands.append(operand)
+            operand_refs.append((operand, pos))
+            if self.peek() == ",":
+                self.pos += 1
+                continue
+            self.expect(")")
+            return
 
     def constant(self, shape: Shape, pending: _Pending) -> None:
         start = self.pos + 1

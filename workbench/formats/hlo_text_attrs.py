@@ -2,13 +2,16 @@
 
 Each function takes the attribute's value exactly as printed and returns the typed value of
 `workbench.hlo_ir`, or raises `AttributeTextError(message, offset)` with the offset of the
-bad character inside the value, so the parser can report line and column.
+bad character inside the value, so the parser can report line and column. The same values
+recur on thousands of lines (`dimensions={1}`, a metadata block shared by a fusion's ops), and
+the results are immutable, so the functions are memoized.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
+from functools import lru_cache
 
 from workbench.hlo_ir import (
     ConvolutionDimensionNumbers,
@@ -65,6 +68,7 @@ def bool_value(text: str) -> bool:
     raise AttributeTextError(f"expected true or false, got {text!r}")
 
 
+@lru_cache(maxsize=4096)
 def int_list(text: str) -> tuple[int, ...]:
     """`{1,0}` -> (1, 0); `{}` -> ()."""
     inner = braced_inner(text)
@@ -88,6 +92,7 @@ def name_list(text: str) -> list[str]:
     return [name[1:] if name.startswith("%") else name for name in names]
 
 
+@lru_cache(maxsize=4096)
 def slice_value(text: str) -> tuple[SliceDimension, ...]:
     """`{[0:5], [1:9:2]}`: start, limit and optional stride per dimension."""
     inner = braced_inner(text)
@@ -106,6 +111,7 @@ def slice_value(text: str) -> tuple[SliceDimension, ...]:
     return tuple(dims)
 
 
+@lru_cache(maxsize=4096)
 def padding_value(text: str) -> tuple[PaddingDimension, ...]:
     """`0_1x2_3_1`: low_high[_interior] per dimension, joined by `x`."""
     if not text:
@@ -131,6 +137,7 @@ _WINDOW_KEYS = {
 }
 
 
+@lru_cache(maxsize=4096)
 def window_value(text: str) -> tuple[WindowDimension, ...]:
     """`{size=3x3 stride=2x2 pad=0_1x0_1 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x1}`."""
     inner = braced_inner(text)
@@ -169,6 +176,7 @@ def window_value(text: str) -> tuple[WindowDimension, ...]:
     )
 
 
+@lru_cache(maxsize=4096)
 def dim_labels_value(text: str) -> ConvolutionDimensionNumbers:
     """`b01f_01io->b01f`: batch/feature letters and spatial digits of input, kernel, output."""
     match = re.fullmatch(r"([^_]+)_([^-]+)->(.+)", text)
@@ -208,6 +216,7 @@ _METADATA_STRINGS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def metadata_value(text: str) -> Metadata:
     """`{op_name="jit(f)/add" source_file="f.py" source_line=3 stack_frame_id=2}`.
 
@@ -215,7 +224,10 @@ def metadata_value(text: str) -> Metadata:
     about what the instruction computes or where it came from.
     """
     fields: dict[str, str | int] = {}
-    for key, value, offset in key_values(braced_inner(text), 1):
+    inner = braced_inner(text)
+    pairs = ((m[1], m[2], m.start(2) + 1) for m in _PAIR.finditer(inner)) if "{" not in inner \
+        else key_values(inner, 1)
+    for key, value, offset in pairs:
         if key in _METADATA_INTS:
             try:
                 fields[key] = int(value)

@@ -1,0 +1,186 @@
+"""HloProto reader: for every corpus step dumped both ways, it and the text parser agree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.formats.hlo_proto import read_hlo_proto, sharding_text
+from workbench.formats.literal import layout_extra
+from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
+from workbench.loader import ReadError
+from workbench.protos import hlo_pb2, xla_data_pb2
+
+# Typed fields both readers carry (everything but the literal, compared separately).
+TYPED_FIELDS = (
+    "opcode", "operands", "called_computations", "parameter_number", "tuple_index",
+    "dimensions", "slice", "dynamic_slice_sizes", "window", "padding_config",
+    "dot_dimension_numbers", "convolution_dimension_numbers", "gather_dimension_numbers",
+    "gather_slice_sizes", "scatter_dimension_numbers", "operand_precision",
+    "feature_group_count", "batch_group_count", "comparison_direction", "comparison_type",
+    "fusion_kind", "custom_call_target", "backend_config", "sharding", "metadata",
+    "exponent_bits", "mantissa_bits", "is_stable", "rng_algorithm", "distribution", "fft_type",
+    "fft_length", "k", "largest",
+)
+LN = Path("xla/layernorm/module_0010.jit_ln.cpu_after_optimizations")
+
+
+def shape_key(shape: Shape) -> tuple:
+    """A shape for comparison; a rank-0 array's layout is `()` in the proto, absent in text."""
+    layout = shape.layout if shape.dims else None
+    return (shape.element_type, shape.dims, shape.dynamic, layout, shape.layout_extra,
+            tuple(shape_key(s) for s in shape.tuple_shapes))
+
+
+def same_literal(a: LiteralValue, b: LiteralValue) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+                and all(same_literal(x, y) for x, y in zip(a, b, strict=True)))
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    # Bit patterns: NaN == NaN (with its sign and payload) and -0.0 != 0.0.
+    return a.tobytes() == b.tobytes()
+
+
+def compare(text: HloModule, proto: HloModule, where: str) -> tuple[int, int]:
+    """Assert the two readers agree; returns (instructions compared, constants compared)."""
+    assert {c.name for c in text.computations} == {c.name for c in proto.computations}, where
+    assert text.entry_name == proto.entry_name, where
+    assert text.entry_computation_layout == proto.entry_computation_layout, where
+    assert text.source == proto.source, where
+    instructions = constants = 0
+    for computation in text.computations:
+        other = proto.by_name[computation.name]
+        assert computation.root_name == other.root_name, where
+        assert set(computation.by_name) == set(other.by_name), (where, computation.name)
+        for instruction in computation.instructions:
+            twin: Instruction = other.by_name[instruction.name]
+            context = (where, instruction.name)
+            assert shape_key(instruction.shape) == shape_key(twin.shape), context
+            for name in TYPED_FIELDS:
+                assert getattr(instruction, name) == getattr(twin, name), (*context, name)
+            for key in instruction.attrs.keys() & twin.attrs.keys():
+                assert instruction.attrs[key] == twin.attrs[key], (*context, key)
+            if instruction.opcode == "constant":
+                assert twin.literal is not None, context
+                if not instruction.literal_elided:
+                    assert same_literal(instruction.literal, twin.literal), context
+                    constants += 1
+            instructions += 1
+    return instructions, constants
+
+
+def test_text_and_proto_agree_on_the_whole_corpus(
+        hlo_text_modules: dict[Path, HloModule]) -> None:
+    pairs = instructions = constants = 0
+    elided_with_values = 0
+    for text_path, text_module in hlo_text_modules.items():
+        proto_path = text_path.with_name(text_path.name[: -len(".txt")] + ".hlo.pb")
+        if not proto_path.exists():
+            continue
+        proto_module = read_hlo_proto(proto_path.read_bytes(), str(proto_path))
+        counted = compare(text_module, proto_module, text_path.name)
+        instructions += counted[0]
+        constants += counted[1]
+        elided_with_values += sum(
+            1 for c in text_module.computations for i in c.instructions if i.literal_elided)
+        pairs += 1
+    assert pairs == 1272
+    assert instructions > 45_000
+    assert constants > 5_000
+    assert elided_with_values >= 10  # their values come from the proto only
+
+
+def test_module_fields(corpus: Path) -> None:
+    module = read_hlo_proto((corpus / f"{LN}.hlo.pb").read_bytes(), "ln.hlo.pb")
+    assert module.name == "jit_ln"
+    assert module.id is not None and module.id > 0
+    assert module.attributes == {"is_scheduled": "true"}
+    entry = module.entry
+    assert entry.is_entry and entry.id is not None
+    assert all(i.id is not None for i in entry.instructions)
+    assert module.source.frame_location(9) == ("program.py", 4, "ln")
+
+
+def test_bare_module_proto(corpus: Path) -> None:
+    """An HloModuleProto on its own (as a snapshot embeds it) reads the same."""
+    wrapper = hlo_pb2.HloProto.FromString((corpus / f"{LN}.hlo.pb").read_bytes())
+    bare = read_hlo_proto(wrapper.hlo_module.SerializeToString(), "bare.pb")
+    text = (corpus / f"{LN}.txt").read_text()
+    from workbench.formats.hlo_text import parse_hlo_text
+
+    compare(parse_hlo_text(text), bare, "bare")
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda data: data[: len(data) // 2], "truncated or damaged|not in the module|not defined"),
+        (lambda data: b"\xff" * 64, "not an HloProto"),
+        (lambda data: b"HloModule jit_ln, is_scheduled=true\n", "not an HloProto|no HLO module"),
+        (lambda data: data[:3], "not an HloProto|no HLO module"),
+    ],
+)
+def test_damaged_protos(corpus: Path, damage, reason: str) -> None:
+    data = damage((corpus / f"{LN}.hlo.pb").read_bytes())
+    with pytest.raises(ReadError, match=reason) as caught:
+        read_hlo_proto(data, "bad.hlo.pb")
+    assert caught.value.file == "bad.hlo.pb"
+
+
+def test_dangling_ids(corpus: Path) -> None:
+    proto = hlo_pb2.HloProto.FromString((corpus / f"{LN}.hlo.pb").read_bytes())
+    proto.hlo_module.computations[-1].instructions[-1].operand_ids.append(999_999)
+    with pytest.raises(ReadError, match="operand id 999999 is not defined"):
+        read_hlo_proto(proto.SerializeToString(), "x.pb")
+    proto = hlo_pb2.HloProto.FromString((corpus / f"{LN}.hlo.pb").read_bytes())
+    proto.hlo_module.entry_computation_id = 424242
+    proto.hlo_module.entry_computation_name = "gone"
+    with pytest.raises(ReadError, match="entry computation id 424242"):
+        read_hlo_proto(proto.SerializeToString(), "x.pb")
+
+
+def test_sharding_text() -> None:
+    sharding = xla_data_pb2.OpSharding
+    assert sharding_text(sharding(type=sharding.REPLICATED)) == "{replicated}"
+    assert sharding_text(sharding(type=sharding.MAXIMAL, tile_assignment_devices=[3])) == \
+        "{maximal device=3}"
+    tiled = sharding(type=sharding.OTHER, tile_assignment_dimensions=[2, 1],
+                     tile_assignment_devices=[0, 1])
+    assert sharding_text(tiled) == "{devices=[2,1]0,1}"
+    iota = sharding(type=sharding.OTHER, tile_assignment_dimensions=[2, 2],
+                    iota_reshape_dims=[4], iota_transpose_perm=[0],
+                    replicate_on_last_tile_dim=True)
+    assert sharding_text(iota) == "{devices=[2,2]<=[4] last_tile_dim_replicate}"
+    pair = sharding(type=sharding.TUPLE, tuple_shardings=[sharding(type=sharding.REPLICATED),
+                                                          sharding(type=sharding.MANUAL)])
+    assert sharding_text(pair) == "{{replicated}, {manual}}"
+
+
+def test_layout_extras() -> None:
+    layout = xla_data_pb2.LayoutProto(minor_to_major=[1, 0], memory_space=1,
+                                      element_size_in_bits=4)
+    layout.tiles.add(dimensions=[8, 128])
+    layout.tiles.add(dimensions=[2, 1])
+    assert layout_extra(layout) == "T(8,128)(2,1)E(4)S(1)"
+    assert layout_extra(xla_data_pb2.LayoutProto(minor_to_major=[0])) == ""
+
+
+def test_constants_only_the_proto_has(hlo_text_modules: dict[Path, HloModule]) -> None:
+    """Constants elided as `{...}` in text come with their values from the proto."""
+    checked = 0
+    for text_path, text in hlo_text_modules.items():
+        elided = [(c.name, i) for c in text.computations for i in c.instructions
+                  if i.literal_elided]
+        proto_path = text_path.with_name(text_path.name[: -len(".txt")] + ".hlo.pb")
+        if not elided or not proto_path.exists():
+            continue
+        proto = read_hlo_proto(proto_path.read_bytes(), str(proto_path))
+        for computation, instruction in elided:
+            value = proto.by_name[computation].by_name[instruction.name].literal
+            assert isinstance(value, np.ndarray)
+            assert value.shape == instruction.shape.dims and value.size > 10
+            checked += 1
+    assert checked >= 10

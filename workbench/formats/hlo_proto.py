@@ -1,0 +1,363 @@
+"""Read XLA's HloProto / HloModuleProto (`*.hlo.pb` dumps, the module inside a snapshot) into
+the same HLO IR model the text parser produces.
+
+The proto refers to operands and called computations by id; they become names, with called
+computations in XLA's order. Fields the text printer leaves out when they hold their default
+are normalized the same way here (compare's comparison type when it is the default for the
+operand type, all-DEFAULT operand precision, group counts of 1), and fields whose text form is
+always printed for an opcode are always set for it (a broadcast's `dimensions` may be empty),
+so both readers give equal instructions. Full constants come from the proto even where the
+text dump elides them.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.message import DecodeError
+
+from workbench.formats.literal import (
+    LiteralError,
+    literal_from_proto,
+    shape_from_proto,
+)
+from workbench.hlo_ir import (
+    Computation,
+    ConvolutionDimensionNumbers,
+    DotDimensionNumbers,
+    FileLocation,
+    GatherDimensionNumbers,
+    HloModule,
+    Instruction,
+    Metadata,
+    PaddingDimension,
+    ScatterDimensionNumbers,
+    Shape,
+    SliceDimension,
+    SourceTables,
+    StackFrame,
+    WindowDimension,
+)
+from workbench.loader import ReadError
+from workbench.protos import hlo_pb2, xla_data_pb2
+
+# Opcodes whose text form always carries the attribute, even when it is empty.
+_ALWAYS_DIMENSIONS = frozenset((
+    "broadcast", "concatenate", "reduce", "reverse", "transpose", "sort", "map", "iota",
+    "all-gather", "all-gather-start", "reduce-scatter",
+))
+_FLOAT_TYPES = frozenset((
+    "f16", "bf16", "f32", "f64", "c64", "c128", "f8e5m2", "f8e4m3fn", "f8e4m3b11fnuz",
+    "f8e5m2fnuz", "f8e4m3fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn", "f8e8m0fnu",
+))
+_PRECISION_NAMES = {v: n.lower() for n, v in xla_data_pb2.PrecisionConfig.Precision.items()}
+_SHARDING = xla_data_pb2.OpSharding
+_METADATA_FIELDS = frozenset(Metadata.__dataclass_fields__)
+
+
+def read_hlo_proto(data: bytes, file: str = "") -> HloModule:
+    """An `HloProto` (what XLA dumps as `.hlo.pb`) or a bare `HloModuleProto`."""
+    module_proto = None
+    try:
+        wrapper = hlo_pb2.HloProto.FromString(data)
+        if wrapper.hlo_module.computations:
+            module_proto = wrapper.hlo_module
+    except DecodeError:
+        pass
+    if module_proto is None:
+        try:
+            bare = hlo_pb2.HloModuleProto.FromString(data)
+        except DecodeError as error:
+            raise ReadError(file, f"not an HloProto (truncated or damaged?): {error}") from None
+        if not bare.computations:
+            raise ReadError(file, "no HLO module in this proto (not an HloProto?)")
+        module_proto = bare
+    return module_from_proto(module_proto, file)
+
+
+def module_from_proto(proto: hlo_pb2.HloModuleProto, file: str = "") -> HloModule:
+    """HloModuleProto -> HloModule. Raises ReadError when ids do not resolve (a cut proto)."""
+    computation_names = {c.id: c.name for c in proto.computations}
+    if len(computation_names) != len(proto.computations):
+        raise ReadError(file, "two computations share an id")
+    converter = _Converter(computation_names)
+    computations = []
+    for computation in proto.computations:
+        try:
+            computations.append(converter.computation(computation))
+        except KeyError as error:
+            raise ReadError(file, f"computation {computation.name}: {error.args[0]}") from None
+        except LiteralError as error:
+            raise ReadError(file, f"computation {computation.name}: {error}") from None
+    entry_name = computation_names.get(proto.entry_computation_id)
+    if entry_name is None and proto.entry_computation_name in {c.name for c in computations}:
+        entry_name = proto.entry_computation_name
+    if entry_name is None:
+        raise ReadError(file, f"entry computation id {proto.entry_computation_id} is not in the "
+                              "module (truncated proto?)")
+    for computation in computations:
+        computation.is_entry = computation.name == entry_name
+    attributes: dict[str, str] = {}
+    if proto.schedule.sequences:
+        attributes["is_scheduled"] = "true"
+    if proto.frontend_attributes.map:
+        attributes["frontend_attributes"] = _frontend_attributes(proto.frontend_attributes)
+    layout = None
+    if proto.HasField("host_program_shape"):
+        program = proto.host_program_shape
+        layout = "(" + ", ".join(str(shape_from_proto(p)) for p in program.parameters) + ")->" \
+            + str(shape_from_proto(program.result))
+    return HloModule(name=proto.name, computations=computations, entry_name=entry_name,
+                     id=proto.id, entry_computation_layout=layout, attributes=attributes,
+                     source=_source_tables(proto.stack_frame_index))
+
+
+class _Converter:
+    """Converts one module's computations; caches shapes and metadata, which repeat a lot.
+
+    Each instruction's set fields are listed once (`ListFields`): reading every field of a
+    proto3 message one by one costs far more than the few it actually has.
+    """
+
+    def __init__(self, computation_names: dict[int, str]) -> None:
+        self.computation_names = computation_names
+        self.shapes: dict[bytes, Shape] = {}
+        self.metadata: dict[bytes, Metadata] = {}
+
+    def shape(self, proto: xla_data_pb2.ShapeProto) -> Shape:
+        key = proto.SerializeToString()
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = self.shapes[key] = shape_from_proto(proto)
+        return shape
+
+    def computation(self, proto: hlo_pb2.HloComputationProto) -> Computation:
+        names: dict[int, str] = {}
+        shapes: dict[int, Shape] = {}
+        instructions = []
+        for instruction in proto.instructions:
+            converted = self.instruction(instruction, names, shapes)
+            names[instruction.id] = instruction.name
+            shapes[instruction.id] = converted.shape
+            instructions.append(converted)
+        if proto.root_id not in names:
+            raise KeyError(f"root id {proto.root_id} is not one of its instructions")
+        return Computation(name=proto.name, instructions=instructions,
+                           root_name=names[proto.root_id], id=proto.id)
+
+    def instruction(self, proto: hlo_pb2.HloInstructionProto, names: dict[int, str],
+                    shapes: dict[int, Shape]) -> Instruction:
+        present = {descriptor.name: value for descriptor, value in proto.ListFields()}
+        opcode = present.get("opcode", "")
+        name = present.get("name", "")
+        try:
+            operands = [names[i] for i in present.get("operand_ids", ())]
+        except KeyError as error:
+            raise KeyError(f"{name}: operand id {error.args[0]} is not defined before it") \
+                from None
+        try:
+            called = [self.computation_names[i]
+                      for i in present.get("called_computation_ids", ())]
+        except KeyError as error:
+            raise KeyError(f"{name}: called computation id {error.args[0]} is not in the "
+                           "module") from None
+        shape = self.shape(proto.shape)
+        fields: dict = {}
+        if opcode == "parameter":
+            fields["parameter_number"] = present.get("parameter_number", 0)
+        elif opcode == "get-tuple-element":
+            fields["tuple_index"] = present.get("tuple_index", 0)
+        elif opcode == "constant":
+            try:
+                fields["literal"] = literal_from_proto(proto.literal)
+            except LiteralError as error:
+                raise LiteralError(f"constant {name}: {error}") from None
+        elif opcode == "compare":
+            fields["comparison_direction"] = present.get("comparison_direction")
+            operand_ids = present.get("operand_ids", ())
+            operand_type = shapes[operand_ids[0]].element_type if operand_ids else ""
+            kind = present.get("comparison_type")
+            if kind and kind != _default_comparison(operand_type):
+                fields["comparison_type"] = kind
+        elif opcode == "fusion":
+            fields["fusion_kind"] = present.get("fusion_kind")
+        elif opcode == "reduce-precision":
+            fields["exponent_bits"] = present.get("exponent_bits", 0)
+            fields["mantissa_bits"] = present.get("mantissa_bits", 0)
+        elif opcode == "rng-bit-generator":
+            fields["rng_algorithm"] = xla_data_pb2.RandomAlgorithm.Name(
+                present.get("rng_algorithm", 0)).lower()
+        elif opcode == "rng":
+            fields["distribution"] = xla_data_pb2.RandomDistribution.Name(
+                present.get("distribution", 0)).lower()
+        elif opcode == "fft":
+            fields["fft_type"] = xla_data_pb2.FftType.Name(present.get("fft_type", 0))
+        elif opcode == "topk":
+            fields["k"] = present.get("k", 0)
+            fields["largest"] = present.get("largest", False)
+        if "dimensions" in present or opcode in _ALWAYS_DIMENSIONS:
+            fields["dimensions"] = tuple(present.get("dimensions", ()))
+        if "slice_dimensions" in present or opcode == "slice":
+            fields["slice"] = tuple(SliceDimension(d.start, d.limit, d.stride or 1)
+                                    for d in present.get("slice_dimensions", ()))
+        if "dynamic_slice_sizes" in present or opcode == "dynamic-slice":
+            fields["dynamic_slice_sizes"] = tuple(present.get("dynamic_slice_sizes", ()))
+        if "fft_length" in present or opcode == "fft":
+            fields["fft_length"] = tuple(present.get("fft_length", ()))
+        if "window" in present:
+            fields["window"] = tuple(
+                WindowDimension(d.size, d.stride or 1, d.padding_low, d.padding_high,
+                                d.window_dilation or 1, d.base_dilation or 1, d.window_reversal)
+                for d in present["window"].dimensions)
+        if "padding_config" in present or opcode == "pad":
+            fields["padding_config"] = tuple(
+                PaddingDimension(d.edge_padding_low, d.edge_padding_high, d.interior_padding)
+                for d in proto.padding_config.dimensions)
+        if "dot_dimension_numbers" in present or opcode == "dot":
+            dot = proto.dot_dimension_numbers
+            fields["dot_dimension_numbers"] = DotDimensionNumbers(
+                tuple(dot.lhs_contracting_dimensions), tuple(dot.rhs_contracting_dimensions),
+                tuple(dot.lhs_batch_dimensions), tuple(dot.rhs_batch_dimensions))
+        if "convolution_dimension_numbers" in present:
+            conv = present["convolution_dimension_numbers"]
+            fields["convolution_dimension_numbers"] = ConvolutionDimensionNumbers(
+                conv.input_batch_dimension, conv.input_feature_dimension,
+                tuple(conv.input_spatial_dimensions), conv.kernel_input_feature_dimension,
+                conv.kernel_output_feature_dimension, tuple(conv.kernel_spatial_dimensions),
+                conv.output_batch_dimension, conv.output_feature_dimension,
+                tuple(conv.output_spatial_dimensions))
+        if "gather_dimension_numbers" in present or opcode == "gather":
+            gather = proto.gather_dimension_numbers
+            fields["gather_dimension_numbers"] = GatherDimensionNumbers(
+                tuple(gather.offset_dims), tuple(gather.collapsed_slice_dims),
+                tuple(gather.start_index_map), gather.index_vector_dim,
+                tuple(gather.operand_batching_dims), tuple(gather.start_indices_batching_dims))
+        if "gather_slice_sizes" in present or opcode == "gather":
+            fields["gather_slice_sizes"] = tuple(present.get("gather_slice_sizes", ()))
+        if "scatter_dimension_numbers" in present or opcode == "scatter":
+            scatter = proto.scatter_dimension_numbers
+            fields["scatter_dimension_numbers"] = ScatterDimensionNumbers(
+                tuple(scatter.update_window_dims), tuple(scatter.inserted_window_dims),
+                tuple(scatter.scatter_dims_to_operand_dims), scatter.index_vector_dim,
+                tuple(scatter.input_batching_dims), tuple(scatter.scatter_indices_batching_dims))
+        if "precision_config" in present:
+            precision = [_PRECISION_NAMES.get(p, str(p))
+                         for p in present["precision_config"].operand_precision]
+            if any(p != "default" for p in precision):
+                fields["operand_precision"] = tuple(precision)
+        if "custom_call_target" in present:
+            fields["custom_call_target"] = present["custom_call_target"]
+        if "backend_config" in present:
+            fields["backend_config"] = present["backend_config"].decode("utf-8",
+                                                                        "backslashreplace")
+        if "sharding" in present:
+            fields["sharding"] = sharding_text(present["sharding"])
+        if "metadata" in present:
+            metadata = self.metadata_of(present["metadata"])
+            if metadata is not None:
+                fields["metadata"] = metadata
+        return Instruction(
+            name=name, opcode=opcode, shape=shape, operands=operands, called_computations=called,
+            id=present.get("id", 0), feature_group_count=present.get("feature_group_count", 1),
+            batch_group_count=present.get("batch_group_count", 1),
+            is_stable=present.get("is_stable", False), attrs=_attrs(present, names), **fields)
+
+    def metadata_of(self, proto: xla_data_pb2.OpMetadata) -> Metadata | None:
+        key = proto.SerializeToString()
+        if not key:
+            return None
+        metadata = self.metadata.get(key)
+        if metadata is None:
+            metadata = self.metadata[key] = Metadata(
+                **{d.name: v for d, v in proto.ListFields() if d.name in _METADATA_FIELDS})
+        return metadata
+
+
+def _default_comparison(element_type: str) -> str:
+    """XLA prints `type=` only when it differs from the default for the operand type."""
+    if element_type in _FLOAT_TYPES:
+        return "FLOAT"
+    if element_type.startswith("s"):
+        return "SIGNED"
+    return "UNSIGNED"
+
+
+def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
+    """Attributes the model does not type, spelled as the text printer spells them."""
+    attrs: dict[str, str] = {}
+    if present.get("channel_id", 0) > 0:
+        attrs["channel_id"] = str(present["channel_id"])
+    if "replica_groups" in present:
+        attrs["replica_groups"] = "{" + ",".join(
+            "{" + ",".join(map(str, g.replica_ids)) + "}" for g in present["replica_groups"]) + "}"
+    if "source_target_pairs" in present:
+        attrs["source_target_pairs"] = "{" + ",".join(
+            f"{{{p.source},{p.target}}}" for p in present["source_target_pairs"]) + "}"
+    for flag in ("use_global_device_ids", "indices_are_sorted", "unique_indices",
+                 "custom_call_has_side_effect", "is_host_transfer"):
+        if present.get(flag):
+            attrs[flag] = "true"
+    if "control_predecessor_ids" in present:
+        attrs["control-predecessors"] = "{" + ", ".join(
+            f"%{names.get(i, i)}" for i in present["control_predecessor_ids"]) + "}"
+    if "frontend_attributes" in present and present["frontend_attributes"].map:
+        attrs["frontend_attributes"] = _frontend_attributes(present["frontend_attributes"])
+    if present.get("opcode") in ("batch-norm-training", "batch-norm-inference",
+                                 "batch-norm-grad"):
+        attrs["epsilon"] = repr(present.get("epsilon", 0.0))
+        attrs["feature_index"] = str(present.get("feature_index", 0))
+    thread = present.get("async_execution_thread")
+    if thread and thread != "main":
+        attrs["async_execution_thread"] = f'"{thread}"'
+    return attrs
+
+
+def _frontend_attributes(proto: xla_data_pb2.FrontendAttributes) -> str:
+    """`{key="value",...}`, keys sorted; values that are themselves `{...}` unquoted."""
+    items = []
+    for key in sorted(proto.map):
+        value = proto.map[key]
+        quoted = value if value.startswith("{") and value.endswith("}") else \
+            '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        items.append(f"{key}={quoted}")
+    return "{" + ",".join(items) + "}"
+
+
+def sharding_text(proto: xla_data_pb2.OpSharding) -> str:
+    """An OpSharding as the text printer shows it: `{replicated}`, `{maximal device=0}`,
+    `{devices=[2,1]0,1}`, `{devices=[4,1]<=[4]}`, tuples `{{replicated}, {manual}}`."""
+    kind = proto.type
+    if kind == _SHARDING.TUPLE:
+        return "{" + ", ".join(sharding_text(s) for s in proto.tuple_shardings) + "}"
+    if kind == _SHARDING.MAXIMAL:
+        device = proto.tile_assignment_devices[0] if proto.tile_assignment_devices else 0
+        return f"{{maximal device={device}}}"
+    if kind == _SHARDING.OTHER:
+        dims = ",".join(map(str, proto.tile_assignment_dimensions))
+        if proto.iota_reshape_dims:
+            devices = "<=[" + ",".join(map(str, proto.iota_reshape_dims)) + "]"
+            if list(proto.iota_transpose_perm) != sorted(proto.iota_transpose_perm):
+                devices += "T(" + ",".join(map(str, proto.iota_transpose_perm)) + ")"
+        else:
+            devices = ",".join(map(str, proto.tile_assignment_devices))
+        text = f"devices=[{dims}]{devices}"
+        if proto.replicate_on_last_tile_dim:
+            text += " last_tile_dim_replicate"
+        if proto.last_tile_dims:
+            text += " last_tile_dims={" + ", ".join(
+                _SHARDING.Type.Name(t).lower() for t in proto.last_tile_dims) + "}"
+        return "{" + text + "}"
+    return "{" + _SHARDING.Type.Name(kind).lower() + "}"
+
+
+def _source_tables(proto: hlo_pb2.StackFrameIndexProto) -> SourceTables:
+    """The stack frame index; ids are 1-based positions in each flat list."""
+    return SourceTables(
+        file_names={i + 1: name for i, name in enumerate(proto.file_names)},
+        function_names={i + 1: name for i, name in enumerate(proto.function_names)},
+        file_locations={
+            i + 1: FileLocation(loc.file_name_id, loc.function_name_id, loc.line, loc.end_line,
+                                loc.column, loc.end_column)
+            for i, loc in enumerate(proto.file_locations)},
+        stack_frames={i + 1: StackFrame(frame.file_location_id, frame.parent_frame_id)
+                      for i, frame in enumerate(proto.stack_frames)},
+    )
+
