@@ -44,6 +44,8 @@ CORE_MODULES = [
     "workbench.diff.ir_diff",
     "workbench.diff.render",
     "workbench.diff.steps",
+    "workbench.watch",
+    "workbench.stats",
 ]
 
 

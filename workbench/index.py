@@ -31,6 +31,8 @@ from workbench.model import Dump, Problem
 Claimer = Callable[[Dump, list[str]], list[str]]
 Expander = Callable[[Dump], None]
 
+PROGRESS_EVERY = 4096  # files listed between two `list_files` progress calls
+
 
 def _claim_xla(dump: Dump, paths: list[str]) -> list[str]:
     return claim_xla(paths, dump)
@@ -47,11 +49,15 @@ EXPANDERS: list[Expander] = [
 ]
 
 
-def list_files(root: Path, problems: list[Problem]) -> list[str]:
+def list_files(
+    root: Path, problems: list[Problem], progress: Callable[[list[str]], None] | None = None
+) -> list[str]:
     """Every regular file under `root`, as sorted POSIX paths relative to it.
 
     Uses `os.scandir` so the directory entry types come with the listing (no `stat` per file,
-    as `find -type f` does). Symlinked folders are not followed (they can loop).
+    as `find -type f` does). Symlinked folders are not followed (they can loop). `progress`, when
+    given, is called every few thousand files and after each folder with the (unsorted) paths
+    found so far, so a live view can show modules while a large folder is still being listed.
     """
     found: list[str] = []
     stack = [""]
@@ -67,10 +73,14 @@ def list_files(root: Path, problems: list[Problem]) -> list[str]:
                             stack.append(path)
                         elif entry.is_file():
                             found.append(path)
+                            if progress is not None and len(found) % PROGRESS_EVERY == 0:
+                                progress(found)
                     except OSError as error:
                         problems.append(Problem(path, f"cannot stat: {error.strerror}"))
         except OSError as error:
             problems.append(Problem(relative or ".", f"cannot list folder: {error.strerror}"))
+        if progress is not None:
+            progress(found)
     found.sort()
     return found
 
@@ -87,6 +97,15 @@ def scan(target: Path | str, *, expand: bool = True) -> Dump:
             dump.problems.append(Problem(".", f"no such folder: {target}"))
             return dump
         paths = list_files(target, dump.problems)
+    return claim_paths(dump, paths, expand=expand)
+
+
+def claim_paths(dump: Dump, paths: list[str], *, expand: bool = True) -> Dump:
+    """Fill `dump` from an already-made listing of its files (sorted relative POSIX paths).
+
+    `scan` lists then claims; the live watch keeps its own listing up to date and claims again
+    after each batch of changes, without listing the folder again.
+    """
     # Claiming allocates several objects per file; the cyclic GC would rescan them all again
     # and again (a third of the time on 100,000 files). None of them form cycles.
     gc_was_enabled = gc.isenabled()

@@ -8,9 +8,13 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="workbench", description="Open the terminal app.")
-    parser.add_argument("dir", nargs="?", type=Path, default=Path("."), help="dump folder")
-    parser.add_argument("--theme", help="theme name or a theme file from themes/")
+    parser.add_argument("dir", nargs="?", type=Path, default=Path("."),
+                        help="dump folder (or one dump file)")
+    parser.add_argument("--theme", help="theme name (dark, light, mono, or one of your own in "
+                        "~/.config/workbench/themes) or a theme file")
+    parser.add_argument("--no-watch", action="store_true",
+                        help="scan once; do not follow changes to the folder")
     args = parser.parse_args(argv)
     from workbench.tui.app import run_app
 
-    return run_app(args.dir, theme=args.theme)
+    return run_app(args.dir, theme=args.theme, watch=not args.no_watch)

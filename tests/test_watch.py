@@ -1,0 +1,183 @@
+"""Live watch without the UI: settling of half-written files, batching, deletions, model deltas."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.watch import ChangeBatch, DumpChange, LiveIndex, SettlingQueue, watch_index
+
+LN = "xla/layernorm-broken-fusion"
+
+
+def _ln_files(corpus: Path, module: str) -> list[Path]:
+    """The files (not the PJRT folder) of one module of the layernorm-broken-fusion dump."""
+    return sorted(f for f in (corpus / LN).glob(f"{module}.*") if f.is_file())
+
+
+class FakeDisk:
+    """stat() answers for the settling logic: path -> (size, mtime_ns) or missing."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[int, int]] = {}
+
+    def stat(self, path: str) -> tuple[int, int] | None:
+        return self.files.get(path)
+
+
+def test_settled_file_is_reported_once_stable() -> None:
+    queue, disk = SettlingQueue(quiet=0.1), FakeDisk()
+    disk.files["a.txt"] = (10, 1)
+    queue.touched("a.txt", now=0.0)
+    assert not queue.collect(0.05, disk.stat)  # inside the quiet time
+    assert not queue.collect(0.2, disk.stat)  # first look records the signature
+    batch = queue.collect(0.3, disk.stat)
+    assert batch.changed == {"a.txt"} and not batch.deleted
+    assert len(queue) == 0
+
+
+def test_file_still_being_written_is_retried() -> None:
+    queue, disk = SettlingQueue(quiet=0.1), FakeDisk()
+    queue.touched("big.pb", now=0.0)
+    for step, size in enumerate((100, 200, 300)):
+        disk.files["big.pb"] = (size, step)
+        assert not queue.collect(0.2 + step * 0.1, disk.stat)
+    assert queue.collect(0.6, disk.stat).changed == {"big.pb"}
+
+
+def test_empty_file_waits_for_content_then_grace() -> None:
+    queue, disk = SettlingQueue(quiet=0.1, empty_grace=1.0), FakeDisk()
+    disk.files["x.txt"] = (0, 1)
+    queue.touched("x.txt", now=0.0)
+    assert not queue.collect(0.2, disk.stat)
+    assert not queue.collect(0.4, disk.stat)  # stable but empty: held back
+    assert queue.collect(1.1, disk.stat).changed == {"x.txt"}  # empty for good
+
+
+def test_deleted_before_settling_and_folder_deletion() -> None:
+    queue, disk = SettlingQueue(quiet=0.0), FakeDisk()
+    queue.touched("gone.txt", now=0.0)
+    queue.touched("d/a.txt", now=0.0)
+    queue.removed("d")
+    batch = queue.collect(1.0, disk.stat)
+    assert batch.deleted == {"gone.txt", "d"}
+    assert not batch.changed and len(queue) == 0
+
+
+def test_touch_after_delete_cancels_the_deletion() -> None:
+    queue, disk = SettlingQueue(quiet=0.0), FakeDisk()
+    queue.removed("a.txt")
+    queue.touched("a.txt", now=0.0)
+    disk.files["a.txt"] = (3, 3)
+    queue.collect(0.1, disk.stat)
+    assert queue.collect(0.2, disk.stat) == ChangeBatch(frozenset({"a.txt"}), frozenset())
+
+
+def test_live_index_deltas(corpus: Path, tmp_path: Path) -> None:
+    for file in _ln_files(corpus, "module_0000"):
+        shutil.copy(file, tmp_path)
+    live = LiveIndex(tmp_path)
+    first = live.scan()
+    assert first.added == ["module_0000"] and len(first.dump.modules) == 1
+
+    new = _ln_files(corpus, "module_0010")
+    for file in new:
+        shutil.copy(file, tmp_path)
+    change = live.apply(ChangeBatch(frozenset(f.name for f in new)))
+    assert change is not None and change.added == ["module_0010"] and not change.changed
+    ln = change.dump.find_module("jit_ln")
+    assert sum(1 for s in ln.steps if s.kind == "pass") == 36
+
+    step_28 = next(f.name for f in new if ".0028." in f.name and f.name.endswith(".txt"))
+    change = live.apply(ChangeBatch(deleted=frozenset({step_28})))
+    assert change is not None and change.changed == ["module_0010"]
+    assert not any(s.file == step_28 for s in change.dump.find_module("jit_ln").steps)
+
+    assert live.apply(ChangeBatch(deleted=frozenset({"never-there.txt"}))) is None
+    gone = frozenset(f.name for f in _ln_files(corpus, "module_0000"))
+    change = live.apply(ChangeBatch(deleted=gone))
+    assert change is not None and change.removed == ["module_0000"]
+
+
+def test_live_index_scan_reports_progress(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("workbench.index.PROGRESS_EVERY", 50)
+    seen: list[tuple[int, int]] = []
+    live = LiveIndex(corpus / LN)
+    change = live.scan(lambda dump, n: seen.append((len(dump.modules), n)), progress_interval=0)
+    assert seen and seen[-1][1] == live.file_count
+    assert [n for _, n in seen] == sorted(n for _, n in seen)
+    assert len(change.dump.modules) == 7
+
+
+def test_live_index_on_one_file(corpus: Path, tmp_path: Path) -> None:
+    file = next(f for f in _ln_files(corpus, "module_0010") if f.name.endswith("0028."
+                "HLO_passes_after_layout_assignment.after_fusion.before_fusion-wrapper.txt"))
+    shutil.copy(file, tmp_path)
+    (tmp_path / "other.txt").write_text("x")
+    live = LiveIndex(tmp_path / file.name)
+    assert live.scan().dump.others == []
+    assert live.apply(ChangeBatch(frozenset({"other.txt"}))) is None
+
+
+def test_watchdog_reports_copies_and_deletions(corpus: Path, tmp_path: Path) -> None:
+    """Real files copied into a watched folder reach the model within about a second."""
+    live = LiveIndex(tmp_path)
+    live.scan()
+    changes: list[DumpChange] = []
+    arrived = threading.Event()
+
+    def on_change(change: DumpChange) -> None:
+        changes.append(change)
+        arrived.set()
+
+    watcher = watch_index(live, on_change)
+    try:
+        time.sleep(0.2)
+        files = _ln_files(corpus, "module_0010")
+        started = time.monotonic()
+        for file in files:
+            shutil.copy(file, tmp_path)
+        deadline = started + 10
+        while time.monotonic() < deadline:
+            arrived.wait(0.1)
+            if changes and len(changes[-1].dump.modules) == 1 and sum(
+                len(m.steps) for m in changes[-1].dump.modules
+            ) >= 38:
+                break
+        ln = changes[-1].dump.find_module("jit_ln")
+        assert len(ln.executions) == 1
+        assert sum(1 for s in ln.steps if s.kind == "pass") == 36
+        # A burst of files is batched, not one update per file.
+        assert len(changes) < len(files) / 4
+
+        arrived.clear()
+        (tmp_path / files[0].name).unlink()
+        assert arrived.wait(5)
+        assert changes[-1].files_removed == {files[0].name}
+    finally:
+        watcher.stop()
+
+
+def test_watchdog_waits_for_a_file_being_written(tmp_path: Path) -> None:
+    live = LiveIndex(tmp_path)
+    live.scan()
+    changes: list[DumpChange] = []
+    watcher = watch_index(live, changes.append)
+    name = "module_0001.jit_f.before_optimizations.txt"
+    try:
+        with open(tmp_path / name, "w") as handle:
+            for _ in range(12):
+                handle.write("HloModule jit_f\n")
+                handle.flush()
+                time.sleep(0.05)
+                assert not changes, "a file still growing was reported"
+        deadline = time.monotonic() + 5
+        while not changes and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert changes and changes[0].added == ["module_0001"]
+    finally:
+        watcher.stop()

@@ -1,0 +1,63 @@
+"""Helpers for driving the app headless (`App.run_test`) without an async test plugin."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widget import Widget
+
+from workbench.tui.app import SELECTION_DELAY, WorkbenchApp
+
+EXAMPLE = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
+
+Scenario = Callable[[Pilot], Awaitable[None]]
+
+
+async def settle(pilot: Pilot, rounds: int = 3) -> None:
+    """Let selection timers fire and background workers finish, a few times over (a finished
+    worker may start the next one)."""
+    for _ in range(rounds):
+        await pilot.pause(SELECTION_DELAY * 2)
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def run_headless(app: WorkbenchApp, scenario: Scenario, size: tuple[int, int] = (80, 24)) -> None:
+    """Run `scenario` against `app` in a headless terminal of `size`, once it has settled."""
+
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await scenario(pilot)
+
+    asyncio.run(main())
+
+
+def screen_lines(widget: Widget) -> list[str]:
+    """The text a Line-API widget shows now, one string per screen line."""
+    return [widget.render_line(y).text for y in range(widget.size.height)]
+
+
+@pytest.fixture
+def example() -> Path:
+    """The layernorm dump with a planted miscompile (module_0010 jit_ln, XLA step 0028)."""
+    return EXAMPLE
+
+
+@pytest.fixture
+def drive() -> Callable[..., None]:
+    return run_headless
+
+
+@pytest.fixture
+def wait() -> Callable[[Pilot], Awaitable[None]]:
+    return settle
+
+
+@pytest.fixture
+def lines() -> Callable[[Widget], list[str]]:
+    return screen_lines

@@ -1,0 +1,55 @@
+"""The help screen lists every pane's keys; the command palette offers every command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.command import CommandPalette
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from workbench.tui.app import WorkbenchApp, all_bindings
+from workbench.tui.commands import PaneCommands
+from workbench.tui.help_screen import HelpScreen
+from workbench.tui.panes.timeline import TimelinePane
+
+
+def test_help_lists_keys_of_every_pane(example: Path, drive) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(str(s.render()) for s in app.screen.query(Static))
+        for pane in app.panes:
+            assert pane.TITLE in text
+            for binding in all_bindings(type(pane)) + all_bindings(type(pane.focus_target())):
+                if binding.description:
+                    assert (binding.tooltip or binding.description) in text
+        assert "Next hunk" in text and "Zoom the focused pane" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+    drive(app, scenario)
+
+
+def test_palette_commands_cover_pane_bindings(example: Path, drive, wait) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        titles = [f"{pane}: {b.description}" if pane else b.description
+                  for pane, _, b in app.command_bindings()]
+        assert "Timeline: Unchanged" in titles and "Modules: Sort" in titles
+        assert "Go to Timeline" in titles and "Theme" in titles
+        # Run one through the palette machinery: it focuses the pane and acts there.
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"timeline unchanged")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait(pilot)
+        pane = app.pane(TimelinePane)
+        assert pane.hide_unchanged and pane.table.has_focus
+        assert PaneCommands in app.COMMANDS
+
+    drive(app, scenario)

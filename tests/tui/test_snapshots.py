@@ -1,0 +1,37 @@
+"""Snapshots of the main screen at 80x24 and 120x40 (`pytest --snapshot-update` to accept)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.panes.timeline import TimelinePane
+
+
+@pytest.fixture
+def app(example: Path, monkeypatch: pytest.MonkeyPatch) -> WorkbenchApp:
+    # A relative folder, so the status line reads the same on every machine.
+    monkeypatch.chdir(example.parent)
+    return WorkbenchApp(Path(example.name), watch=False)
+
+
+async def on_fusion_step(pilot: Pilot, settle) -> None:  # type: ignore[no-untyped-def]
+    """Settle, then put the timeline cursor on XLA step 0028 (fusion) and focus the timeline."""
+    await settle(pilot)
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    await pilot.press("3")
+    app.pane(TimelinePane).table.move_to(30)
+    await settle(pilot)
+
+
+def test_main_screen_80x24(app: WorkbenchApp, snap_compare, wait) -> None:
+    assert snap_compare(app, terminal_size=(80, 24),
+                        run_before=lambda pilot: on_fusion_step(pilot, wait))
+
+
+def test_main_screen_120x40(app: WorkbenchApp, snap_compare, wait) -> None:
+    assert snap_compare(app, terminal_size=(120, 40),
+                        run_before=lambda pilot: on_fusion_step(pilot, wait))

@@ -1,0 +1,325 @@
+"""The workbench terminal app: the main screen, live scan and watch, and the pane wiring.
+
+The app owns the state every pane reads (the model `dump`, the `book` of results, marks) and
+relays selection: a pane posts that its cursor moved, the app calls the hooks of every pane
+(see `panes/base.py`). Slow work runs in thread workers (scan, step facts, loading) or worker
+processes (replay); they report back with messages, so the event loop only ever draws.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.dom import DOMNode
+from textual.message import Message
+from textual.theme import Theme
+from textual.timer import Timer
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from workbench.model import Dump, Module, Step
+from workbench.tui.book import Book
+from workbench.tui.commands import PaneCommands
+from workbench.tui.help_screen import HelpScreen
+from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
+from workbench.tui.panes.base import Pane
+from workbench.tui.row_table import RowTable
+from workbench.tui.status_bar import StatusBar
+from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
+from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
+
+PaneType = TypeVar("PaneType", bound=Pane)
+SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
+
+
+class DumpChanged(Message):
+    """The live index rebuilt the model (first scan or a batch of file changes)."""
+
+    def __init__(self, change: DumpChange, initial: bool = False) -> None:
+        super().__init__()
+        self.change = change
+        self.initial = initial
+
+
+class ScanProgress(Message):
+    def __init__(self, dump: Dump, files: int) -> None:
+        super().__init__()
+        self.dump = dump
+        self.files = files
+
+
+class WorkbenchApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "workbench"
+    COMMANDS: ClassVar = App.COMMANDS | {PaneCommands}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("z", "zoom", "Zoom", show=False, tooltip="Zoom the focused pane (again: restore)"),
+        Binding("ctrl+t", "next_theme", "Theme", show=False,
+                tooltip="Switch to the next theme"),
+        *(Binding(pane.KEY, f"focus_pane('{pane.__name__}')", f"Go to {pane.TITLE}", show=False,
+                  tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
+          if pane.KEY),
+    ]
+
+    def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
+                 watch: bool = True) -> None:
+        super().__init__()
+        self.target = Path(target)
+        self.live = LiveIndex(self.target)
+        self.dump: Dump = Dump(root=self.live.root)
+        self.book = Book()
+        self.marked: dict[str, str] = {}  # module key -> step key of the marked step
+        self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
+        self.module: Module | None = None
+        self.step: Step | None = None
+        self.watch = watch
+        self.watcher: FolderWatcher | None = None
+        self.scanned = False
+        self._requested_theme = theme
+        self._selection_timer: Timer | None = None
+        self._theme_names: list[str] = []
+
+    # ----- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        self.status_bar = StatusBar(id="status-bar")
+        yield self.status_bar
+        self._panes = {pane: pane(id=f"pane-{pane.__name__.lower()}")
+                       for pane in (*LEFT_PANES, *RIGHT_PANES)}
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                for pane in LEFT_PANES:
+                    yield self._panes[pane]
+            with TabbedContent(id="right"):
+                for pane in RIGHT_PANES:
+                    with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
+                        yield self._panes[pane]
+        yield Footer(compact=True)
+
+    @property
+    def panes(self) -> list[Pane]:
+        """The panes of the main screen (also while another screen, such as help, is on top)."""
+        return list(self._panes.values())
+
+    def pane(self, pane_type: type[PaneType]) -> PaneType:
+        return self._panes[pane_type]  # type: ignore[return-value]
+
+    def on_mount(self) -> None:
+        self._register_themes()
+        self.status_bar.folder = self._folder_label()
+        self.pane(LEFT_PANES[0]).focus_target().focus()
+        if self.watch:
+            self.watcher = watch_index(self.live, lambda change: self.post_message(
+                DumpChanged(change)))
+        self.run_scan()
+
+    def _folder_label(self) -> str:
+        home = str(Path.home())
+        text = str(self.target)
+        return "~" + text[len(home):] if text.startswith(home + os.sep) else text
+
+    async def action_quit(self) -> None:
+        self.stop_watching()
+        self.exit(0)
+
+    def stop_watching(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+
+    def on_unmount(self) -> None:
+        if self._selection_timer is not None:
+            self._selection_timer.stop()
+        self.stop_watching()
+
+    # ----- themes -----------------------------------------------------------------------------
+
+    def _register_themes(self) -> None:
+        themes, errors = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        self._theme_names = [t.name for t in themes]
+        self._theme_names.sort(key=lambda n: (SHIPPED_ORDER.index(n)
+                                              if n in SHIPPED_ORDER else len(SHIPPED_ORDER), n))
+        for error in errors:
+            self.notify(f"theme not loaded: {error}", severity="warning", timeout=8)
+        wanted = self._requested_theme
+        if isinstance(wanted, Theme):
+            self.register_theme(wanted)
+            self._theme_names.append(wanted.name)
+            wanted = wanted.name
+        name = wanted or DEFAULT_THEME
+        if name not in self.available_themes:
+            self.notify(f"no theme {name!r}; themes: {', '.join(self._theme_names)}",
+                        severity="warning", timeout=8)
+            name = DEFAULT_THEME
+        self.theme = name
+
+    def action_next_theme(self) -> None:
+        names = self._theme_names or [self.theme]
+        index = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(index + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    # ----- scan and watch ---------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
+    def run_scan(self) -> None:
+        change = self.live.scan(lambda dump, files: self.post_message(ScanProgress(dump, files)))
+        self.post_message(DumpChanged(change, initial=True))
+
+    def on_scan_progress(self, event: ScanProgress) -> None:
+        if self.scanned:
+            return
+        self.status_bar.scan = f"scanning… {event.files:,} files"
+        self._set_dump(event.dump, None)
+
+    def on_dump_changed(self, event: DumpChanged) -> None:
+        if event.initial:
+            self.scanned = True
+        elif not self.scanned:
+            return  # the scan's own result is newer than this
+        change = event.change
+        self.book.forget_files(change.files_changed | change.files_removed)
+        self._set_dump(change.dump, change)
+
+    def _set_dump(self, dump: Dump, change: DumpChange | None) -> None:
+        self.dump = dump
+        watching = " · watching" if self.watcher is not None else ""
+        if self.scanned:
+            problems = f" · {len(dump.problems)} problems" if dump.problems else ""
+            self.status_bar.scan = (
+                f"{self.live.file_count:,} files · {len(dump.modules)} modules{problems}{watching}")
+        for pane in self.panes:
+            pane.dump_changed(self)
+        if self.module is not None:
+            current = next((m for m in dump.modules if m.key == self.module.key), None)
+            if current is None or change is None or self.module.key in change.changed or (
+                    change.files_changed & {s.file for s in current.steps}):
+                self.select_module(current.key if current else None)
+
+    # ----- selection --------------------------------------------------------------------------
+
+    def on_row_table_highlighted(self, event: RowTable.Highlighted) -> None:
+        table_id = event.table.id
+        if table_id == "modules-table":
+            self._later(lambda: self.select_module(event.key))
+        elif table_id == "timeline-table":
+            self._later(self.step_changed)
+
+    def _later(self, callback: Callable[[], None]) -> None:
+        """Run `callback` once the cursor has rested a moment (holding `j` loads nothing)."""
+        if self._selection_timer is not None:
+            self._selection_timer.stop()
+        self._selection_timer = self.set_timer(SELECTION_DELAY, callback)
+
+    def select_module(self, key: str | None) -> None:
+        module = next((m for m in self.dump.modules if m.key == key), None) if key else None
+        if module is None and self.module is None:
+            return
+        self.module = module
+        for pane in self.panes:
+            pane.module_selected(self, module)
+        self.step_changed()
+
+    def step_changed(self) -> None:
+        """The timeline's cursor (or the marked step) changed: tell the panes."""
+        from workbench.tui.panes.timeline import TimelinePane
+
+        self.step = self.pane(TimelinePane).table.current
+        if self.module is None:
+            return
+        for pane in self.panes:
+            pane.step_selected(self, self.module, self.step)
+
+    def results_changed(self, module_key: str) -> None:
+        for pane in self.panes:
+            pane.results_changed(self, module_key)
+
+    # ----- focus, zoom, help ------------------------------------------------------------------
+
+    def action_focus_pane(self, name: str) -> None:
+        for pane in self.panes:
+            if type(pane).__name__ == name:
+                if type(pane) in RIGHT_PANES:
+                    self.screen_stack[0].query_one("#right", TabbedContent).active = (
+                        f"tab-{name.lower()}")
+                self.call_after_refresh(pane.focus_target().focus)
+                return
+
+    def action_zoom(self) -> None:
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        pane = next((p for p in self.panes if p.has_focus_within), None)
+        if pane is not None:
+            screen.maximize(pane, container=False)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def command_bindings(self) -> Iterator[tuple[str, DOMNode, Binding]]:
+        """Every command of the app and its panes: (pane title or "", node, binding).
+
+        Navigation keys (hidden, without a tooltip) are left out; the help screen lists them.
+        """
+        for binding in self._bindings_of(self):
+            yield "", self, binding
+        for pane in self.panes:
+            for node in (pane, pane.focus_target()):
+                for binding in self._bindings_of(node):
+                    yield pane.TITLE, node, binding
+
+    @staticmethod
+    def _bindings_of(node: DOMNode) -> Iterator[Binding]:
+        seen: set[str] = set()
+        for binding in all_bindings(type(node)):
+            if binding.action in seen or not binding.description:
+                continue
+            if binding.show or binding.tooltip:
+                seen.add(binding.action)
+                yield binding
+
+    async def run_command(self, node: DOMNode, binding: Binding) -> None:
+        """What the palette does: focus the binding's pane, then run its action there."""
+        for pane in self.panes:
+            if node is pane or node is pane.focus_target():
+                self.action_focus_pane(type(pane).__name__)
+        await self.run_action(binding.action, node)
+
+
+def all_bindings(node_type: type[DOMNode]) -> list[Binding]:
+    """The workbench's own bindings of a widget class and its bases, own ones first (the
+    scrolling keys Textual's base classes add are overridden, so they are left out)."""
+    found: list[Binding] = []
+    for cls in node_type.__mro__:
+        if cls.__module__.startswith("workbench."):
+            found.extend(Binding.make_bindings(cls.__dict__.get("BINDINGS", [])))
+    return found
+
+
+def run_app(target: Path, theme: str | None = None, watch: bool = True) -> int:
+    """Run the app on `target` (a folder or one file); the exit status for the CLI."""
+    import sys
+
+    if not target.exists():
+        print(f"workbench: no such folder or file: {target}", file=sys.stderr)
+        return 2
+    try:
+        chosen = load_theme_argument(theme) if theme else None
+    except ValueError as error:
+        print(f"workbench: {error}", file=sys.stderr)
+        return 2
+    app = WorkbenchApp(target, theme=chosen, watch=watch)
+    result = app.run()
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,282 @@
+"""A virtualized view of IR text and IR diffs (unified or side by side).
+
+Like toolong's log view it never builds a widget per line: a document is a list of small row
+objects, `render_line(y)` renders only what is on screen, and rendered lines are kept in an LRU
+cache, so a 6,000-line module scrolls as fast as a 60-line one. Styles come from component
+classes, so added/removed lines follow the theme, and every changed line also carries a `+`/`-`
+marker in its gutter (readable without colour).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+@dataclass(frozen=True, slots=True)
+class TextRow:
+    """One rendered line: `kind` picks its style ("same", "added", "removed", "hunk", "text",
+    "blank", "note"); `gutter` holds line numbers and marker, as wide on every row of a
+    document."""
+
+    kind: str
+    gutter: str
+    text: str
+
+
+Row = TextRow | tuple[TextRow, TextRow]
+
+
+@dataclass
+class ViewDocument:
+    """What the view shows: rows (pairs when side by side), and where each hunk starts."""
+
+    rows: Sequence[Row]
+    side_by_side: bool = False
+    hunks: list[int] = field(default_factory=list)
+
+    @property
+    def text_width(self) -> int:
+        if self.side_by_side:
+            return 0  # halves are cut to the view's width; no horizontal scrolling
+        return max((cell_len(r.gutter) + cell_len(r.text) for r in self.rows
+                    if isinstance(r, TextRow)), default=0)
+
+
+def text_document(text: str) -> ViewDocument:
+    """A plain listing of `text` with line numbers."""
+    lines = text.splitlines()
+    digits = len(str(len(lines)))
+    return ViewDocument([TextRow("text", f"{n:>{digits}} ", line.expandtabs())
+                         for n, line in enumerate(lines, 1)])
+
+
+def message_document(message: str) -> ViewDocument:
+    return ViewDocument([TextRow("note", "", line) for line in message.splitlines()])
+
+
+class IrView(ScrollView, can_focus=True):
+    """Scrolls a `ViewDocument`; jumps between hunks and search matches."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "ir-view--gutter",
+        "ir-view--added",
+        "ir-view--removed",
+        "ir-view--hunk",
+        "ir-view--blank",
+        "ir-view--note",
+        "ir-view--match",
+        "ir-view--current",
+    }
+
+    DEFAULT_CSS = """
+    IrView {
+        height: 1fr;
+        scrollbar-size: 1 1;
+        & > .ir-view--gutter { color: $text-muted; }
+        & > .ir-view--added { background: $success 20%; }
+        & > .ir-view--removed { background: $error 20%; }
+        & > .ir-view--hunk { color: $accent; text-style: bold; }
+        & > .ir-view--blank { color: $text-disabled; }
+        & > .ir-view--note { color: $text-muted; text-style: italic; }
+        & > .ir-view--match { background: $warning 50%; text-style: bold underline; }
+        & > .ir-view--current { text-style: reverse; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "scroll_by(0, -1)", "Up", show=False),
+        Binding("down,j", "scroll_by(0, 1)", "Down", show=False),
+        Binding("left,h", "scroll_by(-8, 0)", "Left", show=False),
+        Binding("right,l", "scroll_by(8, 0)", "Right", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f,space", "page(1)", "Page down", show=False),
+        Binding("ctrl+u", "half_page(-1)", "Half page up", show=False),
+        Binding("ctrl+d", "half_page(1)", "Half page down", show=False),
+        Binding("home,g", "top", "Top", show=False),
+        Binding("end,G", "bottom", "Bottom", show=False),
+        Binding("right_square_bracket", "hunk(1)", "Next hunk"),
+        Binding("left_square_bracket", "hunk(-1)", "Prev hunk"),
+        Binding("n", "match(1)", "Next match", show=False),
+        Binding("N", "match(-1)", "Prev match", show=False),
+    ]
+
+    search: reactive[str] = reactive("", init=False)
+
+    class Moved(Message):
+        """The view scrolled to a hunk or match (for the pane's position display)."""
+
+        def __init__(self, view: IrView, what: str, index: int, total: int) -> None:
+            super().__init__()
+            self.view = view
+            self.what = what
+            self.index = index
+            self.total = total
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.document = ViewDocument([])
+        self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._matches: list[int] = []
+        self.current_row: int | None = None  # the hunk or match last jumped to
+
+    def show(self, document: ViewDocument, keep_position: bool = False) -> None:
+        y = self.scroll_offset.y if keep_position else 0
+        self.document = document
+        self.current_row = None
+        self._cache.clear()
+        self._matches = self._find(self.search)
+        self.virtual_size = Size(document.text_width, len(document.rows))
+        self.scroll_to(0, y, animate=False, immediate=True)
+        self.refresh()
+
+    # ----- navigation -------------------------------------------------------------------------
+
+    def action_scroll_by(self, dx: int, dy: int) -> None:
+        self.scroll_to(self.scroll_offset.x + dx, self.scroll_offset.y + dy, animate=False)
+
+    def action_page(self, direction: int) -> None:
+        self.action_scroll_by(0, direction * max(self.size.height - 1, 1))
+
+    def action_half_page(self, direction: int) -> None:
+        self.action_scroll_by(0, direction * max(self.size.height // 2, 1))
+
+    def action_top(self) -> None:
+        self.scroll_to(y=0, animate=False)
+
+    def action_bottom(self) -> None:
+        self.scroll_to(y=len(self.document.rows), animate=False)
+
+    def _jump(self, targets: list[int], direction: int, what: str) -> None:
+        if not targets:
+            self.notify(f"no {what}s", timeout=2)
+            return
+        here = self.current_row if self.current_row is not None else int(self.scroll_offset.y) - 1
+        if direction > 0:
+            following = [t for t in targets if t > here]
+            target = following[0] if following else targets[0]
+        else:
+            preceding = [t for t in targets if t < here]
+            target = preceding[-1] if preceding else targets[-1]
+        self.go_to_row(target)
+        self.post_message(self.Moved(self, what, targets.index(target), len(targets)))
+
+    def go_to_row(self, row: int) -> None:
+        """Scroll so `row` is near the top (with two rows of context above) and mark it."""
+        self.current_row = row
+        self._cache.clear()
+        self.scroll_to(y=max(row - 2, 0), animate=False, immediate=True)
+        self.refresh()
+
+    def action_hunk(self, direction: int) -> None:
+        self._jump(self.document.hunks, direction, "hunk")
+
+    def action_match(self, direction: int) -> None:
+        self._jump(self._matches, direction, "match")
+
+    def watch_search(self, term: str) -> None:
+        self._matches = self._find(term)
+        self._cache.clear()
+        self.refresh()
+        if self._matches:
+            self._jump(self._matches, 1, "match")
+
+    @property
+    def match_count(self) -> int:
+        return len(self._matches)
+
+    def _find(self, term: str) -> list[int]:
+        if not term:
+            return []
+        term = term.lower()
+        found = []
+        for index, row in enumerate(self.document.rows):
+            halves = row if isinstance(row, tuple) else (row,)
+            if any(term in half.text.lower() for half in halves):
+                found.append(index)
+        return found
+
+    # ----- rendering --------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name, partial=True)
+
+    def _kind_style(self, kind: str) -> Style:
+        if kind in ("added", "removed", "hunk", "blank", "note"):
+            return self._style(f"ir-view--{kind}")
+        return Style()
+
+    def _render_half(self, row: TextRow, width: int, scroll_x: int, base: Style) -> list[Segment]:
+        style = base + self._kind_style(row.kind)
+        gutter_style = style + self._style("ir-view--gutter")
+        gutter = row.gutter[:width]
+        text_width = max(width - cell_len(gutter), 0)
+        text = row.text[scroll_x:] if scroll_x else row.text
+        segments = [Segment(gutter, gutter_style)]
+        term = self.search.lower()
+        if term and term in text.lower():
+            segments.extend(self._highlight(text, term, style))
+        else:
+            segments.append(Segment(text, style))
+        return list(Strip(segments).crop_extend(0, cell_len(gutter) + text_width, style))
+
+    def _highlight(self, text: str, term: str, style: Style) -> list[Segment]:
+        match_style = style + self._style("ir-view--match")
+        lower = text.lower()
+        segments, start = [], 0
+        while (found := lower.find(term, start)) >= 0:
+            segments.append(Segment(text[start:found], style))
+            segments.append(Segment(text[found:found + len(term)], match_style))
+            start = found + len(term)
+        segments.append(Segment(text[start:], style))
+        return segments
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        index = int(self.scroll_offset.y) + y
+        rows = self.document.rows
+        if index >= len(rows):
+            return Strip.blank(width, base)
+        scroll_x = int(self.scroll_offset.x)
+        is_current = index == self.current_row
+        key = (index, width, scroll_x, is_current)
+        strip = self._cache.get(key)
+        if strip is not None:
+            return strip
+        row = rows[index]
+        if isinstance(row, tuple):
+            left_width = (width - 1) // 2
+            right_width = width - 1 - left_width
+            segments = self._render_half(row[0], left_width, 0, base)
+            segments.append(Segment("│", base + self._style("ir-view--gutter")))
+            segments.extend(self._render_half(row[1], right_width, 0, base))
+        else:
+            segments = self._render_half(row, width, scroll_x, base)
+        strip = Strip(segments).crop_extend(0, width, base)
+        if is_current:
+            strip = Strip(
+                [Segment(s.text, (s.style or Style()) + self._style("ir-view--current"))
+                 if i == 0 else s for i, s in enumerate(strip)]
+            )
+        self._cache[key] = strip
+        return strip

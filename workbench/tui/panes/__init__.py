@@ -1,0 +1,18 @@
+"""The panes of the main screen, in screen order.
+
+The left column stacks `LEFT_PANES`; the right side shows one of `RIGHT_PANES` at a time, as
+tabs. A new pane is a `Pane` subclass (see `base.py`) in a module of its own here, added to one
+of these lists; its `KEY` digit focuses it and its bindings reach the footer, the help screen
+and the command palette without further wiring.
+"""
+
+from __future__ import annotations
+
+from workbench.tui.panes.base import Pane
+from workbench.tui.panes.diff import DiffPane
+from workbench.tui.panes.executions import ExecutionsPane
+from workbench.tui.panes.modules import ModulesPane
+from workbench.tui.panes.timeline import TimelinePane
+
+LEFT_PANES: list[type[Pane]] = [ModulesPane, ExecutionsPane, TimelinePane]
+RIGHT_PANES: list[type[Pane]] = [DiffPane]

@@ -1,0 +1,68 @@
+"""What every pane of the main screen is: a titled box the app fills as the selection moves.
+
+A pane is a `Pane` subclass in its own module under `workbench/tui/panes/`, listed in
+`panes/__init__.py`. It says its `TITLE`, the digit `KEY` that focuses it, its own `BINDINGS`
+(shown in the footer while it has focus, and in the help screen), and overrides the hooks it
+needs; the app calls them on every pane:
+
+- `dump_changed(app)`: the folder's model was (re)built (first scan, live updates);
+- `module_selected(app, module)`: the user moved to another module (None: no module);
+- `step_selected(app, module, step)`: the user moved to another step of the timeline;
+- `results_changed(app, module_key)`: replay results arrived for a module.
+
+Panes read what they show from the app (`app.dump`, `app.book`, caches) and start their slow
+work in thread workers, never on the event loop.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.containers import Vertical
+from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from workbench.model import Module, Step
+    from workbench.tui.app import WorkbenchApp
+
+
+class Pane(Vertical):
+    TITLE: ClassVar[str] = ""
+    KEY: ClassVar[str] = ""
+    HELP: ClassVar[str] = ""  # one paragraph for the help screen
+
+    DEFAULT_CSS = """
+    Pane {
+        border-top: solid $panel-lighten-2;
+        border-title-color: $text-muted;
+        border-title-style: bold;
+        height: 1fr;
+        &:focus-within {
+            border-top: solid $primary;
+            border-title-color: $text;
+        }
+    }
+    """
+
+    def on_mount(self) -> None:
+        self.set_title()
+
+    def set_title(self, extra: str = "") -> None:
+        key = f"{self.KEY} " if self.KEY else ""
+        self.border_title = f"{key}{self.TITLE}{'  ' + extra if extra else ''}"
+
+    def focus_target(self) -> Widget:
+        """The widget the pane's key focuses."""
+        return self
+
+    def dump_changed(self, app: WorkbenchApp) -> None:
+        """The model was rebuilt; the default keeps what is shown."""
+
+    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
+        """Another module was selected; the default ignores it."""
+
+    def step_selected(self, app: WorkbenchApp, module: Module, step: Step | None) -> None:
+        """Another step was selected; the default ignores it."""
+
+    def results_changed(self, app: WorkbenchApp, module_key: str) -> None:
+        """Replay results arrived; the default ignores them."""

@@ -1,0 +1,153 @@
+"""Modules pane: every module of the dump with its replay badge; filter, sort, hide helpers."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.fuzzy import Matcher
+from textual.widget import Widget
+
+from workbench.model import Module
+from workbench.tui.filter_input import FilterInput
+from workbench.tui.panes.base import Pane
+from workbench.tui.row_table import Cell, Column, RowTable
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
+
+# JAX compiles one small module per eagerly executed jax.numpy / lax operation (`x / 7.0` gives
+# `jit_true_divide`); leading-underscore names are jax.numpy internals (`jit__reduce_sum`).
+_HELPER_RE = re.compile(
+    r"^jit_(?:_.*|iota|convert_element_type|broadcast_in_dim|reshape|squeeze|expand_dims|"
+    r"concatenate|transpose|true_divide|divide|add|subtract|mul|multiply|negative|equal|"
+    r"not_equal|less|greater|abs|isnan|where|select_n|clip|astype|copy|pad|slice|"
+    r"dynamic_slice|dynamic_update_slice|gather|full|zeros_like|ones_like|arange|stack|split)$"
+)
+SORTS = ("id", "name", "steps", "status")
+
+
+def is_helper_module(module: Module) -> bool:
+    """A module JAX made for one eager operation, not a program the user wrote."""
+    return bool(_HELPER_RE.match(module.name))
+
+
+def short_key(module: Module) -> str:
+    return module.key.replace("module_", "", 1)
+
+
+class ModulesPane(Pane):
+    TITLE = "Modules"
+    KEY = "1"
+    HELP = ("Every module found in the folder, with its replay badge: · not replayed, … running, "
+            "✓ ok, ✗ failing at a pass, ? unsupported, ! error. Helper modules JAX compiles for "
+            "single eager operations are hidden (t shows them); failing ones always show.")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter"),
+        Binding("s", "sort", "Sort"),
+        Binding("t", "toggle_helpers", "Helpers"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.sort = "id"
+        self.hide_helpers = True
+        self.hidden = 0
+        self.table: RowTable[Module] = RowTable(
+            [
+                Column("", 1),
+                Column("id", 5),
+                Column("module", flex=True),
+                Column("status", 12, min_width=60),
+                Column("steps", 5, align="right"),
+                Column("ex", 2, align="right"),
+            ],
+            row_key=lambda module: module.key,
+            render_row=self._cells,
+            empty_text="no modules (yet)",
+            id="modules-table",
+        )
+        self.filter = FilterInput(placeholder="filter modules (fuzzy)", id="modules-filter")
+
+    def compose(self) -> ComposeResult:
+        yield self.table
+        yield self.filter
+
+    def focus_target(self) -> Widget:
+        return self.table
+
+    def _cells(self, module: Module) -> list[Cell]:
+        status = self.app.book.module_status(module.key)  # type: ignore[attr-defined]
+        return [
+            (status.symbol, status.style),
+            (short_key(module), "dim"),
+            (module.name or module.key, ""),
+            (status.text, status.style),
+            (str(len(module.steps)), ""),
+            (str(len(module.executions)), ""),
+        ]
+
+    def _visible(self, app: WorkbenchApp) -> list[Module]:
+        modules = list(app.dump.modules)
+        self.hidden = 0
+        if self.hide_helpers:
+            kept = [m for m in modules if not is_helper_module(m)
+                    or app.book.module_status(m.key).state in ("mismatch", "running", "error")]
+            self.hidden = len(modules) - len(kept)
+            modules = kept
+        query = self.filter.value.strip()
+        if query:
+            matcher = Matcher(query)
+            scored = [(matcher.match(f"{m.key} {m.name}"), m) for m in modules]
+            modules = [m for score, m in scored if score > 0]
+        if self.sort == "name":
+            modules.sort(key=lambda m: (m.name, m.key))
+        elif self.sort == "steps":
+            modules.sort(key=lambda m: (-len(m.steps), m.key))
+        elif self.sort == "status":
+            order = {"mismatch": 0, "error": 1, "unsupported": 2, "running": 3, "ok": 4, "none": 5}
+            modules.sort(key=lambda m: (order[app.book.module_status(m.key).state], m.key))
+        return modules
+
+    def refill(self) -> None:
+        app: WorkbenchApp = self.app  # type: ignore[assignment]
+        rows = self._visible(app)
+        self.table.set_rows(rows)
+        total = len(app.dump.modules)
+        parts = [f"{len(rows)}/{total}" if len(rows) != total else str(total)]
+        if self.hidden:
+            parts.append(f"{self.hidden} helpers hidden")
+        if self.sort != "id":
+            parts.append(f"by {self.sort}")
+        self.set_title(" · ".join(parts))
+
+    def dump_changed(self, app: WorkbenchApp) -> None:
+        self.refill()
+
+    def results_changed(self, app: WorkbenchApp, module_key: str) -> None:
+        if self.hide_helpers or self.sort == "status":
+            self.refill()
+        else:
+            self.table.refresh_rows([module_key])
+
+    def action_filter(self) -> None:
+        self.filter.open()
+
+    def action_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.refill()
+
+    def action_toggle_helpers(self) -> None:
+        self.hide_helpers = not self.hide_helpers
+        self.refill()
+
+    def on_input_changed(self, event: FilterInput.Changed) -> None:
+        event.stop()
+        self.refill()
+
+    def on_filter_input_done(self, event: FilterInput.Done) -> None:
+        event.stop()
+        self.table.focus()

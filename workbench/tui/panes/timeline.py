@@ -1,0 +1,249 @@
+"""Pass timeline pane: the selected module's steps, what changed, sizes, timing, replay results.
+
+Step facts (IR statistics, changed flags) are computed in a thread worker when a module is
+selected and stream into the rows as they arrive; the keys keep working meanwhile.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.fuzzy import Matcher
+from textual.message import Message
+from textual.widget import Widget
+from textual.worker import get_current_worker
+
+from workbench.loader import ReadError, read_text
+from workbench.model import Module, Step
+from workbench.stats import IrStats, ir_stats
+from workbench.tui.book import step_key
+from workbench.tui.filter_input import FilterInput
+from workbench.tui.panes.base import Pane
+from workbench.tui.row_table import Cell, Column, RowTable
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
+
+
+def instruction_delta(before: IrStats | ReadError | None, after: IrStats | ReadError | None
+                      ) -> str:
+    """`+3`, `-2`, `0`; empty when a count is missing."""
+    if not isinstance(after, IrStats) or not isinstance(before, IrStats):
+        return ""
+    delta = after.instructions - before.instructions
+    return f"{delta:+d}" if delta else "0"
+
+
+class TimelinePane(Pane):
+    TITLE = "Timeline"
+    KEY = "3"
+    HELP = ("The selected module's pass timeline. ● the step changed the IR, · it did not; Δ is "
+            "the change in instruction count; the last column is the replay result of the step "
+            "(✓ matches the reference, ✗ differs, ? unsupported, ! error). m marks a step: the "
+            "diff then compares the selected step with the marked one instead of its "
+            "predecessor.")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter"),
+        Binding("u", "toggle_unchanged", "Unchanged"),
+        Binding("right_square_bracket", "changed(1)", "Next chg"),
+        Binding("left_square_bracket", "changed(-1)", "Prev chg"),
+        Binding("m", "mark", "Mark"),
+    ]
+
+    class FactsArrived(Message):
+        def __init__(self, module_key: str, done: bool) -> None:
+            super().__init__()
+            self.module_key = module_key
+            self.done = done
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.module: Module | None = None
+        self.hide_unchanged = False
+        self.table: RowTable[Step] = RowTable(
+            [
+                Column("#", 3, align="right"),
+                Column("", 1),
+                Column("step", 4, min_width=44),
+                Column("pass", flex=True),
+                Column("pipeline", 22, min_width=90),
+                Column("Δinst", 5, align="right"),
+                Column("time", 7, align="right", min_width=60),
+                Column("", 1),
+            ],
+            row_key=step_key,
+            render_row=self._cells,
+            empty_text="select a module",
+            id="timeline-table",
+        )
+        self.filter = FilterInput(placeholder="filter passes (fuzzy)", id="timeline-filter")
+
+    def compose(self) -> ComposeResult:
+        yield self.table
+        yield self.filter
+
+    def focus_target(self) -> Widget:
+        return self.table
+
+    @property
+    def _app(self) -> WorkbenchApp:
+        return self.app  # type: ignore[return-value]
+
+    def _cells(self, step: Step) -> list[Cell]:
+        app = self._app
+        book = app.book
+        facts = book.step_facts(step)
+        module = self.module
+        previous = module.steps[step.index - 1] if module and step.index > 0 else None
+        same_ir = previous is not None and previous.ir == step.ir
+        before = book.step_facts(previous).stats if same_ir else None  # type: ignore[arg-type]
+        changed = {True: ("●", "mark--changed"), False: ("·", "mark--same")}.get(
+            facts.changed, ("", ""))  # type: ignore[arg-type]
+        if module is not None and app.marked.get(module.key) == step_key(step):
+            changed = ("◆", "mark--marked")
+        status = book.step_status(module.key, step) if module else None
+        result = (status.symbol, status.style) if status and status.state != "none" else ("", "")
+        if app.culprit.get(module.key if module else "") == step_key(step):
+            result = ("✗", "mark--culprit")
+        timing = f"{step.timing_s * 1000:.1f}ms" if step.timing_s is not None else ""
+        return [
+            (str(step.index), "dim"),
+            changed,
+            (f"{step.xla_step:04d}" if step.xla_step is not None else "", "dim"),
+            (step.pass_name, "" if facts.changed is not False else "dim"),
+            (step.pipeline or "", "dim"),
+            (instruction_delta(before, facts.stats), "dim"),
+            (timing, "dim"),
+            result,
+        ]
+
+    # ----- filling ----------------------------------------------------------------------------
+
+    def _visible(self) -> list[Step]:
+        if self.module is None:
+            return []
+        steps = list(self.module.steps)
+        book = self._app.book
+        if self.hide_unchanged:
+            steps = [s for s in steps if book.step_facts(s).changed is not False]
+        query = self.filter.value.strip()
+        if query:
+            matcher = Matcher(query)
+            steps = [s for s in steps if matcher.match(f"{s.pass_name} {s.pipeline or ''}") > 0]
+        return steps
+
+    def refill(self, keep: str | None = None) -> None:
+        rows = self._visible()
+        self.table.set_rows(rows, keep=keep)
+        if self.module is None:
+            self.set_title()
+            return
+        total = len(self.module.steps)
+        shown = f"{len(rows)}/{total}" if len(rows) != total else str(total)
+        self.set_title(f"{self.module.name or self.module.key} · {shown} steps"
+                       + (" · changed only" if self.hide_unchanged else ""))
+
+    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
+        same = module is not None and self.module is not None and module.key == self.module.key
+        keep = self.table.current_key if same else None
+        self.module = module
+        self.refill(keep=keep)
+        if module is not None:
+            self.compute_facts(app, module)
+
+    def results_changed(self, app: WorkbenchApp, module_key: str) -> None:
+        if self.module is not None and self.module.key == module_key:
+            self.table.refresh_rows()
+
+    # ----- step facts -------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="timeline-facts", exit_on_error=False)
+    def compute_facts(self, app: WorkbenchApp, module: Module) -> None:
+        """Read each step's IR once: statistics, and whether it differs from the step before."""
+        worker = get_current_worker()
+        book = app.book
+        texts: dict[int, str | ReadError] = {}  # by step index; only the last two are kept
+
+        def text_of(step: Step) -> str | ReadError:
+            if step.index not in texts:
+                try:
+                    if step.text is None:
+                        raise ReadError(step.file or "?", "no printed IR for this step")
+                    texts[step.index] = read_text(app.dump.root, step.text)
+                except ReadError as error:
+                    texts[step.index] = error
+            return texts[step.index]
+
+        last_post = time.monotonic()
+        for step in module.steps:
+            if worker.is_cancelled:
+                return
+            facts = book.step_facts(step)
+            if facts.stats is not None and facts.changed is not None:
+                continue
+            text = text_of(step)
+            facts.stats = text if isinstance(text, ReadError) else ir_stats(text, step.ir)
+            previous = module.steps[step.index - 1] if step.index > 0 else None
+            if previous is not None and previous.ir == step.ir and isinstance(text, str):
+                before = text_of(previous)
+                if isinstance(before, str):
+                    facts.changed = text != before
+            texts.pop(step.index - 1, None)
+            if time.monotonic() - last_post > 0.1:
+                last_post = time.monotonic()
+                self.post_message(self.FactsArrived(module.key, done=False))
+        self.post_message(self.FactsArrived(module.key, done=True))
+
+    def on_timeline_pane_facts_arrived(self, event: FactsArrived) -> None:
+        if self.module is None or event.module_key != self.module.key:
+            return
+        if self.hide_unchanged and event.done:
+            self.refill()
+        else:
+            self.table.refresh_rows()
+
+    # ----- actions ----------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        self.filter.open()
+
+    def action_toggle_unchanged(self) -> None:
+        self.hide_unchanged = not self.hide_unchanged
+        self.refill()
+
+    def action_changed(self, direction: int) -> None:
+        rows = self.table.rows
+        book = self._app.book
+        index = self.table.cursor + direction
+        while 0 <= index < len(rows):
+            if book.step_facts(rows[index]).changed:
+                self.table.move_to(index)
+                return
+            index += direction
+        self.notify("no further changed step", timeout=2)
+
+    def action_mark(self) -> None:
+        step = self.table.current
+        if self.module is None or step is None:
+            return
+        marks = self._app.marked
+        key = step_key(step)
+        if marks.get(self.module.key) == key:
+            del marks[self.module.key]
+        else:
+            marks[self.module.key] = key
+        self.table.refresh_rows()
+        self._app.step_changed()
+
+    def on_input_changed(self, event: FilterInput.Changed) -> None:
+        event.stop()
+        self.refill()
+
+    def on_filter_input_done(self, event: FilterInput.Done) -> None:
+        event.stop()
+        self.table.focus()

@@ -1,0 +1,324 @@
+"""A virtualized table for the list panes (modules, executions, timeline).
+
+Built on the Line API like toolong's log view: rows are plain objects and only the visible
+ones are rendered (`render_line`), so thousands of modules or steps cost nothing until they
+scroll into view, and replacing the rows (a filter keystroke, a live update) is a list
+assignment, not thousands of widget operations. Cells name a component class for their style,
+so badges follow the theme; the header line stays on top while the rows scroll.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+Item = TypeVar("Item")
+Cell = tuple[str, str]  # (text, component class giving its style, or "")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: fixed `width` cells, or the one `flex` column taking what is left. A column
+    with `min_width` shows only when the table is at least that wide."""
+
+    title: str
+    width: int = 0
+    align: str = "left"
+    flex: bool = False
+    min_width: int = 0
+
+
+def fit(text: str, width: int, align: str = "left") -> str:
+    """`text` cut or padded to exactly `width` cells (an ellipsis marks a cut)."""
+    length = cell_len(text)
+    if length > width:
+        if width <= 1:
+            return "…"[:width]
+        cut = text
+        while cell_len(cut) > width - 1:
+            cut = cut[:-1]
+        return cut + "…"
+    padding = " " * (width - length)
+    return padding + text if align == "right" else text + padding
+
+
+class RowTable(ScrollView, Generic[Item], can_focus=True):
+    """A list of rows with a cursor, keyed so the cursor survives row replacement."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "row-table--header",
+        "row-table--cursor",
+        "row-table--cursor-blurred",
+        "row-table--empty",
+        "status--none",
+        "status--running",
+        "status--ok",
+        "status--fail",
+        "status--unsupported",
+        "status--error",
+        "mark--changed",
+        "mark--same",
+        "mark--marked",
+        "mark--culprit",
+        "dim",
+    }
+
+    DEFAULT_CSS = """
+    RowTable {
+        height: 1fr;
+        overflow-x: hidden;
+        scrollbar-size-vertical: 1;
+        & > .row-table--header { text-style: bold; color: $text-muted; }
+        & > .row-table--cursor { background: $block-cursor-blurred-background; }
+        &:focus > .row-table--cursor {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+        & > .row-table--cursor-blurred { background: $block-cursor-blurred-background; }
+        & > .row-table--empty { color: $text-muted; text-style: italic; }
+        & > .status--none { color: $text-muted; }
+        & > .status--running { color: $warning; text-style: bold; }
+        & > .status--ok { color: $success; }
+        & > .status--fail { color: $error; text-style: bold; }
+        & > .status--unsupported { color: $secondary; text-style: italic; }
+        & > .status--error { color: $error; text-style: italic; }
+        & > .mark--changed { color: $accent; text-style: bold; }
+        & > .mark--same { color: $text-muted; }
+        & > .mark--marked { color: $primary; text-style: bold reverse; }
+        & > .mark--culprit { color: $error; text-style: bold reverse; }
+        & > .dim { color: $text-muted; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f,space", "page(1)", "Page down", show=False),
+        Binding("ctrl+u", "half_page(-1)", "Half page up", show=False),
+        Binding("ctrl+d", "half_page(1)", "Half page down", show=False),
+        Binding("home,g", "first", "First", show=False),
+        Binding("end,G", "last", "Last", show=False),
+        Binding("enter", "select", "Open", show=False),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class Highlighted(Message):
+        """The cursor moved to another row (or the rows changed under it)."""
+
+        def __init__(self, table: RowTable, key: str | None) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+        @property
+        def control(self) -> RowTable:
+            return self.table
+
+    class Selected(Highlighted):
+        """Enter was pressed on a row."""
+
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        row_key: Callable[[Item], str],
+        render_row: Callable[[Item], Sequence[Cell]],
+        *,
+        empty_text: str = "nothing here",
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.columns = list(columns)
+        self.row_key = row_key
+        self.render_row = render_row
+        self.empty_text = empty_text
+        self.rows: list[Item] = []
+        self._keys: dict[str, int] = {}
+        self._line_cache: LRUCache[tuple, Strip] = LRUCache(512)
+        self._highlighted_key: str | None = None
+
+    # ----- data -------------------------------------------------------------------------------
+
+    def set_rows(self, rows: Sequence[Item], keep: str | None = None) -> None:
+        """Replace the rows; the cursor stays on the row with key `keep` (default: the current
+        row's key) when it is still there."""
+        keep = keep if keep is not None else self.current_key
+        self.rows = list(rows)
+        self._keys = {self.row_key(item): index for index, item in enumerate(self.rows)}
+        self._line_cache.clear()
+        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        index = self._keys.get(keep, min(self.cursor, max(len(self.rows) - 1, 0))) \
+            if keep is not None else 0
+        self.move_to(index, force=True)
+        self.refresh()
+
+    def refresh_rows(self, keys: Sequence[str] | None = None) -> None:
+        """Re-render rows whose content changed in place (a badge, a replay result)."""
+        self._line_cache.clear()
+        if keys is None:
+            self.refresh()
+            return
+        top = int(self.scroll_offset.y)
+        for key in keys:
+            index = self._keys.get(key)
+            if index is not None and top <= index < top + self.size.height:
+                self.refresh(Region(0, index - top + 1, self.size.width, 1))
+
+    @property
+    def current(self) -> Item | None:
+        return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
+
+    @property
+    def current_key(self) -> str | None:
+        item = self.current
+        return None if item is None else self.row_key(item)
+
+    def index_of(self, key: str) -> int | None:
+        return self._keys.get(key)
+
+    def move_to_key(self, key: str) -> bool:
+        index = self._keys.get(key)
+        if index is None:
+            return False
+        self.move_to(index)
+        return True
+
+    # ----- cursor -----------------------------------------------------------------------------
+
+    def move_to(self, index: int, force: bool = False) -> None:
+        index = max(0, min(index, len(self.rows) - 1)) if self.rows else 0
+        self.cursor = index
+        self._scroll_to_cursor()
+        # Announced from the table's own message loop: a message made while the parent pane
+        # handles an event would have the pane as sender, and Textual stops bubbling there.
+        self.call_later(self._announce, force)
+
+    def _announce(self, force: bool) -> None:
+        key = self.current_key
+        if force or key != self._highlighted_key:
+            self._highlighted_key = key
+            self.post_message(self.Highlighted(self, key))
+
+    def watch_cursor(self) -> None:
+        self._line_cache.clear()
+        self.refresh()
+
+    def _scroll_to_cursor(self) -> None:
+        rows_visible = max(self.size.height - 1, 1)
+        top = int(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + rows_visible:
+            self.scroll_to(y=self.cursor - rows_visible + 1, animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        self.move_to(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self.move_to(self.cursor + direction * max(self.size.height - 2, 1))
+
+    def action_half_page(self, direction: int) -> None:
+        self.move_to(self.cursor + direction * max((self.size.height - 1) // 2, 1))
+
+    def action_first(self) -> None:
+        self.move_to(0)
+
+    def action_last(self) -> None:
+        self.move_to(len(self.rows) - 1)
+
+    def action_select(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Selected(self, self.current_key))
+
+    def on_resize(self) -> None:
+        self._line_cache.clear()
+        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        self._scroll_to_cursor()
+
+    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+        row = int(self.scroll_offset.y) + event.y - 1
+        if event.y >= 1 and 0 <= row < len(self.rows):
+            self.move_to(row)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._line_cache.clear()
+
+    def on_focus(self) -> None:
+        self._line_cache.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._line_cache.clear()
+        self.refresh()
+
+    # ----- rendering --------------------------------------------------------------------------
+
+    def column_widths(self, width: int) -> list[int]:
+        """Each column's width at this table width; 0 for a column hidden at this width."""
+        shown = [c for c in self.columns if width >= c.min_width]
+        fixed = sum(c.width for c in shown if not c.flex) + len(shown) - 1
+        flex = max(width - fixed, 4)
+        return [0 if width < c.min_width else flex if c.flex else c.width for c in self.columns]
+
+    def _style(self, name: str) -> Style:
+        if not name:
+            return Style()
+        return self.get_component_rich_style(name, partial=True)
+
+    def _line(self, cells: Sequence[Cell], widths: list[int], base: Style) -> Strip:
+        segments: list[Segment] = []
+        for (text, style_name), column, width in zip(cells, self.columns, widths, strict=False):
+            if not width:
+                continue
+            if segments:
+                segments.append(Segment(" ", base))
+            segments.append(Segment(fit(text, width, column.align), base + self._style(style_name)))
+        return Strip(segments)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            key: tuple = ("header", width)
+            if key not in self._line_cache:
+                header = base + self._style("row-table--header")
+                cells = [(c.title, "") for c in self.columns]
+                self._line_cache[key] = self._line(cells, self.column_widths(width), header)
+            return self._line_cache[key].crop_extend(0, width, base)
+        index = int(self.scroll_offset.y) + y - 1
+        if not self.rows:
+            if y == 1:
+                return Strip([Segment(fit(self.empty_text, width),
+                                      base + self._style("row-table--empty"))])
+            return Strip.blank(width, base)
+        if index >= len(self.rows):
+            return Strip.blank(width, base)
+        is_cursor = index == self.cursor
+        key = (index, width, is_cursor, self.has_focus)
+        strip = self._line_cache.get(key)
+        if strip is None:
+            style = base
+            if is_cursor:
+                style = base + self._style("row-table--cursor")
+            cells = self.render_row(self.rows[index])
+            strip = self._line(cells, self.column_widths(width), style)
+            strip = strip.crop_extend(0, width, style)
+            self._line_cache[key] = strip
+        return strip

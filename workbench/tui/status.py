@@ -1,0 +1,52 @@
+"""Replay status as the panes show it: a symbol and a style for every state, never colour alone.
+
+States follow the replay engine's result kinds ("ok", "mismatch", "unsupported", "error")
+plus "none" (not replayed yet) and "running".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# state -> (symbol, component class, word)
+BADGES: dict[str, tuple[str, str, str]] = {
+    "none": ("·", "status--none", "not replayed"),
+    "running": ("…", "status--running", "running"),
+    "ok": ("✓", "status--ok", "ok"),
+    "mismatch": ("✗", "status--fail", "failing"),
+    "unsupported": ("?", "status--unsupported", "unsupported"),
+    "error": ("!", "status--error", "error"),
+}
+
+
+@dataclass(frozen=True)
+class Status:
+    """A module's or a step's replay state; `detail` says more (the culprit pass, the op)."""
+
+    state: str = "none"
+    detail: str = ""
+
+    @property
+    def symbol(self) -> str:
+        return BADGES[self.state][0]
+
+    @property
+    def style(self) -> str:
+        return BADGES[self.state][1]
+
+    @property
+    def text(self) -> str:
+        """The badge as words: `✗ failing at fusion`, `? unsupported: sort`."""
+        symbol, _, word = BADGES[self.state]
+        if not self.detail:
+            return f"{symbol} {word}"
+        joiner = " at " if self.state == "mismatch" else ": "
+        return f"{symbol} {word}{joiner}{self.detail}"
+
+    @property
+    def short(self) -> str:
+        """Symbol and detail only, for narrow columns: `✗ fusion`."""
+        return f"{self.symbol} {self.detail}" if self.detail else self.symbol
+
+
+NOT_REPLAYED = Status()

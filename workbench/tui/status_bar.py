@@ -1,0 +1,45 @@
+"""The top line: which folder, how the scan and the watch are doing, and the running job."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+
+def progress_bar(done: int, total: int, width: int = 10) -> str:
+    """`▕████░░░░░░▏` with eighth-blocks; readable in monochrome."""
+    if total <= 0:
+        return ""
+    filled = done * width * 8 // total
+    full, part = divmod(filled, 8)
+    bar = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part and full < width else "")
+    return "▕" + bar.ljust(width, "░") + "▏"
+
+
+class StatusBar(Widget):
+    DEFAULT_CSS = """
+    StatusBar {
+        dock: top;
+        height: 1;
+        background: $panel;
+        color: $text;
+    }
+    """
+
+    folder: reactive[str] = reactive("")
+    scan: reactive[str] = reactive("")
+    job: reactive[str] = reactive("")
+
+    def render(self) -> Text:
+        width = self.size.width
+        left = Text.assemble(("workbench ", "bold"), (self.folder, ""))
+        right = Text(self.job, style="bold")
+        middle = Text(f"  {self.scan}", style="dim")
+        line = Text.assemble(left, middle)
+        room = width - right.cell_len - 1
+        if line.cell_len > room:
+            line.truncate(max(room, 0), overflow="ellipsis")
+        line.append(" " * max(room - line.cell_len, 0))
+        line.append_text(right)
+        return line
