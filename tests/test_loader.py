@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import shutil
 from pathlib import Path
 
 import pytest
 
 from workbench import loader
+from workbench.index import scan
 from workbench.loader import ReadError, read_bytes, read_text
-from workbench.model import Source
+from workbench.model import Source, Step
 
 
 def test_reads_whole_file_and_range(tmp_path: Path) -> None:
@@ -48,3 +50,130 @@ def test_missing_and_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(loader, "open", denied, raising=False)
     with pytest.raises(ReadError, match="locked.txt: permission denied"):
         read_text(tmp_path, Source("locked.txt"))
+
+
+# ---- parsed HLO modules and snapshots ----
+
+LAYERNORM = Path(__file__).parent / "data" / "corpus" / "xla" / "layernorm"
+LN_STEP = "module_0010.jit_ln.0028.HLO_passes_after_layout_assignment.after_fusion" \
+    ".before_fusion-wrapper"
+
+
+def copy_ln(tmp_path: Path, suffixes: tuple[str, ...] = (".txt", ".hlo.pb")) -> Path:
+    for suffix in suffixes:
+        shutil.copy(LAYERNORM / f"{LN_STEP}{suffix}", tmp_path / f"{LN_STEP}{suffix}")
+    return tmp_path
+
+
+def ln_step(tmp_path: Path) -> Step:
+    module = scan(tmp_path).modules[0]
+    return next(step for step in module.steps if step.xla_step == 28)
+
+
+def test_load_step_prefers_the_proto(tmp_path: Path) -> None:
+    module = loader.load_step_hlo(copy_ln(tmp_path), ln_step(tmp_path))
+    assert module.name == "jit_ln"
+    assert module.id is not None  # only the proto carries ids
+    (tmp_path / f"{LN_STEP}.hlo.pb").unlink()
+    from_text = loader.load_step_hlo(tmp_path, ln_step(tmp_path))
+    assert from_text.id is None
+    assert {c.name for c in from_text.computations} == {c.name for c in module.computations}
+
+
+def test_gzipped_proto(tmp_path: Path) -> None:
+    data = (LAYERNORM / f"{LN_STEP}.hlo.pb").read_bytes()
+    (tmp_path / f"{LN_STEP}.hlo.pb.gz").write_bytes(gzip.compress(data))
+    step = ln_step(tmp_path)
+    assert step.proto is not None and step.proto.file.endswith(".gz")
+    assert loader.load_step_hlo(tmp_path, step).name == "jit_ln"
+
+
+def test_cache_follows_the_file(tmp_path: Path) -> None:
+    copy_ln(tmp_path, (".txt",))
+    step = ln_step(tmp_path)
+    first = loader.load_step_hlo(tmp_path, step)
+    assert loader.load_step_hlo(tmp_path, step) is first
+    path = tmp_path / f"{LN_STEP}.txt"
+    path.write_text(path.read_text().replace("HloModule jit_ln", "HloModule jit_ln2", 1))
+    second = loader.load_step_hlo(tmp_path, step)
+    assert second is not first and second.name == "jit_ln2"
+
+
+def test_mlir_step_is_not_hlo() -> None:
+    step = Step(index=0, pass_name="input", ir="mlir", kind="input", text=Source("m.mlir"))
+    with pytest.raises(ReadError, match="holds MLIR, not HLO"):
+        loader.load_step_hlo(LAYERNORM, step)
+
+
+@pytest.mark.parametrize(("suffix", "content", "reason"), [
+    (".hlo.pb", b"\xff\xfe garbage \x00\x01", "not an HloProto"),
+    (".hlo.pb", None, "truncated or damaged|truncated proto|not defined"),
+    (".hlo.pb", b"", "empty file"),
+    (".txt", b"", "empty file"),
+    (".txt", b"HloModule jit_ln\n\xff\xfe", "not UTF-8 text"),
+    (".txt", None, "line [0-9]+, column [0-9]+: "),
+])
+def test_bad_step_files(tmp_path: Path, suffix: str, content: bytes | None,
+                        reason: str) -> None:
+    name = f"{LN_STEP}{suffix}"
+    if content is None:  # a file cut in the middle, as a dump still being written
+        data = (LAYERNORM / name).read_bytes()
+        content = data[: len(data) * 2 // 3]
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(ReadError, match=reason) as caught:
+        loader.load_step_hlo(tmp_path, ln_step(tmp_path))
+    assert caught.value.file == name
+
+
+def test_deleted_after_listing(tmp_path: Path) -> None:
+    step = ln_step(copy_ln(tmp_path))
+    (tmp_path / f"{LN_STEP}.hlo.pb").unlink()
+    with pytest.raises(ReadError, match="file not found"):
+        loader.load_step_hlo(tmp_path, step)
+
+
+def test_unreadable_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = ln_step(copy_ln(tmp_path))
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(loader, "open", denied, raising=False)
+    with pytest.raises(ReadError, match="permission denied"):
+        loader.load_step_hlo(tmp_path, step)
+
+
+def test_load_snapshot(tmp_path: Path) -> None:
+    dump = scan(LAYERNORM)
+    execution = dump.find_module("jit_ln").executions[0]
+    snapshot = loader.load_snapshot(LAYERNORM, execution)
+    assert snapshot.module is not None and len(snapshot.arguments) == 3
+    assert loader.load_snapshot(LAYERNORM, execution) is snapshot
+    (tmp_path / "module_0010.jit_ln.snapshot.1.pb").write_bytes(b"\x0a\x05trunc")
+    bad = scan(tmp_path).modules[0].executions[0]
+    with pytest.raises(ReadError, match="module_0010.jit_ln.snapshot.1.pb: "):
+        loader.load_snapshot(tmp_path, bad)
+
+
+def test_reader_bugs_become_read_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = ln_step(copy_ln(tmp_path))
+    from workbench.formats import hlo_proto
+
+    def broken(data: bytes, file: str) -> None:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(hlo_proto, "read_hlo_proto", broken)
+    with pytest.raises(ReadError, match="cannot read: IndexError: list index out of range"):
+        loader.load_step_hlo(tmp_path, step)
+
+
+def test_cache_bounds() -> None:
+    cache = loader._LruCache(max_entries=3, max_bytes=100)
+    for key in "abc":
+        cache.put((key,), key, 10)
+    assert cache.get(("a",)) == "a"  # now the most recent
+    cache.put(("d",), "d", 10)
+    assert cache.get(("b",)) is None and cache.get(("a",)) == "a"
+    cache.put(("big",), "big", 95)
+    assert cache.get(("big",)) == "big"
+    assert all(cache.get((key,)) is None for key in "acd")

@@ -8,11 +8,19 @@ Container formats (an mlir-trace proto holding one IR per pass) register an entr
 from __future__ import annotations
 
 import gzip
+import os
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
-from workbench.model import Source
+from workbench.model import Execution, Source, Step
+
+if TYPE_CHECKING:  # the readers import this module for ReadError
+    from workbench.formats.snapshot import Snapshot
+    from workbench.hlo_ir import HloModule
 
 
 class ReadError(Exception):
@@ -23,6 +31,9 @@ class ReadError(Exception):
         self.file = file
         self.reason = reason
 
+
+_Input = TypeVar("_Input")
+_Output = TypeVar("_Output")
 
 # file suffix -> function(file bytes, entry index, file name) -> text of that entry
 ENTRY_READERS: dict[str, Callable[[bytes, int, str], str]] = {}
@@ -75,3 +86,125 @@ def read_text(root: Path, source: Source) -> str:
     if not data:
         raise ReadError(source.file, "empty file (still being written?)")
     return decode_text(data, source.file)
+
+
+# ---- parsed HLO modules and snapshots, cached ----
+
+class _LruCache:
+    """A thread-safe LRU of parsed files keyed by (path, mtime, size): a file rewritten in
+    place (a dump still being written) is read again. Bounded by entry count and by the total
+    size of the files behind the entries (parsed modules are a few times their file size)."""
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> object | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: tuple, value: object, size: int) -> None:
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._entries[key] = (value, size)
+            self._bytes += size
+            while self._entries and (len(self._entries) > self.max_entries
+                                     or self._bytes > self.max_bytes) and len(self._entries) > 1:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+
+# A parsed module takes about 20 times its file's size in memory (measured on the 6,000-line
+# module of the large transformer dump), so 8 MB of files is about 160 MB of parsed modules.
+PARSED = _LruCache(max_entries=64, max_bytes=8 * 1024 * 1024)
+
+
+def _file_key(root: Path, source: Source) -> tuple:
+    """Cache key of a source; raises ReadError (as read_bytes would) when the file is gone."""
+    try:
+        status = os.stat(root / source.file)
+    except FileNotFoundError:
+        raise ReadError(source.file, "file not found (deleted since the folder was listed?)")\
+            from None
+    except PermissionError:
+        raise ReadError(source.file, "permission denied") from None
+    except OSError as error:
+        raise ReadError(source.file, f"cannot read: {error.strerror}") from None
+    return (str(root / source.file), source.start, source.end, source.entry,
+            status.st_mtime_ns, status.st_size)
+
+
+def read_hlo_file(root: Path, source: Source, kind: str) -> HloModule:
+    """Parse one HLO file, uncached: `kind` is "proto" (`.hlo.pb[.gz]`) or "text"."""
+    from workbench.formats.hlo_proto import read_hlo_proto
+    from workbench.formats.hlo_text import parse_hlo_text
+
+    if kind == "proto":
+        data = read_bytes(root, source)
+        if not data:
+            raise ReadError(source.file, "empty file (still being written?)")
+        return _translate(read_hlo_proto, data, source.file)
+    return _translate(parse_hlo_text, read_text(root, source), source.file)
+
+
+def read_snapshot_file(root: Path, source: Source) -> Snapshot:
+    """Parse one snapshot file, uncached."""
+    from workbench.formats.snapshot import read_snapshot
+
+    data = read_bytes(root, source)
+    if not data:
+        raise ReadError(source.file, "empty file (still being written?)")
+    return _translate(read_snapshot, data, source.file)
+
+
+def _translate(reader: Callable[[_Input, str], _Output], data: _Input, file: str) -> _Output:
+    """Run a reader; any failure it did not already name becomes a ReadError for `file`."""
+    try:
+        return reader(data, file)
+    except ReadError:
+        raise
+    except RecursionError:
+        raise ReadError(file, "nested too deeply to read") from None
+    except Exception as error:  # a reader bug or an input it did not foresee: still a problem
+        raise ReadError(file, f"cannot read: {type(error).__name__}: {error}") from None
+
+
+def load_step_hlo(root: Path, step: Step) -> HloModule:
+    """The HLO module of a step: from its proto when it has one (full constants), else its
+    text. Cached; the module returned is shared, so treat it as read-only."""
+    if step.ir != "hlo":
+        raise ReadError(step.file or step.label, f"step {step.label} holds MLIR, not HLO")
+    source, kind = (step.proto, "proto") if step.proto is not None else (step.text, "text")
+    if source is None:
+        raise ReadError(step.label, "step has no HLO file")
+    key = ("hlo", *_file_key(root, source))
+    module = PARSED.get(key)
+    if module is None:
+        module = read_hlo_file(root, source, kind)
+        PARSED.put(key, module, key[-1])
+    return module  # type: ignore[return-value]  (cache entries are typed by their key)
+
+
+def load_snapshot(root: Path, execution: Execution) -> Snapshot:
+    """The arguments, result and module of a recorded execution. Cached like load_step_hlo."""
+    source = Source(execution.file)
+    key = ("snapshot", *_file_key(root, source))
+    snapshot = PARSED.get(key)
+    if snapshot is None:
+        snapshot = read_snapshot_file(root, source)
+        PARSED.put(key, snapshot, key[-1])
+    return snapshot  # type: ignore[return-value]  (cache entries are typed by their key)
