@@ -1,7 +1,8 @@
 """The `workbench` command: headless subcommands, or the TUI when none is given.
 
 Each subcommand lives in `workbench/commands/<name>.py` with `register(subparsers)` that adds its
-parser and sets `func(args) -> int` (the exit status). `workbench [DIR]` with no subcommand
+parser and sets `func(args) -> int` (the exit status). A dash in a command's name is an
+underscore in its module's (`mlir-replay` lives in `commands/mlir_replay.py`). `workbench [DIR]` with no subcommand
 opens the TUI on DIR.
 """
 
@@ -11,8 +12,8 @@ import argparse
 import importlib
 import sys
 
-# Modules under workbench.commands, in the order `--help` lists them.
-COMMAND_MODULES = ["ls", "show", "diff", "iree", "replay", "bisect", "triage"]
+# Commands (modules under workbench.commands), in the order `--help` lists them.
+COMMAND_MODULES = ["ls", "show", "diff", "iree", "replay", "bisect", "triage", "mlir-replay"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        importlib.import_module(f"workbench.commands.{name}").register(subparsers)
+        module = importlib.import_module(f"workbench.commands.{name.replace('-', '_')}")
+        module.register(subparsers)
     return parser
 
 

@@ -63,6 +63,7 @@ class Backend(Protocol):
 # name -> "module:function"; the function maps (root, module) to a Backend or None.
 BACKENDS: dict[str, str] = {
     "hlo": "workbench.replay.backends:open_hlo_backend",
+    "mlir": "workbench.replay.mlir.backend:open_mlir_backend",
 }
 
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import linalg
 from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.interpreter import (
     InterpreterFunctions,
     ReturnedValues,

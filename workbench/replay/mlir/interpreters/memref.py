@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, UnitAttr
 from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from xdsl.traits import SymbolTable
 
@@ -64,7 +64,10 @@ def reshaped_view(source: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def collapsed_shape(shape: tuple[int, ...], reassociation: Any) -> tuple[int, ...]:
-    groups = [[int(dim.data) for dim in group] for group in reassociation]
+    groups = [
+        [int(dim.value.data if isinstance(dim, IntegerAttr) else dim.data) for dim in group]
+        for group in reassociation
+    ]
     return tuple(int(np.prod([shape[dim] for dim in group], dtype=np.int64)) for group in groups)
 
 
@@ -124,7 +127,7 @@ class MemRefFunctions(InterpreterFunctions):
             raise EvaluationError(f"memref.cast of a {buffer.shape} buffer to {result_type}")
         return (buffer,)
 
-    @impl(memref.MemorySpaceCastOp)
+    @impl(replay_memref.MemorySpaceCastOp)
     def run_memory_space_cast(
         self, interpreter: ReplayInterpreter, op: memref.MemorySpaceCastOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
@@ -145,13 +148,13 @@ class MemRefFunctions(InterpreterFunctions):
             raise EvaluationError(f"memref.dim {int(dim)} of a rank-{buffer.ndim} memref")
         return (np.int64(buffer.shape[dim]),)
 
-    @impl(memref.RankOp)
+    @impl(replay_memref.RankOp)
     def run_rank(
         self, interpreter: ReplayInterpreter, op: memref.RankOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         return (np.int64(args[0].ndim),)
 
-    @impl(memref.CopyOp)
+    @impl(replay_memref.CopyOp)
     def run_copy(
         self, interpreter: ReplayInterpreter, op: memref.CopyOp, args: tuple[Any, ...]
     ) -> tuple[Any, ...]:
@@ -204,12 +207,12 @@ class MemRefFunctions(InterpreterFunctions):
                 raise EvaluationError(f"memref.get_global: no memref.global {op.name_}")
             initial = definition.initial_value
             type_ = definition.type
-            if isinstance(initial, DenseIntOrFPElementsAttr):
-                buffer = np.array(interpreter.constant(definition, initial, type_), copy=True)
-            elif definition.constant is not None:
-                raise Unsupported("memref.global constant without a dense value")
-            else:
+            if isinstance(initial, UnitAttr):
+                if definition.constant is not None:
+                    raise Unsupported(f"memref.global constant {op.name_} without a value")
                 buffer = uninitialized(tuple(type_.get_shape()), value_dtype(type_))
+            else:
+                buffer = np.array(interpreter.constant(definition, initial, type_), copy=True)
             if definition.constant is not None:
                 buffer.flags.writeable = False
             interpreter.cache[key] = buffer

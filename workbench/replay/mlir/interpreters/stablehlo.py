@@ -35,6 +35,7 @@ from workbench.replay.mlir.interpreters.stablehlo_attrs import (
     int_list,
     int_value,
 )
+from workbench.replay.mlir.interpreters.stablehlo_indexing import IndexingFunctions
 from workbench.replay.mlir.interpreters.stablehlo_reduce import ReduceFunctions, total_order_key
 from workbench.replay.mlir.interpreters.table import table_functions
 from workbench.replay.mlir.values import shaped_result, unsigned_view, value_dtype
@@ -429,7 +430,7 @@ ELEMENTWISE = {
 
 
 @register_impls
-class _StructuralFunctions(ReduceFunctions):
+class _StructuralFunctions(ReduceFunctions, IndexingFunctions):
     @impl(stablehlo.ConstantOp)
     def run_constant(
         self, interpreter: ReplayInterpreter, op: stablehlo.ConstantOp, args: tuple[Any, ...]

@@ -10,8 +10,9 @@ The vectorized path (`_run_vectorized`) gives the same results, bit for bit, whe
   it once on arrays equals running it at every point;
 - every output map names each parallel dimension exactly once and no reduction dimension, so
   distinct parallel points write distinct output elements;
-- no input buffer overlaps an output buffer unless it is read through the same map and there
-  is no reduction (the in-place `ins(%a) outs(%a)` form bufferization makes).
+- no input buffer overlaps an output buffer unless it is the very same view read through the
+  same map and there is no reduction (the in-place `ins(%a) outs(%a)` form bufferization
+  makes): each point then reads its own element before writing it.
 It then loops in Python over the reduction dimensions only, in lexicographic order, and
 evaluates the body over all parallel points at once. Each output element therefore sees its
 reduction terms in the same order as in the loop nest, and every arithmetic op rounds the
@@ -25,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import linalg
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, Region
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
@@ -120,10 +121,19 @@ def _can_vectorize(
             continue
         for output, output_map in zip(outputs, output_maps, strict=True):
             if np.may_share_memory(operand, output) and (
-                has_reduction or input_map != output_map or operand.strides != output.strides
+                has_reduction or input_map != output_map or not _same_view(operand, output)
             ):
                 return False
     return True
+
+
+def _same_view(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether two arrays are the same elements of the same memory, in the same layout."""
+    return (
+        first.__array_interface__["data"][0] == second.__array_interface__["data"][0]
+        and first.shape == second.shape
+        and first.strides == second.strides
+    )
 
 
 def _run_vectorized(

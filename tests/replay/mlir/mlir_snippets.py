@@ -1,0 +1,35 @@
+"""Helpers for the MLIR replay tests: run a snippet of MLIR on numpy arguments."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.replay.mlir import evaluate_mlir
+
+
+def run(text: str, *arguments: object) -> object:
+    """Evaluate `text` (a module or a bare `func.func @main`) on the arguments."""
+    return evaluate_mlir(text, [np.asarray(argument) for argument in arguments])
+
+
+def unary(op: str, type_: str, value: object, result: str | None = None, extra: str = "") -> object:
+    """`%0 = <op> %a <extra> : <type>` in a function of one argument."""
+    result = result or type_
+    return run(
+        f"func.func @main(%a: {type_}) -> {result} {{\n"
+        f"  %0 = {op} %a{extra} : {type_}{'' if result == type_ else f' to {result}'}\n"
+        f"  return %0 : {result}\n}}",
+        value,
+    )
+
+
+def binary(op: str, type_: str, lhs: object, rhs: object, result: str | None = None) -> object:
+    """`%0 = <op> %a, %b : <type>` in a function of two arguments."""
+    result = result or type_
+    return run(
+        f"func.func @main(%a: {type_}, %b: {type_}) -> {result} {{\n"
+        f"  %0 = {op} %a, %b : {type_}\n"
+        f"  return %0 : {result}\n}}",
+        lhs,
+        rhs,
+    )
