@@ -2,8 +2,8 @@
 
 Each subcommand lives in `workbench/commands/<name>.py` with `register(subparsers)` that adds its
 parser and sets `func(args) -> int` (the exit status). A dash in a command's name is an
-underscore in its module's (`mlir-replay` lives in `commands/mlir_replay.py`). `workbench [DIR]` with no subcommand
-opens the TUI on DIR.
+underscore in its module's (`mlir-replay` lives in `commands/mlir_replay.py`).
+`workbench [DIR]` with no subcommand opens the TUI on DIR.
 """
 
 from __future__ import annotations

@@ -1,9 +1,14 @@
-"""Helpers for the MLIR replay tests: run a snippet of MLIR on numpy arguments."""
+"""Helpers for the MLIR replay tests: run a snippet of MLIR on numpy arguments; read the
+corpus's traces and snapshots."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from workbench.formats.literal import literal_from_proto
+from workbench.protos import hlo_pb2, mlir_trace_pb2
 from workbench.replay.mlir import evaluate_mlir
 
 
@@ -33,3 +38,18 @@ def binary(op: str, type_: str, lhs: object, rhs: object, result: str | None = N
         lhs,
         rhs,
     )
+
+
+def snapshot_values(path: Path) -> tuple[list[np.ndarray], np.ndarray]:
+    """An HloSnapshot's arguments and recorded result."""
+    snapshot = hlo_pb2.HloSnapshot()
+    snapshot.ParseFromString(path.read_bytes())
+    arguments = [literal_from_proto(argument) for argument in snapshot.arguments]
+    return arguments, literal_from_proto(snapshot.result)
+
+
+def trace_texts(path: Path) -> list[tuple[str, str]]:
+    """(pass name, printed module) of each entry of an MlirCompilationTrace."""
+    trace = mlir_trace_pb2.MlirCompilationTrace()
+    trace.ParseFromString(path.read_bytes())
+    return [(entry.after_pass, entry.mlir_module) for entry in trace.passes]

@@ -114,7 +114,8 @@ def test_float_unary(op: str, value: float, expected: float) -> None:
 
 def test_is_finite_popcnt_clz() -> None:
     text = """
-    func.func @main(%f: tensor<3xf32>, %i: tensor<2xi32>) -> (tensor<3xi1>, tensor<2xi32>, tensor<2xi32>) {
+    func.func @main(%f: tensor<3xf32>, %i: tensor<2xi32>)
+        -> (tensor<3xi1>, tensor<2xi32>, tensor<2xi32>) {
       %0 = stablehlo.is_finite %f : (tensor<3xf32>) -> tensor<3xi1>
       %1 = stablehlo.popcnt %i : tensor<2xi32>
       %2 = stablehlo.count_leading_zeros %i : tensor<2xi32>
@@ -151,13 +152,18 @@ def test_convert(source: str, target: str, value: object, expected: object) -> N
       return %0 : tensor<{target}>
     }}"""
     result = run(text, np.array(value, dtypes[source]))
-    assert float(result) == float(expected) if not isinstance(expected, bool) else bool(result) is expected
+    if isinstance(expected, bool):
+        assert bool(result) is expected
+    else:
+        assert float(result) == expected
 
 
 def test_bitcast_convert_and_compare_total_order() -> None:
     text = """
-    func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi32>) {
-      %0 = stablehlo.compare  LT, %a, %b,  TOTALORDER : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>)
+        -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi32>) {
+      %0 = stablehlo.compare  LT, %a, %b,  TOTALORDER
+          : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
       %1 = stablehlo.compare  LT, %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
       %2 = stablehlo.bitcast_convert %a : (tensor<4xf32>) -> tensor<4xi32>
       return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi32>
@@ -192,11 +198,13 @@ def test_shape_ops() -> None:
       %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
       %r = stablehlo.reshape %a : (tensor<2x3xf32>) -> tensor<6xf32>
       %sl = stablehlo.slice %a [0:2, 0:3:2] : (tensor<2x3xf32>) -> tensor<2x2xf32>
-      %c = stablehlo.concatenate %a, %a, dim = 0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+      %c = stablehlo.concatenate %a, %a, dim = 0
+          : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
       %p = stablehlo.pad %a, %s, low = [1, -1], high = [1, 2], interior = [0, 1]
           : (tensor<2x3xf32>, tensor<f32>) -> tensor<4x6xf32>
       %rv = stablehlo.reverse %a, dims = [1] : tensor<2x3xf32>
-      %cl = stablehlo.clamp %s, %a, %s : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+      %cl = stablehlo.clamp %s, %a, %s
+          : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
       %io = stablehlo.iota dim = 0 : tensor<3x2xi32>
       return %b, %t, %r, %sl, %c, %p, %rv, %cl, %io : tensor<3x2x4xf32>, tensor<3x2xf32>,
           tensor<6xf32>, tensor<2x2xf32>, tensor<4x3xf32>, tensor<4x6xf32>, tensor<2x3xf32>,
@@ -223,7 +231,8 @@ def test_dot_general_with_batch_and_dot() -> None:
     func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %v: tensor<4xf32>)
         -> (tensor<2x3x5xf32>, tensor<2x3xf32>) {
       %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1],
-          precision = [DEFAULT, DEFAULT] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+          precision = [DEFAULT, DEFAULT]
+          : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
       %1 = stablehlo.dot_general %a, %v, contracting_dims = [2] x [0]
           : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
       return %0, %1 : tensor<2x3x5xf32>, tensor<2x3xf32>
@@ -240,7 +249,8 @@ def test_dot_general_with_batch_and_dot() -> None:
 def test_dot_with_integer_wraparound() -> None:
     text = """
     func.func @main(%a: tensor<1x2xi8>, %b: tensor<2x1xi8>) -> tensor<1x1xi8> {
-      %0 = stablehlo.dot %a, %b, precision = [DEFAULT, DEFAULT] : (tensor<1x2xi8>, tensor<2x1xi8>) -> tensor<1x1xi8>
+      %0 = stablehlo.dot %a, %b, precision = [DEFAULT, DEFAULT]
+          : (tensor<1x2xi8>, tensor<2x1xi8>) -> tensor<1x1xi8>
       return %0 : tensor<1x1xi8>
     }"""
     result = run(text, np.array([[100, 100]], np.int8), np.array([[2], [1]], np.int8))
@@ -263,7 +273,8 @@ def test_reduce_compact_region_and_variadic_forms() -> None:
         stablehlo.return %m : tensor<f32>
       }
       %2:2 = stablehlo.reduce(%a init: %ninf), (%i init: %zi) across dimensions = [1]
-          : (tensor<2x3xf32>, tensor<2x3xi32>, tensor<f32>, tensor<i32>) -> (tensor<2xf32>, tensor<2xi32>)
+          : (tensor<2x3xf32>, tensor<2x3xi32>, tensor<f32>, tensor<i32>)
+          -> (tensor<2xf32>, tensor<2xi32>)
        reducer(%x: tensor<f32>, %y: tensor<f32>) (%xi: tensor<i32>, %yi: tensor<i32>)  {
         %gt = stablehlo.compare  GT, %y, %x,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
         %m = stablehlo.select %gt, %y, %x : tensor<i1>, tensor<f32>
@@ -299,7 +310,8 @@ def test_reduce_window_cumulative_sum() -> None:
 
 def test_sort_stable_with_total_order_and_custom_comparator() -> None:
     text = """
-    func.func @main(%k: tensor<5xf32>, %v: tensor<5xi32>) -> (tensor<5xf32>, tensor<5xi32>, tensor<5xi32>) {
+    func.func @main(%k: tensor<5xf32>, %v: tensor<5xi32>)
+        -> (tensor<5xf32>, tensor<5xi32>, tensor<5xi32>) {
       %0:2 = "stablehlo.sort"(%k, %v) <{dimension = 0 : i64, is_stable = true}> ({
       ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
         %lt = stablehlo.compare  LT, %a, %b,  TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
@@ -327,7 +339,8 @@ def test_gather_and_scatter_in_generic_form() -> None:
     func.func @main(%table: tensor<4x3xf32>, %rows: tensor<2x1xi32>, %upd: tensor<2x3xf32>)
         -> (tensor<2x3xf32>, tensor<4x3xf32>) {
       %g = "stablehlo.gather"(%table, %rows) <{dimension_numbers = #stablehlo.gather<
-          offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+          offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0],
+          index_vector_dim = 1>,
           indices_are_sorted = false, slice_sizes = array<i64: 1, 3>}>
           : (tensor<4x3xf32>, tensor<2x1xi32>) -> tensor<2x3xf32>
       %s = "stablehlo.scatter"(%table, %rows, %upd) <{indices_are_sorted = false,

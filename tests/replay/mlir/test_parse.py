@@ -1,0 +1,87 @@
+"""The parser takes what real dumps print; what it cannot take is reported, never guessed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.replay.errors import Unsupported
+from workbench.replay.mlir import evaluate_mlir
+from workbench.replay.mlir.parse import MlirParseError, parse_module
+
+
+def test_location_aliases_defined_after_use() -> None:
+    module, _ = parse_module("""
+    #loc1 = loc("f.py":1:2)
+    func.func @main(%a: f32 loc("f.py":2:3)) -> f32 {
+      %0 = "arith.addf"(%a, %a) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc4)
+      "func.return"(%0) : (f32) -> () loc(#loc1)
+    } loc(callsite("g"("f.py":9:1) at fused["f.py":1:1, "g.py":2:2]))
+    #loc4 = loc("f.py":3:10)
+    """)
+    assert [op.name for op in module.walk()][-2:] == ["arith.addf", "func.return"]
+
+
+def test_hex_float_elements_are_bit_patterns() -> None:
+    text = """
+    func.func @main() -> (tensor<2xf32>, tensor<f16>, tensor<bf16>, tensor<i32>) {
+      %0 = arith.constant dense<[0xFF800000, 0x7FC00000]> : tensor<2xf32>
+      %1 = arith.constant dense<0x7C00> : tensor<f16>
+      %2 = arith.constant dense<0x8000> : tensor<bf16>
+      %3 = arith.constant dense<0x10> : tensor<i32>
+      return %0, %1, %2, %3 : tensor<2xf32>, tensor<f16>, tensor<bf16>, tensor<i32>
+    }"""
+    floats, half, brain, integer = evaluate_mlir(text, [])
+    assert floats[0] == -np.inf and np.isnan(floats[1])
+    assert half == np.inf
+    assert float(brain) == 0.0 and np.signbit(float(brain))
+    assert integer == 16
+
+
+def test_dense_resources_are_read_per_module() -> None:
+    text = """
+    func.func @main() -> tensor<2xi32> {
+      %0 = arith.constant dense_resource<blob> : tensor<2xi32>
+      return %0 : tensor<2xi32>
+    }
+    {-#
+      dialect_resources: {
+        builtin: {
+          blob: "0x0400000001000000FFFFFFFF"
+        }
+      }
+    #-}"""
+    assert evaluate_mlir(text, []).tolist() == [1, -1]
+    other = text.replace("01000000FFFFFFFF", "0200000003000000")
+    assert evaluate_mlir(other, []).tolist() == [2, 3]
+
+
+def test_other_dialects_attributes_with_types_and_custom_ops() -> None:
+    text = """
+    #target = #hal.device.target<"local"> : !hal.device
+    module attributes {hal.device.targets = [#hal.device.alias<"local"> : !hal.device]} {
+      util.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+        util.return %a : tensor<4xf32>
+      }
+    }"""
+    with pytest.raises(Unsupported, match="util.func"):
+        parse_module(text)
+
+
+def test_parse_errors_carry_the_parsers_message() -> None:
+    with pytest.raises(MlirParseError) as raised:
+        parse_module("func.func @main() {\n  %0 = arith.addf %x : f32\n}", "step.mlir")
+    message = str(raised.value)
+    assert message.startswith("step.mlir:2:")
+    assert "%0 = arith.addf %x : f32" in message
+
+
+def test_unknown_ops_of_known_dialects_are_unsupported() -> None:
+    text = """
+    func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
+      %0 = linalg.softmax dimension(1) ins(%a : tensor<2x2xf32>) outs(%a : tensor<2x2xf32>)
+          -> tensor<2x2xf32>
+      return %0 : tensor<2x2xf32>
+    }"""
+    with pytest.raises(Unsupported, match="linalg.softmax"):
+        parse_module(text)
