@@ -48,7 +48,7 @@ def test_replay_prints_like_mlir_replay(dump: Path, capsys: pytest.CaptureFixtur
     status, out, _ = run_cli(capsys, "replay", dump, "module_0001", "--backend", FAKE)
     assert status == 1
     assert "Running IR after before_optimizations (step 0)." in out
-    assert "Running IR after bad (step 3, XLA step 0002)." in out
+    assert "Running IR after bad (step 3, XLA step 0002, pipeline p)." in out
     assert out.count("Results:") == 5
     assert "f32[4] [0., 2., 4., 6.]" in out
     assert "recorded result vs reference: mismatch: 4 of 4 elements differ" in out

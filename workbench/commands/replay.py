@@ -126,9 +126,12 @@ def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selectio
 def step_heading(result: StepResult) -> str:
     """mlir_replay's line, with where the step sits in the timeline."""
     step = result.step
-    where = f"step {step.index}" + (f", XLA step {step.xla_step:04d}"
-                                    if step.xla_step is not None else "")
-    return f"Running IR after {step.pass_name} ({where})."
+    where = [f"step {step.index}"]
+    if step.xla_step is not None:
+        where.append(f"XLA step {step.xla_step:04d}")
+    if step.pipeline:
+        where.append(f"pipeline {step.pipeline}")
+    return f"Running IR after {step.pass_name} ({', '.join(where)})."
 
 
 def status_line(result: StepResult) -> str:
