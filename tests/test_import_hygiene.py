@@ -38,6 +38,7 @@ CORE_MODULES = [
     "workbench.formats.hlo_proto",
     "workbench.formats.literal",
     "workbench.formats.snapshot",
+    "workbench.check",
     "workbench.protos.hlo_pb2",
     "workbench.protos.mlir_trace_pb2",
     "workbench.diff.normalize",

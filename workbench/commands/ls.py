@@ -15,6 +15,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("ls", help="list the modules of a dump folder or file")
     parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--check", action="store_true",
+                        help="also read every step and execution, listing those that cannot "
+                             "be read as problems (slower: opens every file)")
     parser.set_defaults(func=run)
 
 
@@ -60,6 +63,10 @@ def dump_json(dump: Dump) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     dump = scan(args.dir)
+    if args.check:
+        from workbench.check import check_dump
+
+        dump.problems.extend(check_dump(dump, _progress if sys.stderr.isatty() else None))
     if args.json:
         json.dump(dump_json(dump), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -87,3 +94,9 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[red]problem[/]: {problem.file}: {problem.reason}", markup=True,
                       highlight=False)
     return 0
+
+
+def _progress(done: int, total: int) -> None:
+    """`checking 120/2591` on the terminal, overwritten in place, cleared at the end."""
+    sys.stderr.write(f"\rchecking {done}/{total}" if done < total else "\r\033[K")
+    sys.stderr.flush()

@@ -1,0 +1,94 @@
+"""`check_dump`: every step and execution read once; damaged files become problems."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbench import loader
+from workbench.check import check_dump
+from workbench.index import scan
+
+LAYERNORM = Path("xla/layernorm")
+
+
+def test_real_dumps_have_no_problems(corpus: Path) -> None:
+    for folder in ("xla/layernorm", "xla/fori_loop", "mlir/mlir-trace-broken"):
+        dump = scan(corpus / folder)
+        assert check_dump(dump) == [], folder
+
+
+def test_progress_is_reported(corpus: Path) -> None:
+    dump = scan(corpus / "xla" / "fori_loop")
+    seen: list[tuple[int, int]] = []
+    check_dump(dump, lambda done, total: seen.append((done, total)))
+    total = seen[-1][1]
+    steps = sum(bool(s.text) + bool(s.proto) for m in dump.modules for s in m.steps)
+    assert total == steps + sum(len(m.executions) for m in dump.modules)
+    assert [done for done, _ in seen] == list(range(1, total + 1))
+
+
+def damaged_copy(corpus: Path, tmp_path: Path) -> dict[str, str]:
+    """jit_ln's files copied, some damaged the ways a real dump gets damaged; returns
+    {file: expected reason} for the damaged ones."""
+    source = corpus / LAYERNORM
+    for path in source.glob("module_0010.jit_ln.*"):
+        if path.is_file():
+            shutil.copy(path, tmp_path / path.name)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    texts = [n for n in names if n.endswith(".txt") and ".00" in n]
+    protos = [n for n in names if n.endswith(".hlo.pb") and ".00" in n]
+    snapshot = next(n for n in names if ".snapshot." in n)
+    expected = {}
+
+    def damage(name: str, data: bytes, reason: str) -> None:
+        (tmp_path / name).write_bytes(data)
+        expected[name] = reason
+
+    damage(protos[0], b"\x8b\xad\xf0\x0d" * 50, "not an HloProto")
+    whole = (tmp_path / protos[1]).read_bytes()
+    damage(protos[1], whole[: len(whole) // 2], "HloProto|truncated|not defined|not in the")
+    damage(protos[2], b"", "empty file")
+    damage(texts[3], b"", "empty file")
+    text = (tmp_path / texts[4]).read_bytes()
+    damage(texts[4], text[:100] + b"\xff\xfe" + text[100:], "not UTF-8 text")
+    damage(texts[5], text[: len(text) // 2], "line [0-9]+, column [0-9]+")
+    data = (tmp_path / snapshot).read_bytes()
+    damage(snapshot, data[: len(data) - 5], "not an HloSnapshot")
+    return expected
+
+
+def test_damaged_files_are_problems(corpus: Path, tmp_path: Path) -> None:
+    expected = damaged_copy(corpus, tmp_path)
+    dump = scan(tmp_path)
+    gone = next(s for m in dump.modules for s in m.steps if s.xla_step == 20).text
+    assert gone is not None
+    (tmp_path / gone.file).unlink()  # deleted between listing and reading
+    expected[gone.file] = "file not found"
+    problems = {p.file: p.reason for p in check_dump(dump)}
+    assert set(problems) == set(expected)
+    for file, reason in expected.items():
+        assert re.search(reason, problems[file]), (file, problems[file])
+
+
+def test_unreadable_files(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(corpus / LAYERNORM / "module_0010.jit_ln.before_optimizations.txt", tmp_path)
+    dump = scan(tmp_path)
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(loader, "open", denied, raising=False)
+    problems = check_dump(dump)
+    assert [(p.file, p.reason) for p in problems] == [
+        ("module_0010.jit_ln.before_optimizations.txt", "permission denied")]
+
+
+def test_check_does_not_fill_the_cache(corpus: Path) -> None:
+    loader.PARSED.clear()
+    check_dump(scan(corpus / "xla" / "fori_loop"))
+    assert loader.PARSED.get(("anything",)) is None
+    assert not loader.PARSED._entries
