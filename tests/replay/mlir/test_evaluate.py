@@ -162,3 +162,47 @@ def test_unsupported_before_any_work() -> None:
     with pytest.raises(Unsupported) as raised:
         run(text, np.float32(1))
     assert str(raised.value) == "unsupported: mystery.op"
+
+
+def jax_module_replays(folder: Path) -> list[tuple[str, str]]:
+    """(module, status) for every execution of every module whose `module.mlir` (the
+    StableHLO JAX handed to XLA) is in `folder`: the evaluation compared with the result the
+    compiled program recorded."""
+    dump = scan(folder)
+    outcomes = []
+    for module in dump.modules:
+        inputs = [s for s in module.ir_steps("mlir") if s.file and s.file.endswith("module.mlir")]
+        if not inputs or not module.executions:
+            continue
+        text = read_text(dump.root, inputs[0].text)
+        for execution in module.executions:
+            arguments, result = snapshot_values(dump.root / execution.file)
+            try:
+                value = evaluate_mlir(text, arguments)
+            except Unsupported as error:
+                outcomes.append((module.key, str(error)))
+                continue
+            outcomes.append((module.key, "ok" if compare(result, value).ok else "mismatch"))
+    return outcomes
+
+
+def test_jax_modules_of_the_xla_corpus_reproduce_their_snapshots(corpus: Path) -> None:
+    """A cross-check of the XLA CPU results: StableHLO interpreted by the replay gives what
+    the compiled programs recorded, except where the corpus planted a miscompile."""
+    total = 0
+    for name in ("mlp", "layernorm", "fori_loop", "int_ops", "slicing", "layernorm-broken-fusion"):
+        outcomes = jax_module_replays(corpus / "xla" / name)
+        total += len(outcomes)
+        failing = [(module, status) for module, status in outcomes if status != "ok"]
+        if name == "layernorm-broken-fusion":
+            assert failing == [("module_0010", "mismatch")]
+        else:
+            assert failing == [], name
+    assert total == 41
+
+
+@pytest.mark.slow
+def test_jax_numpy_reducer_tests_reproduce_their_snapshots(corpus: Path) -> None:
+    outcomes = jax_module_replays(corpus / "xla-jax-tests" / "numpy-reducers")
+    assert len(outcomes) == 583
+    assert [o for o in outcomes if o[1] != "ok"] == []

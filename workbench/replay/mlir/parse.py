@@ -3,13 +3,15 @@
 What real dumps contain that xDSL's parser does not take as is, and how it is handled here
 (by extending the parser, never by rewriting the text):
 
+- source ranges in locations (`loc("program.py":6:21 to :32)`, as JAX prints them): read as
+  the range's start.
 - location aliases defined after their use (`loc(#loc4)` ... `#loc4 = loc("f.py":3:1)` at the
   end of the file, as `--mlir-print-debuginfo` prints): the alias definitions are parsed as
   locations, and a use before its definition becomes an unknown location. Locations do not
   change what a program computes.
 - hexadecimal float elements in dense literals (`dense<0xFF800000> : tensor<f32>` is -inf, how
-  MLIR prints non-finite splats): read as the bit pattern of the element type, as MLIR does.
-  xDSL converts the integer's value instead.
+  MLIR prints non-finite values; `dense<(0x7FC00000,0.0)>` a complex NaN): read as the bit
+  pattern of the element type, as MLIR does. xDSL converts the integer's value instead.
 - custom-syntax ops of dialects the replay does not implement (`flow.dispatch`, `hal.*`,
   `util.global`, ...): parsing stops with `Unsupported(<op name>)`, the honest status for
   that step. Generic-form ops of such dialects parse and are reported when they would run.
@@ -22,6 +24,7 @@ What real dumps contain that xDSL's parser does not take as is, and how it is ha
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.context import Context
@@ -29,8 +32,14 @@ from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import affine, arith, builtin, cf, func, linalg, math, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ComplexType,
+    FileLineColLoc,
+    IntAttr,
     LocationAttr,
     ModuleOp,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
     UnknownLoc,
     UnregisteredAttr,
     UnregisteredOp,
@@ -38,11 +47,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.mlir.dialects.bufferization import Bufferization
+from workbench.replay.mlir.dialects.chlo import CHLO
 from workbench.replay.mlir.dialects.memref import MemRef
+from workbench.replay.mlir.dialects.sdy import SDY
 from workbench.replay.mlir.dialects.stablehlo import StableHLO
 from workbench.replay.mlir.values import dtype_of
 
@@ -59,6 +71,8 @@ DIALECTS: Sequence[Dialect] = (
     linalg.Linalg,
     Bufferization,
     StableHLO,
+    CHLO,
+    SDY,
     affine.Affine,
 )
 
@@ -107,7 +121,29 @@ class ReplayParser(Parser):
         if token.kind == MLIRTokenKind.HASH_IDENT and token.text not in self.attribute_aliases:
             self._consume_token(MLIRTokenKind.HASH_IDENT)
             return UnknownLoc()
+        if token.kind == MLIRTokenKind.STRING_LIT:
+            return self._parse_file_location()
         return super()._parse_location()
+
+    def _parse_file_location(self) -> LocationAttr:
+        """`"file":line:col`, with the range forms JAX prints (`"f.py":6:21 to :32`,
+        `... to 7:3`), or a name location `"name"(<location>)`."""
+        filename = self.parse_str_literal()
+        if self.parse_optional_punctuation(":") is None:
+            nested: Attribute = NoneAttr()
+            if self._current_token.kind == MLIRTokenKind.L_PAREN:
+                with self.in_parens():
+                    nested = self._parse_location()
+            return NameLoc(StringAttr(filename), nested)
+        line = self.parse_integer(False, False)
+        self.parse_punctuation(":")
+        column = self.parse_integer(False, False)
+        if self.parse_optional_keyword("to") is not None:
+            if self.parse_optional_punctuation(":") is None:
+                self.parse_integer(False, False)
+                self.parse_punctuation(":")
+            self.parse_integer(False, False)
+        return FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(column))
 
     def _parse_alias_def(self) -> None:
         token = self._current_token
@@ -153,10 +189,28 @@ class ReplayParser(Parser):
         self.parse_punctuation("}")
 
     def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        if self._current_token.kind == MLIRTokenKind.L_PAREN:
+            return self._parse_complex_element()
         element = super()._parse_tensor_literal_element()
-        if element.span.text[:2] in ("0x", "0X"):
+        if _is_hex(element.span.text):
             return _HexElement(element.is_negative, element.value, element.span)
         return element
+
+    def _parse_complex_element(self) -> Parser._TensorLiteralElement:
+        """`(re, im)`, either part possibly a hex bit pattern (`(0x7FC00000,0.0)` is NaN+0i)."""
+        start = self._current_token.span
+        self.parse_punctuation("(")
+        real, real_span = self._parse_bool_int_or_float()
+        self.parse_punctuation(",")
+        imaginary, imaginary_span = self._parse_bool_int_or_float()
+        end = self._current_token.span
+        self.parse_punctuation(")")
+        span = Span(start.start, end.end, start.input)
+        return _ComplexElement(False, (real, imaginary), span, real_span.text, imaginary_span.text)
+
+
+def _is_hex(text: str) -> bool:
+    return text[:2] in ("0x", "0X")
 
 
 class _HexElement(Parser._TensorLiteralElement):
@@ -165,6 +219,24 @@ class _HexElement(Parser._TensorLiteralElement):
     def to_type(self, parser: Parser, type: Attribute):
         if isinstance(type, AnyFloat):
             return _hex_float(self.span.text, type)
+        return super().to_type(parser, type)
+
+
+class _ComplexElement(Parser._TensorLiteralElement):
+    """A complex element; its parts' texts say which are bit patterns."""
+
+    def __init__(
+        self, is_negative: bool, value: Any, span: Span, real_text: str, imaginary_text: str
+    ) -> None:
+        super().__init__(is_negative, value, span)
+        self.texts = (real_text, imaginary_text)
+
+    def to_type(self, parser: Parser, type: Attribute):
+        if isinstance(type, ComplexType) and isinstance(type.element_type, AnyFloat):
+            return tuple(
+                _hex_float(text, type.element_type) if _is_hex(text) else float(part)
+                for text, part in zip(self.texts, self.value, strict=True)
+            )
         return super().to_type(parser, type)
 
 

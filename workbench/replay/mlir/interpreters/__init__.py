@@ -17,10 +17,12 @@ from workbench.replay.mlir.interpreters import (
     arith,
     bufferization,
     cf,
+    chlo,
     linalg,
     math,
     memref,
     scf,
+    sdy,
     stablehlo,
     tensor,
 )
@@ -31,18 +33,22 @@ FUNCTIONS = (
     arith.ArithFunctions,
     bufferization.BufferizationFunctions,
     cf.ReplayCfFunctions,
+    chlo.ChloFunctions,
     FuncFunctions,
     linalg.LinalgFunctions,
     linalg.ElementwiseNamedFunctions,
     math.MathFunctions,
     memref.MemRefFunctions,
     scf.ReplayScfFunctions,
+    sdy.SdyFunctions,
     stablehlo.StablehloFunctions,
     tensor.TensorFunctions,
 )
 
 # Bodies made only of these ops may run on whole arrays at once (see `structured`).
-ELEMENTWISE_OPS.update(arith.TABLE, math.TABLE, (arith_dialect.ConstantOp,), stablehlo.ELEMENTWISE)
+ELEMENTWISE_OPS.update(
+    arith.TABLE, math.TABLE, (arith_dialect.ConstantOp,), stablehlo.ELEMENTWISE, chlo.TABLE
+)
 
 
 def register_implementations(interpreter: Interpreter) -> None:

@@ -6,9 +6,10 @@ index it reads or writes: a start index taken from the index tensor (its vector 
 `scatter_dims_to_operand_dims`), plus the batching index, plus the offset inside the window.
 Here those indices are computed for all elements at once as numpy index arrays.
 
-Gather clamps each start so the whole slice is in bounds. Scatter skips updates whose index
-falls outside the operand; updates to the same element are combined in row-major order of the
-updates (the specification leaves that order to the implementation).
+Dimension numbers leave out the fields that are empty or zero when printed (so an absent
+`index_vector_dim` is 0). Gather clamps each start so the whole slice is in bounds. Scatter
+skips updates whose index falls outside the operand; updates to the same element are combined
+in row-major order of the updates (the specification leaves that order to the implementation).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class IndexingFunctions(InterpreterFunctions):
         operand_batching = numbers.get("operand_batching_dims", [])
         indices_batching = numbers.get("start_indices_batching_dims", [])
         start_index_map = numbers.get("start_index_map", [])
-        index_vector_dim = numbers.get("index_vector_dim", indices.ndim)
+        index_vector_dim = numbers.get("index_vector_dim", 0)
         slice_sizes = int_list(op, "slice_sizes")
         result_shape = tuple(op.results[0].type.get_shape())
         grids = list(np.indices(result_shape, dtype=np.int64)) if result_shape else []
@@ -97,7 +98,7 @@ class IndexingFunctions(InterpreterFunctions):
         input_batching = numbers.get("input_batching_dims", [])
         indices_batching = numbers.get("scatter_indices_batching_dims", [])
         to_operand = numbers.get("scatter_dims_to_operand_dims", [])
-        index_vector_dim = numbers.get("index_vector_dim", indices.ndim)
+        index_vector_dim = numbers.get("index_vector_dim", 0)
         shape = updates[0].shape
         grids = list(np.indices(shape, dtype=np.int64)) if shape else []
         scatter_dims = [d for d in range(len(shape)) if d not in window_dims]

@@ -100,7 +100,7 @@ class ReduceFunctions(InterpreterFunctions):
         kept = [axis for axis in range(inputs[0].ndim) if axis not in dims]
         kept_shape = tuple(inputs[0].shape[axis] for axis in kept)
         ufunc = _single_ufunc(region)
-        if ufunc is not None and count == 1:
+        if ufunc is not None and count == 1 and inputs[0].size:
             reduced = ufunc.reduce(inputs[0], axis=tuple(dims), dtype=inputs[0].dtype)
             return (np.asarray(ufunc(inits[0], reduced), dtype=inputs[0].dtype),)
         accumulators = [np.broadcast_to(init, kept_shape).copy() for init in inits]
