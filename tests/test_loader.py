@@ -177,3 +177,22 @@ def test_cache_bounds() -> None:
     cache.put(("big",), "big", 95)
     assert cache.get(("big",)) == "big"
     assert all(cache.get((key,)) is None for key in "acd")
+
+
+def test_entry_readers_load_in_a_fresh_process(corpus: Path) -> None:
+    """A replay worker reads trace entries without having scanned (imported) the format."""
+    import subprocess
+    import sys
+
+    folder = corpus / "mlir" / "mlir-trace-clean"
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from workbench.loader import read_text\n"
+        "from workbench.model import Source\n"
+        "assert 'workbench.formats.mlir_trace' not in sys.modules\n"
+        f"text = read_text(Path({str(folder)!r}), "
+        "Source('module_0000.jit_f.mlir-trace.pb', entry=7))\n"
+        "assert 'scf.for' in text, text[:200]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,6 +8,7 @@ Container formats (an mlir-trace proto holding one IR per pass) register an entr
 from __future__ import annotations
 
 import gzip
+import importlib
 import os
 import threading
 import zlib
@@ -37,6 +38,16 @@ _Output = TypeVar("_Output")
 
 # file suffix -> function(file bytes, entry index, file name) -> text of that entry
 ENTRY_READERS: dict[str, Callable[[bytes, int, str], str]] = {}
+# Modules that register entry readers when imported. A process that reads an entry without
+# having scanned the dump (a replay worker) imports them on first need.
+ENTRY_READER_MODULES = ("workbench.formats.mlir_trace",)
+
+
+def _entry_reader(file: str) -> Callable[[bytes, int, str], str] | None:
+    for suffix, reader in ENTRY_READERS.items():
+        if file.endswith(suffix):
+            return reader
+    return None
 
 
 def read_bytes(root: Path, source: Source) -> bytes:
@@ -78,10 +89,14 @@ def decode_text(data: bytes, file: str) -> str:
 def read_text(root: Path, source: Source) -> str:
     """The text `source` points at: a file, a range of one, or an entry of a container."""
     if source.entry is not None:
-        for suffix, reader in ENTRY_READERS.items():
-            if source.file.endswith(suffix):
-                return reader(read_bytes(root, Source(source.file)), source.entry, source.file)
-        raise ReadError(source.file, "no reader knows entries of this kind of file")
+        reader = _entry_reader(source.file)
+        if reader is None:
+            for name in ENTRY_READER_MODULES:
+                importlib.import_module(name)
+            reader = _entry_reader(source.file)
+        if reader is None:
+            raise ReadError(source.file, "no reader knows entries of this kind of file")
+        return reader(read_bytes(root, Source(source.file)), source.entry, source.file)
     data = read_bytes(root, source)
     if not data:
         raise ReadError(source.file, "empty file (still being written?)")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from mlir_snippets import run
+
+from .mlir_snippets import run
 
 
 def test_affine_loops_loads_and_stores() -> None:

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from mlir_snippets import binary, run, unary
 
 from workbench.replay.errors import EvaluationError
+
+from .mlir_snippets import binary, run, unary
 
 NAN = float("nan")
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mlir_snippets import run
 
 from workbench.replay.errors import EvaluationError
+
+from .mlir_snippets import run
 
 LOOP = """
 func.func @main(%n: i64) -> i64 {

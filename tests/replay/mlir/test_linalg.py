@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mlir_snippets import run
 
 from workbench.replay.mlir.interpreters import structured
+
+from .mlir_snippets import run
 
 
 @pytest.fixture(params=["vectorized", "elementwise"])

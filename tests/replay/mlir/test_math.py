@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from mlir_snippets import binary, run, unary
+
+from .mlir_snippets import binary, run, unary
 
 NAN = float("nan")
 

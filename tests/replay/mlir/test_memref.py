@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mlir_snippets import run
 
 from workbench.replay.errors import EvaluationError
+
+from .mlir_snippets import run
 
 
 def test_alloc_in_both_printed_forms_holds_poison() -> None:

@@ -4,7 +4,8 @@ switch, and scf.parallel's reductions."""
 from __future__ import annotations
 
 import numpy as np
-from mlir_snippets import run
+
+from .mlir_snippets import run
 
 
 def test_for_with_iter_args_sums_in_order() -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from mlir_snippets import run
+
+from .mlir_snippets import run
 
 
 def test_mesh_and_sharding_constraint() -> None:

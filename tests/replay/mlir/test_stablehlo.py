@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from mlir_snippets import run
+
+from .mlir_snippets import run
 
 NAN = float("nan")
 

@@ -1,0 +1,1 @@
+"""Tests of the MLIR replay (workbench/replay/mlir)."""
