@@ -14,7 +14,8 @@ execution. Baselines are measured in the same run:
   sampled mean per step times the number of steps);
 - overhead per instruction: the reference step is evaluated once with its opcode handlers
   timed, then once with each handler returning the value recorded in the first run (the
-  interpreter's own cost per instruction: plans, dispatch, checks); that plus the median cost
+  interpreter's own cost per instruction: plans, dispatch, checks; CPU time, best of 5, so a
+  busy machine does not inflate it); that plus the median cost
   of an instruction on at most 16 elements (where numpy has next to nothing to do) is the
   cost beyond numpy's work. numpy's per-call overhead is included: an upper bound.
 """
@@ -22,6 +23,8 @@ execution. Baselines are measured in the same run:
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import statistics
 import sys
 import time
@@ -34,6 +37,7 @@ from large_dump import MissingJax, make_dump
 
 from workbench.hlo_ir import HloModule
 from workbench.index import scan
+from workbench.loader import PARSED
 from workbench.model import Dump, Module
 from workbench.replay.backends import HloBackend, open_backend
 from workbench.replay.bisect import Mark, bisect_replay, evaluation_bound, run_bisect
@@ -120,10 +124,12 @@ def time_instructions(hlo: HloModule, arguments: list) -> tuple[list[Instruction
         interpreter.handler_for = timed_handler_for  # type: ignore[assignment]
         evaluate_module(hlo, arguments)
         interpreter.handler_for = replaying_handler_for  # type: ignore[assignment]
-        calls.clear()
-        begin = time.perf_counter()
-        evaluate_module(hlo, arguments)
-        idle = time.perf_counter() - begin
+        idle = math.inf
+        for _run in range(5):  # CPU time, best of 5: this part is pure Python, one thread
+            calls.clear()
+            begin = time.process_time()
+            evaluate_module(hlo, arguments)
+            idle = min(idle, time.process_time() - begin)
         replayed = sum(calls.values())
     finally:
         interpreter.handler_for = original  # type: ignore[assignment]
@@ -154,33 +160,39 @@ def main() -> int:
     steps = backend.steps()
     execution = module.executions[0]
     inputs = resolve_inputs(backend, execution, InputSpec())
-    reference_hlo = backend.load(steps[0])
-    print(f"module: {module.key} ({module.name}): {len(steps)} HLO steps, "
-          f"{reference_hlo.instruction_count()} instructions in the reference step, "
-          f"execution {execution.id}")
+    print(f"module: {module.key} ({module.name}): {len(steps)} HLO steps, execution "
+          f"{execution.id}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+          f"(timings are wall clock: a busy machine inflates them)")
 
     # Per step: loading vs evaluating, on a sample spread over the timeline.
     count = min(args.samples, len(steps))
     sample = sorted({round(i * (len(steps) - 1) / max(1, count - 1)) for i in range(count)})
-    load_times, eval_times = [], []
+    load_times, eval_times, cpu_times = [], [], []
     from workbench.replay.hlo import evaluate_module
 
+    PARSED.clear()  # cold: every step is read from disk, as a bisection meets it
     for position in sample:
         step = steps[position]
         begin = time.perf_counter()
         hlo = backend.load(step)
         loaded = time.perf_counter()
+        cpu = time.process_time()
         evaluate_module(hlo, inputs.arguments)
+        cpu = time.process_time() - cpu
         done = time.perf_counter()
         load_times.append(loaded - begin)
         eval_times.append(done - loaded)
+        cpu_times.append(cpu)
         print(f"  step {step.index:3d} {step.label:<45} {hlo.instruction_count():6d} instr  "
-              f"load {loaded - begin:6.3f} s  evaluate {done - loaded:6.3f} s")
+              f"load {loaded - begin:6.3f} s  evaluate {done - loaded:6.3f} s "
+              f"(CPU {cpu:6.3f} s)")
     per_step = statistics.mean(load_times) + statistics.mean(eval_times)
     print(f"per step: load {statistics.mean(load_times):.3f} s + evaluate "
-          f"{statistics.mean(eval_times):.3f} s = {per_step:.3f} s (mean of {len(sample)})")
+          f"{statistics.mean(eval_times):.3f} s = {per_step:.3f} s (mean of {len(sample)}; "
+          f"evaluation CPU time {statistics.mean(cpu_times):.3f} s)")
 
-    # Bisection, with a fresh replay (module loads stay in the loader's cache, as in real use).
+    # Bisection, from a cold loader cache, as a fresh run meets it.
+    PARSED.clear()
     begin = time.perf_counter()
     with Replay(backend, inputs) as replay:
         verdict = bisect_replay(replay)
@@ -197,6 +209,7 @@ def main() -> int:
         replay.evaluate(position)
         return "good" if position < planted else "bad"
 
+    PARSED.clear()
     begin = time.perf_counter()
     with Replay(backend, inputs) as replay:
         found = run_bisect(len(steps), judge)
@@ -208,7 +221,8 @@ def main() -> int:
 
     # Overhead per instruction, on the reference step: what an instruction costs when numpy
     # has (almost) nothing to do, plus the interpreter's dispatch between handlers.
-    hlo = reference_hlo
+    hlo = backend.load(steps[0])
+    print(f"reference step: {hlo.instruction_count()} instructions")
     begin = time.perf_counter()
     evaluate_module(hlo, inputs.arguments)
     plain = time.perf_counter() - begin
@@ -219,8 +233,8 @@ def main() -> int:
     median = small[len(small) // 2] if small else 0.0
     p90 = small[int(len(small) * 0.9)] if small else 0.0
     print(f"overhead: reference step evaluates in {plain:.3f} s, {len(timings)} instructions "
-          f"executed; interpreter alone (handlers return recorded values): "
-          f"{dispatch * 1e6:.1f} us per instruction; an instruction on <= 16 elements "
+          f"executed; interpreter alone (handlers return recorded values; CPU time, best of "
+          f"5): {dispatch * 1e6:.1f} us per instruction; an instruction on <= 16 elements "
           f"({len(small)} of them): {median * 1e6:.1f} us (median; p90 {p90 * 1e6:.1f} us); "
           f"beyond numpy's work: {(dispatch + median) * 1e6:.1f} us per instruction "
           f"(target: well under 50 us)")
