@@ -51,6 +51,7 @@ CORE_MODULES = [
     "workbench.diff.steps",
     "workbench.watch",
     "workbench.stats",
+    "workbench.formats.action_log",
 ]
 
 

@@ -13,7 +13,9 @@ import importlib
 import sys
 
 # Commands (modules under workbench.commands), in the order `--help` lists them.
-COMMAND_MODULES = ["ls", "show", "diff", "iree", "replay", "bisect", "triage", "mlir-replay"]
+COMMAND_MODULES = [
+    "ls", "show", "diff", "iree", "replay", "bisect", "triage", "mlir-replay", "actions", "report",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

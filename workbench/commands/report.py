@@ -1,0 +1,129 @@
+"""`workbench report FILE`: MLIR pass timing and statistics reports as tables or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.formats.mlir_reports import (
+    StatisticsNode,
+    StatisticsReport,
+    TimingNode,
+    TimingReport,
+    find_reports,
+)
+from workbench.loader import ReadError, read_bytes
+from workbench.model import Source
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report", help="show MLIR pass timing (--mlir-timing) and statistics reports")
+    parser.add_argument("file", type=Path, help="a report, or a log with reports in it")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def timing_json(node: TimingNode) -> dict:
+    return {
+        "name": node.name, "wall_s": node.wall_s, "user_s": node.user_s,
+        "wall_percent": node.wall_percent, "user_percent": node.user_percent,
+        "analysis": node.analysis, "pipeline": node.pipeline,
+        "children": [timing_json(child) for child in node.children],
+    }
+
+
+def statistics_json(node: StatisticsNode) -> dict:
+    return {
+        "name": node.name, "pipeline": node.pipeline,
+        "statistics": [{"name": s.name, "value": s.value, "description": s.description}
+                       for s in node.statistics],
+        "children": [statistics_json(child) for child in node.children],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    path: Path = args.file
+    try:
+        data = read_bytes(path.parent, Source(path.name))
+    except ReadError as error:
+        print(f"workbench report: {error}", file=sys.stderr)
+        return 2
+    reports = find_reports(data.decode("utf-8", "replace"), str(path))
+    if args.json:
+        payload = {
+            "file": str(path),
+            "timing": [{
+                "line": t.line, "total_s": t.total_s, "columns": t.columns, "view": t.view,
+                "rows": [timing_json(n) for n in t.roots],
+                "rest": timing_json(t.rest) if t.rest else None,
+                "total": timing_json(t.total) if t.total else None,
+            } for t in reports.timing],
+            "statistics": [{"line": s.line, "view": s.view,
+                            "passes": [statistics_json(n) for n in s.roots]}
+                           for s in reports.statistics],
+            "problems": [{"file": p.file, "reason": p.reason} for p in reports.problems],
+        }
+        json.dump(payload, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False)
+    if not reports.timing and not reports.statistics:
+        console.print(f"{escape(str(path))}: no timing or statistics report found",
+                      soft_wrap=True)
+    for statistics in reports.statistics:
+        _print_statistics(console, statistics)
+    for timing in reports.timing:
+        _print_timing(console, timing)
+    for problem in reports.problems:
+        console.print(f"[red]problem[/]: {escape(problem.reason)}")
+    return 0 if not reports.problems else 1
+
+
+def _print_timing(console, report: TimingReport) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"Execution time ({report.view} view, line {report.line}): "
+                        f"total {report.total_s:.4f} s", title_justify="left")
+    for column in report.columns:
+        table.add_column(column, justify="right")
+        table.add_column("%", justify="right")
+    table.add_column("name")
+    rows = list(report.walk()) + [n for n in (report.rest, report.total) if n is not None]
+    for node in rows:
+        cells = []
+        for column in report.columns:
+            value, percent = ((node.user_s, node.user_percent) if column == "User Time"
+                              else (node.wall_s, node.wall_percent))
+            cells += [f"{value:.4f}" if value is not None else "",
+                      f"{percent:.1f}" if percent is not None else ""]
+        name = f"(A) {node.name}" if node.analysis else node.name
+        style = "dim" if node.analysis else ("bold" if node.pipeline else "")
+        label = f"[{style}]{escape(name)}[/]" if style else escape(name)
+        table.add_row(*cells, "  " * node.depth + label)
+    console.print(table)
+
+
+def _print_statistics(console, report: StatisticsReport) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"Pass statistics ({report.view} view, line {report.line})",
+                  title_justify="left")
+    for column, justify in (("pass", "left"), ("value", "right"), ("statistic", "left"),
+                            ("description", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for node in report.walk():
+        indent = "  " * node.depth
+        if not node.statistics:
+            table.add_row(indent + escape(node.name), "", "", "")
+        for i, statistic in enumerate(node.statistics):
+            table.add_row(indent + escape(node.name) if i == 0 else "", str(statistic.value),
+                          escape(statistic.name), escape(statistic.description))
+    console.print(table)
