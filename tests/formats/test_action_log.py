@@ -161,3 +161,15 @@ def test_skipping_and_breakpoints() -> None:
     assert skipped.skipped and skipped.parent is run and skipped.pattern == "P"
     assert log.problems == []
     assert [e["ph"] for e in chrome_trace(log)["traceEvents"][2:]] == ["X", "i"]
+
+
+def test_module_actions_for_the_tui(compile_dir: Path) -> None:
+    from workbench.formats.action_log import load_module_actions
+
+    dump = scan(compile_dir)
+    tree = dump.find_module("ir-tree/builtin_module_jit_f")
+    loaded = load_module_actions(dump.root, tree)
+    assert loaded is not None
+    log, joined = loaded
+    assert len(log.actions) == 15725 and len(joined) == 912
+    assert load_module_actions(dump.root, dump.find_module("input.mlir")) is None

@@ -118,3 +118,20 @@ def test_truncated_timing_report_is_a_problem(mlir: Path) -> None:
     assert timing.total is None
     assert any("cut short" in p.reason for p in reports.problems)
     assert find_reports("\x00garbage\n===---\n", "g").timing == []
+
+
+def test_step_statistics_through_the_index(mlir: Path) -> None:
+    from workbench.formats.mlir_reports import step_statistics
+    from workbench.index import scan
+
+    dump = scan(mlir / "iree-opt-to-loops")
+    module = dump.find_module("print-ir-after-change.log")
+    counters = {s.pass_name: [(x.name, x.value) for x in step_statistics(dump.root, module, s)]
+                for s in module.steps}
+    assert counters["CSEPass"] == [("num-cse'd", 3), ("num-dce'd", 0)]
+    assert counters["OneShotBufferizePass"] == [("num-buffer-alloc", 2),
+                                                ("num-tensor-in-place", 10),
+                                                ("num-tensor-out-of-place", 0)]
+    assert counters["ConvertLinalgToLoopsPass"] == []
+    other = dump.find_module("print-ir-before-after-module-scope.log")
+    assert step_statistics(dump.root, other, other.steps[0]) == []  # no report in that log

@@ -38,6 +38,12 @@ def module_json(module: Module) -> dict:
                 "changed": step.changed,
                 "kind": step.kind,
                 "ir": step.ir,
+                "scope": step.scope,
+                "target": step.target,
+                "argument": step.argument,
+                "options": step.options,
+                "pair": step.pair,
+                "timing_s": step.timing_s,
             }
             for step in module.steps
         ],

@@ -44,10 +44,18 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console()
     table = Table(title=f"{module.key} {module.name} ({module.format})", title_justify="left")
-    for column in ("#", "step", "pipeline", "pass", "next", "changed", "file"):
+    mlir = any(step.scope for step in module.steps)
+    columns = (("#", "kind", "pass", "scope", "time s", "changed", "file") if mlir
+               else ("#", "step", "pipeline", "pass", "next", "changed", "file"))
+    for column in columns:
         table.add_column(column, overflow="fold")
     for step in module.steps:
         changed = {True: "yes", False: "no", None: ""}[step.changed]
+        if mlir:  # MLIR steps: what the dump shows and the pass's time say more than XLA's
+            timing = "" if step.timing_s is None else f"{step.timing_s:.4f}"
+            table.add_row(str(step.index), step.kind, step.pass_name, step.scope or "", timing,
+                          changed, step.file or "")
+            continue
         table.add_row(str(step.index), "" if step.xla_step is None else f"{step.xla_step:04d}",
                       step.pipeline or "", step.pass_name, step.next_pass or "", changed,
                       step.file or "")

@@ -23,10 +23,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from pathlib import Path
 
 from workbench.formats.mlir_text import operation_of_line, scope_label
-from workbench.loader import decode_text
-from workbench.model import Problem, Step
+from workbench.loader import decode_text, read_bytes
+from workbench.model import Module, Problem, Source, Step
 
 _LINE_RE = re.compile(r"^\[thread (?P<thread>[^\]\n]*)\] (?P<event>begins|skipping|completed) ",
                       re.MULTILINE)
@@ -420,3 +421,14 @@ def action_json(action: Action) -> dict:
         "children": [child.index for child in action.children],
         "locations": [f"{f}:{line}:{col}" for f, line, col in action.locations],
     }
+
+
+def load_module_actions(root: Path, module: Module) -> tuple[ActionLog, dict[int, Step]] | None:
+    """A module's action log (its `mlir-action-log` artifact) with its pass runs joined to
+    the module's steps (see `steps_of_runs`); None when the module has no action log.
+    Raises `ReadError` when the log cannot be read."""
+    artifact = next((a for a in module.artifacts if a.kind == "mlir-action-log"), None)
+    if artifact is None:
+        return None
+    log = read_action_log(read_bytes(root, Source(artifact.file)), artifact.file)
+    return log, steps_of_runs(log, module.steps)

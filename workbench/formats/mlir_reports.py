@@ -17,8 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from workbench.model import Problem, Step
+from workbench.loader import ReadError, read_bytes
+from workbench.model import Module, Problem, Source, Step
 
 _RULE_RE = re.compile(r"^===-{8,}===?\s*$")
 _TITLE_RE = re.compile(r"^\s*\.\.\. (?P<title>.+?) \.\.\.\s*$")
@@ -339,3 +341,41 @@ def apply_timing(steps: Sequence[Step], reports: Reports) -> None:
             step.timing_s = node.wall_s
             if step.pair is not None:
                 steps[step.pair].timing_s = node.wall_s
+
+
+def module_reports(root: Path, module: Module) -> Reports:
+    """Every report in the module's `mlir-reports` artifacts (bad files become problems)."""
+    found = Reports(module.id)
+    for artifact in module.artifacts:
+        if artifact.kind != "mlir-reports":
+            continue
+        try:
+            text = read_bytes(root, Source(artifact.file)).decode("utf-8", "replace")
+        except ReadError as error:
+            found.problems.append(Problem(error.file, error.reason))
+            continue
+        reports = find_reports(text, artifact.file)
+        found.timing += reports.timing
+        found.statistics += reports.statistics
+        found.problems += reports.problems
+    return found
+
+
+def step_statistics(root: Path, module: Module, step: Step) -> list[Statistic]:
+    """The `(S)` counters of the pass that produced `step`, from the module's statistics
+    report (its pipeline position in a pipeline view, its name in a list view); [] when no
+    report has it. A Before dump gets those of its After dump's pass.
+
+    Only print-ir logs are joined: their dumps follow the pipeline the report describes. An
+    IR tree also holds the runs of passes' own nested pipelines (fixed-point iterations,
+    the inliner's canonicalizations), which the report folds together, so it gets [].
+    """
+    if module.format != "mlir-print-ir":
+        return []
+    if step.kind == "before-pass" and step.pair is not None:
+        step = module.steps[step.pair]
+    reports = module_reports(root, module)
+    if not reports.statistics:
+        return []
+    node = join_statistics(module.steps, reports.statistics[-1]).get(step.index)
+    return list(node.statistics) if node is not None else []
