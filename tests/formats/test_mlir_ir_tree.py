@@ -143,3 +143,19 @@ def test_unreadable_and_garbage_tree_files(compile_dir: Path, tmp_path: Path) ->
     assert any(p.file.endswith("2_garbage.mlir") for p in dump.problems)
     assert any(p.file.endswith("2_0_stablehlo-legalize-composite-to-call.mlir")
                for p in dump.problems)
+
+
+def test_before_files_pair_with_after_files(compile_dir: Path, tmp_path: Path) -> None:
+    """With --mlir-print-ir-before-all the tree also holds Before files (no corpus sample):
+    a real After file beside a copy whose header says Before, numbered as MLIR would."""
+    source = compile_dir / "ir-tree" / "builtin_module_jit_f"
+    top = tmp_path / "builtin_module_jit_f"
+    top.mkdir()
+    after = (source / "1_vhlo-to-version.mlir").read_text()
+    (top / "0_vhlo-to-version.mlir").write_text(after.replace("IR Dump After", "IR Dump Before",
+                                                              1))
+    (top / "1_vhlo-to-version.mlir").write_text(after)
+    (tree,) = scan(tmp_path).modules
+    before, after_step = tree.steps
+    assert (before.kind, after_step.kind) == ("before-pass", "pass")
+    assert (before.pair, after_step.pair) == (1, 0)

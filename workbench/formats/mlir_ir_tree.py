@@ -242,9 +242,23 @@ def expand_ir_trees(dump: Dump) -> None:
             if head is not None:
                 _apply_header(dump, step, head)
             module.steps.append(step)
+        _pair_before_after(module.steps)
         top = labels.get(files[0].chain[:1])
         if top and top[0].startswith("builtin.module @"):
             module.name = top[0].split("@", 1)[1]
+
+
+def _pair_before_after(steps: list[Step]) -> None:
+    """With `--mlir-print-ir-before` too, a Before file and the next After file of the same
+    pass on the same operation are one run (MLIR numbers both from the op's counter)."""
+    waiting: dict[tuple, int] = {}
+    for step in steps:
+        key = (step.scope, step.argument)
+        if step.kind == "before-pass":
+            waiting[key] = step.index
+        elif key in waiting:
+            before = waiting.pop(key)
+            steps[before].pair, step.pair = step.index, before
 
 
 def _apply_header(dump: Dump, step: Step, head: bytes) -> None:
