@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 
 from workbench.diff.ir_diff import IRDiff, diff_normalized, same_ir
@@ -86,29 +87,42 @@ def diff_steps(root: Path, a: Step, b: Step, options: NormalizeOptions | None = 
                            load_normalized(root, step_source(b), kind, options))
 
 
-def mark_changed(root: Path, module: Module, options: NormalizeOptions | None = None) -> None:
-    """Fill `Step.changed` for every step: did its IR differ from the previous step's?
+def iter_changed(root: Path, module: Module, options: NormalizeOptions | None = None
+                 ) -> Iterator[tuple[Step, bool | None]]:
+    """Each step of `module` with whether its IR differs from the previous step's, as it goes
+    (a UI streams the flags into its timeline; `mark_changed` stores them).
 
-    The first step, steps after a change of IR kind (module.mlir -> HLO), and steps whose
-    text cannot be read stay None. Byte-identical texts are decided without normalizing.
+    None for the first step, steps after a change of IR kind (module.mlir -> HLO), and steps
+    whose text cannot be read. Byte-identical texts are decided without normalizing.
     """
     previous: Step | None = None
     previous_text: str | None = None
     for step in module.steps:
-        step.changed = None
+        changed: bool | None = None
         try:
             text = read_text(root, step_source(step))
         except ReadError:
             previous, previous_text = None, None
+            yield step, None
             continue
         if previous is not None and previous_text is not None and previous.ir == step.ir:
             if text == previous_text:
-                step.changed = False
+                changed = False
             else:
                 try:
                     before = load_normalized(root, step_source(previous), previous.ir, options)
                     after = load_normalized(root, step_source(step), step.ir, options)
-                    step.changed = not same_ir(before, after)
+                    changed = not same_ir(before, after)
                 except ReadError:
-                    step.changed = None
+                    changed = None
         previous, previous_text = step, text
+        yield step, changed
+
+
+def mark_changed(root: Path, module: Module, options: NormalizeOptions | None = None) -> None:
+    """Fill `Step.changed` for every step: did its IR differ from the previous step's?
+
+    See `iter_changed` for which steps stay None.
+    """
+    for step, changed in iter_changed(root, module, options):
+        step.changed = changed

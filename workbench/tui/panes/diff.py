@@ -1,11 +1,14 @@
-"""IR diff pane: the selected step against its predecessor (or the marked step).
+"""IR diff pane: the selected step against its predecessor, or against the marked step.
 
-Loading and diffing run in a thread worker (exclusive: moving on cancels the previous load),
-so holding `j` in the timeline never queues up work; the view is the virtualized `IrView`.
+Loading and diffing (workbench.diff) run in a thread worker (exclusive: moving on cancels the
+previous load, and a result for an older request is dropped), so holding `j` in the timeline
+never queues work; the view is the virtualized `IrView`. Unified or side by side, normalized
+(renumbering, metadata and locations ignored) or raw, whole module or one computation.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -15,36 +18,96 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from workbench.diff.ir_diff import IRDiff, section_counts
+from workbench.diff.normalize import NormalizeOptions
+from workbench.diff.steps import diff_steps
 from workbench.loader import ReadError, read_text
 from workbench.model import Module, Step
+from workbench.tui.book import step_key
+from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_document
 from workbench.tui.panes.base import Pane
+from workbench.tui.section_picker import ALL, SectionPicker
 
 if TYPE_CHECKING:
     from workbench.tui.app import WorkbenchApp
 
 
+@dataclass(frozen=True)
+class DiffRequest:
+    """What to show; a result is shown only if it answers the latest request."""
+
+    module_key: str
+    step: Step
+    base: Step | None  # None: show the step's text alone
+    raw: bool
+    side_by_side: bool
+    section: str | None
+
+
+def base_step(app: WorkbenchApp, module: Module, step: Step) -> Step | None:
+    """The marked step when there is one (and it is not this step), else the closest earlier
+    step with the same IR kind; None when there is nothing to compare with."""
+    marked = app.marked.get(module.key)
+    if marked is not None and marked != step_key(step):
+        found = next((s for s in module.steps if step_key(s) == marked), None)
+        if found is not None and found.ir == step.ir:
+            return found
+    earlier = [s for s in module.steps[: step.index] if s.ir == step.ir]
+    return earlier[-1] if earlier else None
+
+
+def diff_header(request: DiffRequest, diff: IRDiff | None) -> str:
+    step, base = request.step, request.base
+    if base is None:
+        return f"{step.label}  ·  {step.file or ''}"
+    marked = "marked " if base.index != step.index - 1 else ""
+    parts = [f"{step.label} vs {marked}{base.label}"]
+    if diff is not None:
+        if diff.equal:
+            parts.append("no change" + ("" if request.raw else " (normalized)"))
+        else:
+            parts.append(f"-{diff.removed} +{diff.added}")
+            counts = section_counts(diff.sections())
+            changed = [f"{n} {what}" for what, n in counts.items() if n and what != "unchanged"]
+            parts.append(", ".join(changed))
+    parts.append("raw" if request.raw else "normalized")
+    if request.section:
+        parts.append(f"only {request.section}")
+    return "  ·  ".join(parts)
+
+
 class DiffPane(Pane):
-    TITLE = "IR"
+    TITLE = "IR diff"
     KEY = "4"
-    HELP = ("The IR of the selected step. ] and [ jump between hunks, / searches and n / N "
-            "jump between matches; h/l scroll sideways.")
+    HELP = ("The selected step's IR against the step before it (or the step marked with m in "
+            "the timeline). Changed lines carry - and + in the gutter. ] and [ jump between "
+            "changes, / searches and n / N jump between matches, h / l scroll sideways.")
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("v", "toggle_side", "Side/unified"),
+        Binding("o", "toggle_raw", "Raw/norm"),
+        Binding("c", "pick_section", "Computation"),
         Binding("slash", "search", "Search"),
     ]
 
     class Loaded(Message):
-        def __init__(self, document: ViewDocument, header: str, request: tuple) -> None:
+        def __init__(self, request: DiffRequest, document: ViewDocument, header: str,
+                     diff: IRDiff | None) -> None:
             super().__init__()
+            self.request = request
             self.document = document
             self.header = header
-            self.request = request
+            self.diff = diff
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.request: tuple = ()
+        self.request: DiffRequest | None = None
+        self.diff: IRDiff | None = None
+        self.raw = False
+        self.side_by_side = False
+        self.section: str | None = None
         self.header = Static("", id="diff-header", markup=False)
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
@@ -57,34 +120,89 @@ class DiffPane(Pane):
     def focus_target(self) -> Widget:
         return self.view
 
+    @property
+    def _app(self) -> WorkbenchApp:
+        return self.app  # type: ignore[return-value]
+
     def step_selected(self, app: WorkbenchApp, module: Module, step: Step | None) -> None:
         if step is None:
-            self.request = ()
-            self.view.show(message_document("select a step"))
+            self.request = None
+            self.view.show(message_document("select a step in the timeline"))
             self.header.update("")
             return
-        request = (module.key, step.index, step.file)
+        if self.request is not None and (self.request.module_key, step_key(self.request.step)) \
+                != (module.key, step_key(step)):
+            self.section = None  # another step: its computations differ
+        self.refresh_diff(module, step)
+
+    def refresh_diff(self, module: Module | None = None, step: Step | None = None) -> None:
+        """(Re)load for the current options; called after a selection or a toggle."""
+        if module is None or step is None:
+            if self.request is None:
+                return
+            module, step = self._app.module, self.request.step
+            if module is None:
+                return
+        request = DiffRequest(module.key, step, base_step(self._app, module, step), self.raw,
+                              self.side_by_side, self.section)
         if request == self.request:
             return
         self.request = request
-        self.load(app, module, step, request)
+        self.load(request)
 
     @work(thread=True, exclusive=True, group="diff-load", exit_on_error=False)
-    def load(self, app: WorkbenchApp, module: Module, step: Step, request: tuple) -> None:
-        header = f"{step.label}  ·  {step.file or 'no file'}"
+    def load(self, request: DiffRequest) -> None:
+        root = self._app.dump.root
+        diff: IRDiff | None = None
         try:
-            if step.text is None:
-                raise ReadError(step.file or "?", "no printed IR for this step")
-            document = text_document(read_text(app.dump.root, step.text))
+            if request.base is None:
+                if request.step.text is None:
+                    raise ReadError(request.step.file or "?", "no printed IR for this step")
+                document = text_document(read_text(root, request.step.text))
+            else:
+                options = NormalizeOptions.raw() if request.raw else NormalizeOptions()
+                diff = diff_steps(root, request.base, request.step, options)
+                document = diff_document(diff, request.side_by_side, request.section)
         except ReadError as error:
             document = message_document(str(error))
-        self.post_message(self.Loaded(document, header, request))
+        self.post_message(self.Loaded(request, document, diff_header(request, diff), diff))
 
     def on_diff_pane_loaded(self, event: Loaded) -> None:
         if event.request != self.request:
-            return  # a newer selection is being loaded
+            return  # an answer to an older request
+        same_step = self.diff is not None and event.diff is not None and \
+            self.diff.b.original == event.diff.b.original
+        self.diff = event.diff
         self.header.update(event.header)
-        self.view.show(event.document)
+        self.view.show(event.document, keep_position=same_step)
+
+    def goto_first_change(self) -> None:
+        """Scroll to the first changed line (when the bisection lands on its culprit)."""
+        if self.view.document.hunks:
+            self.view.go_to_row(self.view.document.hunks[0])
+
+    # ----- actions ----------------------------------------------------------------------------
+
+    def action_toggle_side(self) -> None:
+        self.side_by_side = not self.side_by_side
+        self.refresh_diff()
+
+    def action_toggle_raw(self) -> None:
+        self.raw = not self.raw
+        self.refresh_diff()
+
+    def action_pick_section(self) -> None:
+        if self.diff is None:
+            self.notify("no diff to restrict", timeout=2)
+            return
+
+        def picked(choice: str | None) -> None:
+            if choice is None:
+                return
+            self.section = None if choice == ALL else choice
+            self.refresh_diff()
+
+        self.app.push_screen(SectionPicker(self.diff.sections(), self.section or ALL), picked)
 
     def action_search(self) -> None:
         self.search.open()

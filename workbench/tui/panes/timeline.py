@@ -17,9 +17,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from workbench.loader import ReadError, read_text
+from workbench.diff.steps import iter_changed
+from workbench.loader import ReadError
 from workbench.model import Module, Step
-from workbench.stats import IrStats, ir_stats
+from workbench.stats import IrStats, step_stats
 from workbench.tui.book import step_key
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import Pane
@@ -164,36 +165,24 @@ class TimelinePane(Pane):
 
     @work(thread=True, exclusive=True, group="timeline-facts", exit_on_error=False)
     def compute_facts(self, app: WorkbenchApp, module: Module) -> None:
-        """Read each step's IR once: statistics, and whether it differs from the step before."""
+        """Each step's IR statistics and whether it changed the IR (normalized: renumbering
+        alone is no change), streamed into the rows as they are known."""
         worker = get_current_worker()
         book = app.book
-        texts: dict[int, str | ReadError] = {}  # by step index; only the last two are kept
-
-        def text_of(step: Step) -> str | ReadError:
-            if step.index not in texts:
-                try:
-                    if step.text is None:
-                        raise ReadError(step.file or "?", "no printed IR for this step")
-                    texts[step.index] = read_text(app.dump.root, step.text)
-                except ReadError as error:
-                    texts[step.index] = error
-            return texts[step.index]
-
+        if all(book.step_facts(s).stats is not None and book.step_facts(s).changed is not None
+               for s in module.steps[1:]):
+            return  # known from an earlier visit
         last_post = time.monotonic()
-        for step in module.steps:
+        for step, changed in iter_changed(app.dump.root, module):
             if worker.is_cancelled:
                 return
             facts = book.step_facts(step)
-            if facts.stats is not None and facts.changed is not None:
-                continue
-            text = text_of(step)
-            facts.stats = text if isinstance(text, ReadError) else ir_stats(text, step.ir)
-            previous = module.steps[step.index - 1] if step.index > 0 else None
-            if previous is not None and previous.ir == step.ir and isinstance(text, str):
-                before = text_of(previous)
-                if isinstance(before, str):
-                    facts.changed = text != before
-            texts.pop(step.index - 1, None)
+            facts.changed = changed
+            if facts.stats is None:
+                try:
+                    facts.stats = step_stats(app.dump.root, step)
+                except ReadError as error:
+                    facts.stats = error
             if time.monotonic() - last_post > 0.1:
                 last_post = time.monotonic()
                 self.post_message(self.FactsArrived(module.key, done=False))
