@@ -52,6 +52,10 @@ CORE_MODULES = [
     "workbench.watch",
     "workbench.stats",
     "workbench.formats.action_log",
+    "workbench.debug",
+    "workbench.debug.breakpoints",
+    "workbench.debug.facts",
+    "workbench.debug.controller",
 ]
 
 
