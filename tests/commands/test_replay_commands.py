@@ -169,3 +169,26 @@ def test_triage(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert results[0]["culprit"] == {"index": 3, "pass": "bad", "xla_step": 2,
                                      "file": "module_0001.jit_fake.0002.p.after_bad.before_bad"
                                              ".txt"}
+
+
+def test_time_limit_runs_steps_in_a_worker(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_cli(capsys, "bisect", dump, "module_0001", "--backend", FAKE,
+                             "--time-limit", "30", "--json")
+    payload = json.loads(out)
+    assert status == 1 and payload["culprit"]["index"] == 3
+
+
+def test_triage_fake_data_for_modules_without_executions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "dump"
+    root.mkdir()
+    for name in ("module_0005.jit_five.before_optimizations.txt",
+                 "module_0005.jit_five.0000.p.after_bad.before_x.txt"):
+        (root / name).touch()
+    status, out, _ = run_cli(capsys, "triage", root, "--backend", FAKE, "--jobs", "0", "--json")
+    assert status == 0 and json.loads(out)["results"] == []
+    status, out, _ = run_cli(capsys, "triage", root, "--backend", FAKE, "--jobs", "0",
+                             "--fake-data")
+    assert status == 1
+    assert "mismatch    module_0005 (jit_five) fake data: culprit step 1, pass bad" in out
+    assert f"dig in: workbench replay {root} module_0005 --fake-data" in out
