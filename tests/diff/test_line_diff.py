@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from workbench.diff.line_diff import intern_lines, matching_blocks
+from workbench.diff.line_diff import matching_blocks, matching_blocks_in
 
 
 def _check(a: list[int], b: list[int]) -> int:
@@ -33,9 +33,20 @@ def test_one_inserted_line_keeps_everything_else() -> None:
     assert _check(a, b) == 1000
 
 
-def test_interning_maps_equal_lines_to_equal_ids() -> None:
-    ids_a, ids_b = intern_lines(["x", "y", "x"], ["y", "z"])
-    assert ids_a[0] == ids_a[2] and ids_a[1] == ids_b[0] and ids_b[1] not in ids_a
+def test_moved_block_keeps_the_longer_part() -> None:
+    # Unique lines out of order: the anchors are the longest chain increasing on both sides.
+    a = [f"line {k}" for k in range(100)]
+    b = a[60:] + a[:60]
+    assert _check(a, b) == 60
+    assert matching_blocks(a, b) == [(0, 40, 60)]
+
+
+def test_matching_stays_inside_the_gaps() -> None:
+    a = ["p", "q", "r"]
+    b = ["q", "r", "p"]
+    assert matching_blocks(a, b) == [(1, 0, 2)]
+    # Split after the first line on both sides: only `r` can still be paired.
+    assert matching_blocks_in(a, b, [(0, 1, 0, 1), (1, 3, 1, 3)]) == [(2, 1, 1)]
 
 
 @pytest.mark.parametrize("case", ["all-different", "all-same", "repeated-blocks", "shifted"])

@@ -1,18 +1,29 @@
 """HLO text normalization (XLA's `*.txt` dumps), line by line, without parsing.
 
-Facts of the format this relies on: one instruction a line (`  [ROOT ]%name = shape opcode(...)`,
-attributes after the operands), a computation starts with a line `[ENTRY ]%name (params) -> shape {`
-and ends with a line `}`; instruction and computation names get XLA's uniquing suffixes
-(`.12`) and clone suffixes (`.clone`); the module header is followed by the source location
-tables `FileNames`, `FunctionNames`, `FileLocations` and `StackFrames`, each ending at a blank
-line.
+Facts of the format this relies on: one instruction a line, indented
+(`  [ROOT ]%name = shape opcode(...)`, attributes after the operands); a computation starts
+with a line `[ENTRY ]%name (params) -> shape {` at column 0 and ends with a line `}`;
+instruction and computation names get XLA's uniquing suffixes (`.12`) and clone suffixes
+(`.clone`); the module header is followed by the source location tables `FileNames`,
+`FunctionNames`, `FileLocations` and `StackFrames`, each ending at a blank line. Newer XLA
+prints names without the `%` sigil (`add.3 = f32[] add(x.1, y.2)`, `calls=fused_computation`);
+the normalized lines of such text have the sigils put back, so both styles compare alike.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+from operator import add, eq, itemgetter, lt
 
-from workbench.diff.normalize import NormalizedText, NormalizeOptions, Section, split_lines
+from workbench.diff.normalize import (
+    LineMap,
+    NormalizedText,
+    NormalizeOptions,
+    Section,
+    keep_lines,
+    split_lines,
+)
 
 _STRING = r'"(?:[^"\\\n]++|\\.)*+"'
 
@@ -42,9 +53,22 @@ _NAME_SUFFIX = re.compile(
     r"(?:\d+|clone)(?:\.(?:\d+|clone))*(?![\w.\-])")
 NAME_TOKEN = re.compile(r"%[\w.\-]+")
 _DEFINITION = re.compile(r"\s*(?:ROOT )?(%[\w.\-]+) = ")
-# Both start with a newline, a literal the regular expression engine scans for quickly.
-_HEADER = re.compile(r"\n(?:(?:ENTRY )?(%?[\w.\-]+) [^\n]*\{(?=\n)|\}(?=\n|$))")
-_SOURCE_TABLE = re.compile(r"\n(?:FileNames|FunctionNames|FileLocations|StackFrames)\n(?:.+\n)*")
+_HEADER_NAME = re.compile(r"(?:ENTRY )?(%?[\w.\-]+) ")
+
+# Names without sigils (see the module doc): where a name stands is known from the line's
+# shape, so the sigil goes back in at those places only.
+_BARE_DEFINITION = re.compile(r"^([ \t]+(?:ROOT )?)([A-Za-z_][\w.\-]*)(?= = )", re.MULTILINE)
+_BARE_HEADER = re.compile(r"^((?:ENTRY )?)([A-Za-z_][\w.\-]*)(?= \()", re.MULTILINE)
+_OPERANDS = re.compile(r"(?<=[\]})] )([a-z][a-z0-9\-]*)\(([^()\n]*)\)")
+_BARE_OPERAND = re.compile(r"(?<![\w.\-%])([A-Za-z_][\w.\-]*)(?![\w.\-\[=])")
+_COMPUTATION_ATTRIBUTE = re.compile(
+    r"(?<=[ ,])((?:calls|to_apply|condition|body|select|scatter|true_computation|"
+    r"false_computation)=)([A-Za-z_][\w.\-]*)")
+_NAME_LIST_ATTRIBUTE = re.compile(
+    r"(?<=[ ,])((?:branch_computations|called_computations|control-predecessors)=\{)"
+    r"([^{}\n]*)\}")
+_SIGILED_DEFINITION = re.compile(r"\n[ \t]+(?:ROOT )?%[\w.\-]+ = ")
+_ANY_DEFINITION = re.compile(r"\n[ \t]+(?:ROOT )?[%A-Za-z_][\w.\-]* = ")
 
 
 def _strip_pattern(options: NormalizeOptions) -> re.Pattern[str] | None:
@@ -65,69 +89,138 @@ def hlo_keys(lines: list[str]) -> list[str]:
     return _NAME_SUFFIX.sub("", "\n".join(lines)).split("\n")
 
 
-def normalize_hlo(text: str, options: NormalizeOptions) -> NormalizedText:
-    """Whole-text regular expressions and C-level counting; no Python loop over lines."""
-    original = split_lines(text)
+def _sigil_operands(match: re.Match[str]) -> str:
+    opcode, operands = match.group(1), match.group(2)
+    if opcode == "constant" or not operands:
+        return match.group(0)
+    return f"{opcode}({_BARE_OPERAND.sub(_sigil, operands)})"
+
+
+def _sigil(match: re.Match[str]) -> str:
+    return "%" + match.group(0)
+
+
+def _sigil_list(match: re.Match[str]) -> str:
+    names = ", ".join("%" + name.strip() if name.strip() else name
+                      for name in match.group(2).split(","))
+    return f"{match.group(1)}{names}}}"
+
+
+def add_sigils(text: str) -> str:
+    """Text printed without `%` on names, with the sigils where XLA's default printer puts
+    them: definitions, computation headers, operands and computation references."""
+    text = _BARE_DEFINITION.sub(r"\1%\2", text)
+    text = _BARE_HEADER.sub(r"\1%\2", text)
+    text = _OPERANDS.sub(_sigil_operands, text)
+    text = _COMPUTATION_ATTRIBUTE.sub(r"\1%\2", text)
+    return _NAME_LIST_ATTRIBUTE.sub(_sigil_list, text)
+
+
+def _strip_function(options: NormalizeOptions, bare_names: bool) -> LineMap | None:
+    """The per-line noise removal for these options (patterns never cross a line end)."""
     strip = _strip_pattern(options)
-    stripped_text = strip.sub("", text) if strip else text
-    lines = split_lines(stripped_text) if strip else original
-    if len(lines) != len(original):  # an attribute that spans lines: leave the text as is
-        lines, stripped_text = original, text
-    total = len(lines)
+    if strip is None and not bare_names:
+        return None
 
+    def strip_lines(lines: list[str]) -> list[str]:
+        if not lines:
+            return []
+        text = "\n".join(lines)
+        if strip is not None:
+            text = strip.sub("", text)
+        if bare_names:
+            text = add_sigils(text)
+        return text.split("\n")
+
+    return strip_lines
+
+
+def has_bare_names(text: str) -> bool:
+    """True when instructions are printed without the `%` sigil (newer XLA)."""
+    return _SIGILED_DEFINITION.search(text) is None and _ANY_DEFINITION.search(text) is not None
+
+
+def normalize_hlo(text: str, options: NormalizeOptions) -> NormalizedText:
+    """Structure from the lines that open (`... {`) and close (`}`) computations, picked out
+    by C-level passes; nothing else is read until the diff asks for it."""
+    original = split_lines(text)
     dropped: list[tuple[int, int]] = []  # [start, end) line ranges left out
-    if options.source_tables and ("\nFileNames\n" in stripped_text
-                                  or "\nStackFrames\n" in stripped_text):
-        line = position = 0
-        for match in _SOURCE_TABLE.finditer(stripped_text):
-            line += stripped_text.count("\n", position, match.start() + 1)
-            length = match.group(0).count("\n") - 1
-            dropped.append((line, line + length))
-            line += length
-            position = match.end()
+    if options.source_tables:
+        dropped = _source_tables(text)
+    raw, origin = keep_lines(original, dropped)
 
+    bare = has_bare_names(text)
+    return NormalizedText("hlo", options, original, raw, origin, _sections(raw),
+                          strip_function=_strip_function(options, bare),
+                          key_function=hlo_keys if options.names else None,
+                          names_in_raw=not bare)
+
+
+def _sections(raw: list[str]) -> list[Section]:
+    """Computations: a header line ending with `{`, up to the next line `}`."""
+    total = len(raw)
+    closers = list(compress(range(total), map(eq, raw, repeat("}"))))
+    openers = _openers(raw, closers)
     sections = [Section("(module)", None, "module")]
-    runs: list[tuple[int, int, int]] = []  # (first line, end line, section) of computations
-    line = position = 0
-    opened: tuple[int, str, str] | None = None
-    for match in _HEADER.finditer(stripped_text):
-        line += stripped_text.count("\n", position, match.start() + 1)
-        position = match.start() + 1
-        name = match.group(1)
-        if name is not None:
-            if not match.group(0).startswith("\nHloModule"):
-                kind = "entry" if match.group(0).startswith("\nENTRY") else "computation"
-                opened = (line, name, kind)
-        elif opened is not None:
-            start, name, kind = opened
-            sections.append(Section(name, start, kind))
-            runs.append((start, line + 1, len(sections) - 1))
-            opened = None
+    if len(openers) == len(closers) and all(map(lt, openers, closers)) \
+            and all(map(lt, closers, openers[1:])):
+        # Well formed (the usual case): C-level passes only.
+        headers = [raw[k] for k in openers]
+        names = list(map(itemgetter(0), map(str.partition, headers, repeat(" "))))
+        entry = [k for k, name in enumerate(names) if name == "ENTRY"]
+        for k in entry:
+            names[k] = headers[k][6:].partition(" ")[0]
+        sections += map(Section, names, openers, repeat("computation"),
+                        map(add, closers, repeat(1)))
+        for k in entry:
+            sections[k + 1].kind = "entry"
+        return sections
+    closer_iter = iter(closers)
+    closer = next(closer_iter, total)
+    for opener, following in zip(openers, [*openers[1:], total], strict=True):
+        while closer < opener:
+            closer = next(closer_iter, total)
+        if closer < following:  # a header without its `}` before the next one is no section
+            line = raw[opener]
+            match = _HEADER_NAME.match(line)
+            if match:
+                kind = "entry" if line.startswith("ENTRY ") else "computation"
+                sections.append(Section(match.group(1), opener, kind, closer + 1))
+    return sections
 
-    if dropped:
-        keep = []
-        previous = 0
-        for start, end in dropped:
-            keep.append((previous, start))
-            previous = end
-        keep.append((previous, total))
-        origin = [n for start, end in keep for n in range(start, end)]
-        lines = [lines[n] for n in origin]
-        renumber = {n: k for k, n in enumerate(origin)}
-        for section in sections[1:]:
-            section.header = renumber.get(section.header, section.header)
-        runs = [(renumber[s], renumber[e - 1] + 1, k) for s, e, k in runs]
-    else:
-        origin = list(range(total))
-    line_section: list[int] = []
-    previous = 0
-    for start, end, index in runs:
-        line_section += [0] * (start - previous)
-        line_section += [index] * (end - start)
-        previous = end
-    line_section += [0] * (len(lines) - previous)
-    return NormalizedText("hlo", options, original, lines, origin, sections, line_section,
-                          key_function=hlo_keys if options.names else None)
+
+def _openers(raw: list[str], closers: list[int]) -> list[int]:
+    """Header lines. XLA prints one blank line between computations, so each header but the
+    first is two lines after a `}`: only those lines (and the ones before the first `}`) are
+    looked at, unless the text is laid out otherwise."""
+    if closers:
+        head = closers[0]
+        first = list(compress(range(head), map(str.endswith, raw[:head], repeat("{"))))
+        if first:
+            guess = [first[-1], *(closer + 2 for closer in closers[:-1])]
+            if guess[-1] < closers[-1] and all(map(str.endswith, map(raw.__getitem__, guess),
+                                                   repeat("{"))):
+                return guess
+    openers = list(compress(range(len(raw)), map(str.endswith, raw, repeat("{"))))
+    if openers and raw[openers[0]].startswith("HloModule"):
+        del openers[0]
+    return openers
+
+
+def _source_tables(text: str) -> list[tuple[int, int]]:
+    """Line ranges of the source location tables (each a title line, then entries up to a
+    blank line)."""
+    dropped: list[tuple[int, int]] = []
+    for title in ("\nFileNames\n", "\nFunctionNames\n", "\nFileLocations\n",
+                  "\nStackFrames\n"):
+        start = text.find(title)
+        if start < 0:
+            continue
+        end = text.find("\n\n", start + 1)
+        end = len(text) if end < 0 else end
+        first = text.count("\n", 0, start) + 1
+        dropped.append((first, first + text.count("\n", start + 1, end) + 1))
+    return sorted(dropped)
 
 
 def canonical_hlo_lines(normalized: NormalizedText) -> list[str]:
@@ -137,7 +230,6 @@ def canonical_hlo_lines(normalized: NormalizedText) -> list[str]:
     computation_names: dict[str, str] = {}
     seen: dict[str, int] = {}
     for section in normalized.sections[1:]:
-        assert section.header is not None
         name = section.name if section.name.startswith("%") else "%" + section.name
         stem = _stem(name)
         computation_names[name] = f"{stem}.{seen.get(stem, 0)}"

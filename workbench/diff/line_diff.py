@@ -1,5 +1,4 @@
-"""Line matching for two sequences of interned lines, in linear space and without quadratic
-blow-ups.
+"""Line matching for two sequences of lines, in linear space and without quadratic blow-ups.
 
 The strategy, from cheapest to most expensive, applied recursively to each unmatched gap:
 
@@ -8,40 +7,43 @@ The strategy, from cheapest to most expensive, applied recursively to each unmat
    cost O(n));
 3. patience anchoring: lines that occur exactly once on each side, kept in increasing order
    on both sides (longest increasing subsequence, O(k log k)), split the gap into smaller gaps;
+   runs of consecutive anchors are matched as one block, so only real gaps are revisited;
 4. what is left (gaps of repeated lines only) goes to Myers' O(ND) bisection in linear space,
    with a cost cap: when the edit distance of a gap passes `MAX_COST`, the gap is split at the
    furthest point reached, as GNU diff's "too expensive" heuristic does. The result is then
    a valid, possibly not minimal, diff, and the time stays bounded.
 
-Lines are compared as ints (see `intern_lines`), so every comparison is an int compare.
+Lines are any hashable values compared with `==` (the diff passes strings: hashing and
+comparing them is C work). Finding the anchors is a handful of C-level passes (dicts built
+from `zip`, `map`, `compress`), so a 6,000-line gap costs about a millisecond, not a Python
+loop per line.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from itertools import compress, repeat
+from operator import and_, eq, ne, or_, sub
 
 # Edit cost after which a gap of repeated lines is split heuristically instead of solved
 # exactly. Python does about 10^7 simple steps a second; MAX_COST**2 bounds one bisection.
 MAX_COST = 64
 
 Block = tuple[int, int, int]  # (start in a, start in b, length)
+Gap = tuple[int, int, int, int]  # (a start, a end, b start, b end)
 
 
-def intern_lines(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list[int]]:
-    """Map the lines of both sides to small ints (equal lines, equal ints)."""
-    table: dict[str, int] = {}
-    setdefault = table.setdefault
-    ids_a = [setdefault(line, len(table)) for line in a]
-    ids_b = [setdefault(line, len(table)) for line in b]
-    return ids_a, ids_b
-
-
-def matching_blocks(a: Sequence[int], b: Sequence[int]) -> list[Block]:
+def matching_blocks(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Block]:
     """Maximal runs of equal lines, in increasing order on both sides (no end sentinel)."""
+    return matching_blocks_in(a, b, [(0, len(a), 0, len(b))])
+
+
+def matching_blocks_in(a: Sequence[Hashable], b: Sequence[Hashable], gaps: list[Gap]
+                       ) -> list[Block]:
+    """Matching blocks of `a` and `b` inside the given gaps only (each gap is matched on
+    its own; gaps must not overlap)."""
     found: list[Block] = []
-    stack = [(0, len(a), 0, len(b))]
+    stack = list(gaps)
     while stack:
         alo, ahi, blo, bhi = stack.pop()
         prefix = _common_prefix(a, alo, ahi, b, blo, bhi)
@@ -56,77 +58,158 @@ def matching_blocks(a: Sequence[int], b: Sequence[int]) -> list[Block]:
             bhi -= suffix
         if alo == ahi or blo == bhi:
             continue
-        stack.extend(_split_gap(a, alo, ahi, b, blo, bhi))
+        _split_gap(a, alo, ahi, b, blo, bhi, found, stack)
     found.sort()
     return merge_blocks(found)
 
 
-def _split_gap(a: Sequence[int], alo: int, ahi: int, b: Sequence[int], blo: int, bhi: int
-               ) -> list[tuple[int, int, int, int]]:
-    """Sub-gaps of a gap whose ends differ; empty when the gap is a plain replacement."""
+def _split_gap(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable], blo: int,
+               bhi: int, found: list[Block], stack: list[Gap]) -> None:
+    """Match what can be matched cheaply in a gap whose ends differ; push sub-gaps."""
     if ahi - alo == 1 or bhi - blo == 1:
         # One line against many: match it to its first occurrence, if any.
         if ahi - alo == 1:
             try:
-                j = b.index(a[alo], blo, bhi)
+                j = b.index(a[alo], blo, bhi)  # type: ignore[call-arg]
             except ValueError:
-                return []
-            return [(alo, alo, blo, j), (alo, ahi, j, bhi)]
+                return
+            found.append((alo, j, 1))
+            stack.append((alo + 1, ahi, j + 1, bhi))
+            return
         try:
-            i = a.index(b[blo], alo, ahi)
+            i = a.index(b[blo], alo, ahi)  # type: ignore[call-arg]
         except ValueError:
-            return []
-        return [(alo, i, blo, blo), (i, ahi, blo, bhi)]
-    count_a = Counter(a[alo:ahi])
-    count_b = Counter(b[blo:bhi])
-    if count_a.keys().isdisjoint(count_b):
-        return []
-    anchors = _unique_anchors(a, alo, ahi, b, blo, bhi, count_a, count_b)
-    if anchors:
-        gaps = []
-        prev_i, prev_j = alo, blo
-        for i, j in anchors:
-            gaps.append((prev_i, i, prev_j, j))
-            prev_i, prev_j = i, j  # the anchor itself starts the next gap: prefix trim takes it
-        gaps.append((prev_i, ahi, prev_j, bhi))
-        return gaps
+            return
+        found.append((i, blo, 1))
+        stack.append((i + 1, ahi, blo + 1, bhi))
+        return
+    side_a = a[alo:ahi]
+    side_b = b[blo:bhi]
+    last_b = dict(zip(side_b, range(len(side_b)), strict=True))
+    if last_b.keys().isdisjoint(side_a):
+        return
+    anchors = _unique_anchors(side_a, side_b, last_b)
+    if anchors[0]:
+        _push_between_anchors(anchors, alo, ahi, blo, bhi, found, stack)
+        return
     x, y = _bisect(a, alo, ahi, b, blo, bhi)
     if (x, y) in ((alo, blo), (ahi, bhi)):  # no progress: cut in the middle instead
         x, y = alo + (ahi - alo) // 2, blo + (bhi - blo) // 2
-    return [(alo, x, blo, y), (x, ahi, y, bhi)]
+    stack.append((alo, x, blo, y))
+    stack.append((x, ahi, y, bhi))
 
 
-def _unique_anchors(a: Sequence[int], alo: int, ahi: int, b: Sequence[int], blo: int,
-                    bhi: int, count_a: Counter, count_b: Counter) -> list[tuple[int, int]]:
-    """Lines unique on both sides, as the longest chain increasing on both (patience diff)."""
-    unique = {line for line, n in count_a.items() if n == 1 and count_b.get(line) == 1}
-    if not unique:
-        return []
-    position_a = {line: i for i, line in enumerate(a[alo:ahi], alo) if line in unique}
-    pairs = [(position_a[line], j) for j, line in enumerate(b[blo:bhi], blo) if line in unique]
-    # Longest increasing subsequence of the a-positions, in b order (patience sorting).
-    tails: list[int] = []  # a-position ending the best chain of each length
-    tail_index: list[int] = []
-    back: list[int] = [-1] * len(pairs)
-    for n, (i, _) in enumerate(pairs):
-        k = bisect_left(tails, i)
-        if k == len(tails):
-            tails.append(i)
-            tail_index.append(n)
-        else:
-            tails[k] = i
-            tail_index[k] = n
-        back[n] = tail_index[k - 1] if k else -1
+def _unique_anchors(side_a: Sequence[Hashable], side_b: Sequence[Hashable],
+                    last_b: dict) -> tuple[list[int], list[int]]:
+    """Lines unique on both sides, as the longest chain increasing on both (patience diff):
+    (positions in a, positions in b), relative to the sides."""
+    n = len(side_a)
+    m = len(side_b)
+    last_a = dict(zip(side_a, range(n), strict=True))
+    first_a = dict(zip(reversed(side_a), range(n - 1, -1, -1), strict=True))
+    first_b = dict(zip(reversed(side_b), range(m - 1, -1, -1), strict=True))
+    # A line is an anchor when its first and last positions agree on each side (absent from
+    # b: -1 and -2 never agree).
+    unique_a = map(eq, map(first_a.__getitem__, side_a), map(last_a.__getitem__, side_a))
+    unique_b = map(eq, map(first_b.get, side_a, repeat(-1)), map(last_b.get, side_a,
+                                                                  repeat(-2)))
+    mask = list(map(and_, unique_a, unique_b))
+    positions_a = list(compress(range(n), mask))
+    if not positions_a:
+        return [], []
+    positions_b = list(map(last_b.__getitem__, compress(side_a, mask)))
+    if positions_b != sorted(positions_b):
+        positions_a, positions_b = _longest_increasing(positions_a, positions_b)
+    return positions_a, positions_b
+
+
+def _runs(positions_a: list[int], positions_b: list[int]) -> list[int]:
+    """Indices where a run of anchors ends (the next anchor is not one line further on both
+    sides), the last anchor included."""
+    breaks = compress(range(len(positions_a) - 1), map(
+        or_, map(ne, map(sub, positions_a[1:], positions_a), repeat(1)),
+        map(ne, map(sub, positions_b[1:], positions_b), repeat(1))))
+    return [*breaks, len(positions_a) - 1]
+
+
+def _longest_increasing(positions_a: list[int], positions_b: list[int]
+                        ) -> tuple[list[int], list[int]]:
+    """The most anchors that increase on both sides.
+
+    Anchors come in runs (consecutive on both sides); each position occurs once, so two runs
+    occupy disjoint ranges of b and a chain takes a run whole or not at all: the answer is
+    the heaviest chain of runs.
+    """
+    ends = _runs(positions_a, positions_b)
+    starts = [0, *(end + 1 for end in ends[:-1])]
+    runs = [(positions_a[start], positions_b[start], end - start + 1)
+            for start, end in zip(starts, ends, strict=True)]
+    kept_a: list[int] = []
+    kept_b: list[int] = []
+    for i, j, n in heaviest_chain(runs):
+        kept_a += range(i, i + n)
+        kept_b += range(j, j + n)
+    return kept_a, kept_b
+
+
+def heaviest_chain(blocks: list[Block]) -> list[Block]:
+    """The blocks (sorted by a, disjoint on each side) that increase on both sides and hold
+    the most lines between them.
+
+    A Fenwick tree of prefix maxima over the blocks' ranks in b: O(r log r) for r blocks.
+    """
+    count = len(blocks)
+    if count < 2 or all(blocks[k][1] < blocks[k + 1][1] for k in range(count - 1)):
+        return blocks
+    order = sorted(range(count), key=lambda r: blocks[r][1])
+    rank = [0] * count
+    for position, block in enumerate(order, 1):
+        rank[block] = position
+    tree_weight = [0] * (count + 1)
+    tree_block = [-1] * (count + 1)
+    back = [-1] * count
+    total = [0] * count
+    for block in range(count):
+        best, best_block = 0, -1
+        k = rank[block] - 1
+        while k > 0:  # the heaviest chain ending in a block lower in b
+            if tree_weight[k] > best:
+                best, best_block = tree_weight[k], tree_block[k]
+            k -= k & -k
+        total[block] = best + blocks[block][2]
+        back[block] = best_block
+        k = rank[block]
+        while k <= count:
+            if total[block] > tree_weight[k]:
+                tree_weight[k], tree_block[k] = total[block], block
+            k += k & -k
+    block = max(range(count), key=total.__getitem__)
     chain = []
-    n = tail_index[-1]
-    while n >= 0:
-        chain.append(pairs[n])
-        n = back[n]
+    while block >= 0:
+        chain.append(blocks[block])
+        block = back[block]
     chain.reverse()
     return chain
 
 
-def _bisect(a: Sequence[int], alo: int, ahi: int, b: Sequence[int], blo: int, bhi: int
+def _push_between_anchors(anchors: tuple[list[int], list[int]], alo: int, ahi: int, blo: int,
+                          bhi: int, found: list[Block], stack: list[Gap]) -> None:
+    """Runs of consecutive anchors become blocks; the gaps between runs go on the stack."""
+    positions_a, positions_b = anchors
+    start = 0
+    prev_i, prev_j = alo, blo
+    for end in _runs(positions_a, positions_b):
+        i = alo + positions_a[start]
+        j = blo + positions_b[start]
+        length = end - start + 1
+        stack.append((prev_i, i, prev_j, j))
+        found.append((i, j, length))
+        prev_i, prev_j = i + length, j + length
+        start = end + 1
+    stack.append((prev_i, ahi, prev_j, bhi))
+
+
+def _bisect(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable], blo: int, bhi: int
             ) -> tuple[int, int]:
     """Myers' middle-snake split point of a gap, or the furthest point reached when the edit
     cost passes MAX_COST."""
@@ -197,7 +280,7 @@ def _bisect(a: Sequence[int], alo: int, ahi: int, b: Sequence[int], blo: int, bh
     return alo + best[0], blo + best[1]
 
 
-def _common_prefix(a: Sequence[int], alo: int, ahi: int, b: Sequence[int], blo: int,
+def _common_prefix(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable], blo: int,
                    bhi: int) -> int:
     """Length of the common prefix, found by galloping over slice compares (done in C)."""
     n = min(ahi - alo, bhi - blo)
@@ -222,7 +305,7 @@ def _common_prefix(a: Sequence[int], alo: int, ahi: int, b: Sequence[int], blo: 
     return low
 
 
-def _common_suffix(a: Sequence[int], alo: int, ahi: int, b: Sequence[int], blo: int,
+def _common_suffix(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable], blo: int,
                    bhi: int) -> int:
     n = min(ahi - alo, bhi - blo)
     if n == 0 or a[ahi - 1] != b[bhi - 1]:

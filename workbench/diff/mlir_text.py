@@ -12,8 +12,16 @@ definitions follow the module. Attribute and type aliases (`#map1 = affine_map<.
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+from operator import or_
 
-from workbench.diff.normalize import NormalizedText, NormalizeOptions, Section, split_lines
+from workbench.diff.normalize import (
+    NormalizedText,
+    NormalizeOptions,
+    Section,
+    keep_lines,
+    split_lines,
+)
 
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 
@@ -27,6 +35,8 @@ def _parenthesized(depth: int) -> str:
 
 
 _LOCATION = re.compile(r" ?\bloc" + _parenthesized(6))
+# After a newline (a literal the engine scans for quickly); the first line is tried apart.
+_LOC_ALIAS_LINE = re.compile(r"\n#loc[\w$.\-]* = ")
 _LOC_ALIAS = re.compile(r"#loc[\w$.\-]* = ")
 # Stems: `%5` and `%arg3` -> `%`, `^bb2` -> `^bb`, `%cst_3` -> `%cst`. Each pattern starts with
 # a literal (a fast scan) and the first two replace with a literal (no per-match Python).
@@ -40,61 +50,69 @@ _MODULE_OPS = frozenset(("module", "builtin.module"))
 
 
 def normalize_mlir(text: str, options: NormalizeOptions) -> NormalizedText:
+    """Structure from the lines that open or close a region (C-level passes pick them out);
+    nothing else is read until the diff asks for it."""
     original = split_lines(text)
-    stripped = original
-    if options.locations and "loc" in text:
-        candidate = split_lines(_LOCATION.sub("", text))
-        if len(candidate) == len(original):
-            stripped = candidate
-    drop_aliases = options.locations
+    dropped: list[tuple[int, int]] = []
+    if options.locations and "#loc" in text:
+        if _LOC_ALIAS.match(text):
+            dropped.append((0, 1))
+        line = position = 0
+        for match in _LOC_ALIAS_LINE.finditer(text):
+            line += text.count("\n", position, match.start() + 1)
+            position = match.start() + 1
+            dropped.append((line, line + 1))
+    raw, origin = keep_lines(original, dropped)
+    sections = _structure(raw)
+    strip = _strip_locations if options.locations and "loc" in text else None
+    return NormalizedText("mlir", options, original, raw, origin, sections,
+                          strip_function=strip,
+                          key_function=mlir_keys if options.names else None)
 
-    lines: list[str] = []
-    origin: list[int] = []
-    line_section: list[int] = []
+
+def _structure(raw: list[str]) -> list[Section]:
+    """Sections: symbol ops with a region, in print order (nested ones after their parent)."""
+    total = len(raw)
+    opens = map(str.endswith, raw, repeat("{"))
+    closes = map(str.startswith, map(str.lstrip, raw), repeat("}"))
+    candidates = compress(range(total), map(or_, opens, closes))
     sections = [Section("(module)", None, "module")]
-    # One entry per open region: the section its lines belong to.
-    stack: list[int] = []
+    # One entry per open region: the section its lines belong to, and the section it opened.
+    stack: list[tuple[int, int | None]] = []
     current = 0
-    for number, line in enumerate(stripped):
-        body = line.strip()
-        if not body:
-            lines.append(line)
-            origin.append(number)
-            line_section.append(current)
-            continue
-        first = body[0]
-        if first == "#" and drop_aliases and _LOC_ALIAS.match(body):
-            continue
-        if first == "}":
+    for number in candidates:
+        body = raw[number].strip()
+        if body.startswith("}"):
+            opened = None
             if stack:
-                stack.pop()
-            lines.append(line)
-            origin.append(number)
-            line_section.append(current)
-            current = stack[-1] if stack else 0
+                _, opened = stack.pop()
+            current = stack[-1][0] if stack else 0
             if body.endswith("{"):  # `} else {`, `}, {`: the next region of the same op
-                stack.append(current)
+                stack.append((opened if opened is not None else current, opened))
+                current = stack[-1][0]
+            elif opened is not None:
+                sections[opened].end = number + 1
             continue
-        if (body.endswith("{") and "@" in body) or (body.endswith("{") and "sym_name" in body):
+        if "@" in body or "sym_name" in body:
             op = _OP_NAME.match(body)
             symbol = _SYMBOL.search(body)
             if symbol and op and op.group(1) not in _MODULE_OPS:
                 name = "@" + (symbol.group(1) or symbol.group(2)).strip('"')
-                sections.append(Section(f"{op.group(1)} {name}", len(lines), "function"))
+                sections.append(Section(f"{op.group(1)} {name}", number, "function"))
                 current = len(sections) - 1
-                stack.append(current)
-                lines.append(line)
-                origin.append(number)
-                line_section.append(current)
+                stack.append((current, current))
                 continue
-        lines.append(line)
-        origin.append(number)
-        line_section.append(current)
-        if body.endswith("{"):
-            stack.append(current)
+        stack.append((current, None))
+    for section in sections:
+        if section.header is not None and section.end is None:  # cut short: runs to the end
+            section.end = total
+    return sections
 
-    return NormalizedText("mlir", options, original, lines, origin, sections, line_section,
-                          key_function=mlir_keys if options.names else None)
+
+def _strip_locations(lines: list[str]) -> list[str]:
+    if not lines:
+        return []
+    return _LOCATION.sub("", "\n".join(lines)).split("\n")
 
 
 def mlir_keys(lines: list[str]) -> list[str]:

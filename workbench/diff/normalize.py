@@ -2,13 +2,20 @@
 
 A `NormalizedText` keeps, for every line that takes part in the comparison:
 
-- `lines`: the line with noise attributes stripped (metadata, `loc(...)`, ...) but its names as
-  printed; the names are what the name check of `workbench.diff.names` pairs up;
-- `keys` (computed on demand): the same line with every value, instruction, computation and
-  block name cut to its stem (`%add.12` -> `%add`, `%5` -> `%`, `%cst_3` -> `%cst`,
+- `raw`: the line as printed (lines left out of the comparison, such as HLO source tables and
+  MLIR `#loc` aliases, are not there);
+- `lines` (computed on demand): the line with noise attributes stripped (metadata,
+  `loc(...)`, ...) but its names as printed; the names are what the name check of
+  `workbench.diff.names` pairs up;
+- `keys` (computed on demand): the stripped line with every value, instruction, computation
+  and block name cut to its stem (`%add.12` -> `%add`, `%5` -> `%`, `%cst_3` -> `%cst`,
   `^bb2` -> `^bb`); two lines can only be paired when their keys are equal;
 - `origin`: the number of the original line it came from, so every view can show the text as
   the compiler wrote it.
+
+Stripping and key making work line by line (their patterns never cross a line end), so the
+diff computes them only for the lines that differ as printed: in a pass diff most lines do
+not, and those cost nothing beyond being compared once.
 
 Comparing keys and then checking that the names of paired lines correspond one to one (a
 bijection, `workbench.diff.names`) is comparison modulo renaming: a pass that only renumbers
@@ -16,18 +23,21 @@ shows no change, an inserted op does not shift every later name, and swapped ope
 a change. `canonical_lines()` gives the other classic form, names renamed by definition order
 within their computation or region, for display and hashing.
 
-This is line-oriented text work (regular expressions over the whole text, a single pass over
-lines for structure): no parser, so it is fast and never fails on text a parser would reject.
+This is line-oriented text work (regular expressions over joined lines, C-level passes over
+the line list for structure): no parser, so it is fast and never fails on text a parser would
+reject.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 TextKind = Literal["hlo", "mlir", "text"]
+LineMap = Callable[[list[str]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -58,13 +68,16 @@ class NormalizeOptions:
 class Section:
     """A computation (HLO), a function or other symbol op (MLIR), or the text outside them.
 
-    `header` is the index (into the normalized lines) of the line that opens it, None for the
-    module-level text. `name` is as printed (`%fused_computation.1`, `@main`).
+    `header` is the index (into the kept lines) of the line that opens it, None for the
+    module-level text; `end` is one past its closing line (sections nest in MLIR; they come
+    in the order of their headers). `name` is as printed
+    (`%fused_computation.1`, `func.func @main`).
     """
 
     name: str
     header: int | None
     kind: str  # "computation", "entry", "function", "module"
+    end: int | None = None
 
 
 @dataclass
@@ -72,13 +85,48 @@ class NormalizedText:
     kind: TextKind
     options: NormalizeOptions
     original: list[str]
-    lines: list[str]
-    origin: list[int]
+    raw: list[str]
+    origin: Sequence[int]
     sections: list[Section] = field(default_factory=list)
-    line_section: list[int] = field(default_factory=list)  # section index of each line
-    # lines -> their keys; None when names are compared as printed (keys are the lines)
-    key_function: Callable[[list[str]], list[str]] | None = None
+    # raw lines -> stripped lines; None when nothing is stripped (lines are the raw lines)
+    strip_function: LineMap | None = None
+    # stripped lines -> keys; None when names are compared as printed (keys are the lines)
+    key_function: LineMap | None = None
+    names_in_raw: bool = True  # False when only the stripped lines print names with sigils
+    _lines: list[str] | None = field(default=None, repr=False)
     _keys: list[str] | None = field(default=None, repr=False)
+    _line_section: list[int] | None = field(default=None, repr=False)
+    _heads: list[int] | None = field(default=None, repr=False)
+
+    @property
+    def line_section(self) -> list[int]:
+        """The innermost section of every line (computed once, on first use)."""
+        if self._line_section is None:
+            line_section = [0] * len(self.raw)
+            for index, section in enumerate(self.sections[1:], 1):  # outer ones first
+                start, end = section.header, section.end
+                assert start is not None and end is not None
+                line_section[start:end] = [index] * (end - start)
+            self._line_section = line_section
+        return self._line_section
+
+    def section_of(self, line: int) -> int:
+        """The innermost section of one line, without computing every line's."""
+        if self._line_section is not None:
+            return self._line_section[line]
+        if self._heads is None:
+            self._heads = [s.header for s in self.sections[1:]]  # type: ignore[misc]
+        for index in range(bisect_right(self._heads, line), 0, -1):
+            if line < self.sections[index].end:  # type: ignore[operator]
+                return index
+        return 0
+
+    @property
+    def lines(self) -> list[str]:
+        """Every line with its noise stripped (computed once, on first use)."""
+        if self._lines is None:
+            self._lines = self.strip_function(self.raw) if self.strip_function else self.raw
+        return self._lines
 
     @property
     def keys(self) -> list[str]:
@@ -87,11 +135,26 @@ class NormalizedText:
             self._keys = self.key_function(self.lines) if self.key_function else self.lines
         return self._keys
 
+    def lines_of(self, start: int, end: int) -> list[str]:
+        """Stripped lines [start, end), without stripping the others."""
+        if self._lines is not None or self.strip_function is None:
+            return self.lines[start:end]
+        return self.strip_function(self.raw[start:end])
+
     def keys_of(self, start: int, end: int) -> list[str]:
         """Keys of lines [start, end), without computing the others."""
-        if self._keys is not None or self.key_function is None:
-            return self.keys[start:end]
-        return self.key_function(self.lines[start:end])
+        if self._keys is not None:
+            return self._keys[start:end]
+        lines = self.lines_of(start, end)
+        return self.key_function(lines) if self.key_function else lines
+
+    def strip(self, lines: list[str]) -> list[str]:
+        """`lines` (raw lines of this text) with their noise stripped."""
+        return self.strip_function(lines) if self.strip_function else lines
+
+    def key(self, lines: list[str]) -> list[str]:
+        """Keys of `lines` (stripped lines of this text)."""
+        return self.key_function(lines) if self.key_function else lines
 
     def canonical_lines(self) -> list[str]:
         """Lines with names renamed by definition order within their scope (see module doc)."""
@@ -115,6 +178,35 @@ class NormalizedText:
             h.update(line.encode())
             h.update(b"\n")
         return h.hexdigest()
+
+    def section_named(self, name: str) -> int | None:
+        """Index of the one section called `name` (None when there is none or several)."""
+        found = [index for index, s in enumerate(self.sections) if s.name == name]
+        return found[0] if len(found) == 1 else None
+
+    def restrict(self, index: int) -> NormalizedText:
+        """Only the lines of section `index` (and the sections nested in it), dedented by the
+        indentation of its header: a function printed inside its module compares with the
+        same function printed alone (a function-scope dump)."""
+        section = self.sections[index]
+        if section.header is None or section.end is None:
+            return self
+        start, end = section.header, section.end
+        raw = self.raw[start:end]
+        indent = len(raw[0]) - len(raw[0].lstrip(" "))
+        if indent:
+            prefix = " " * indent
+            raw = [line[indent:] if line.startswith(prefix) else line.lstrip(" ")
+                   for line in raw]
+        nested = [k for k in range(index, len(self.sections))
+                  if self.sections[k].header is not None
+                  and start <= self.sections[k].header < end]  # type: ignore[operator]
+        sections = [Section("(module)", None, "module")]
+        sections += [replace(self.sections[k], header=self.sections[k].header - start,
+                             end=(self.sections[k].end or end) - start) for k in nested]
+        return NormalizedText(self.kind, self.options, self.original, raw,
+                              self.origin[start:end], sections, self.strip_function,
+                              self.key_function, self.names_in_raw)
 
 
 def detect_kind(text: str) -> TextKind:
@@ -147,8 +239,8 @@ def normalize(text: str, kind: TextKind | None = None,
 
         return normalize_mlir(text, options)
     original = split_lines(text)
-    return NormalizedText("text", options, original, original, list(range(len(original))),
-                          [Section("", None, "module")], [0] * len(original))
+    return NormalizedText("text", options, original, original, range(len(original)),
+                          [Section("", None, "module")])
 
 
 def split_lines(text: str) -> list[str]:
@@ -159,3 +251,19 @@ def split_lines(text: str) -> list[str]:
     if "\r" in text:
         lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     return lines
+
+
+def keep_lines(lines: list[str], dropped: list[tuple[int, int]]
+               ) -> tuple[list[str], Sequence[int]]:
+    """`lines` without the [start, end) ranges of `dropped` (sorted), and where each kept
+    line came from."""
+    if not dropped:
+        return lines, range(len(lines))
+    kept: list[str] = []
+    origin: list[int] = []
+    previous = 0
+    for start, end in [*dropped, (len(lines), len(lines))]:
+        kept += lines[previous:start]
+        origin += range(previous, start)
+        previous = end
+    return kept, origin
