@@ -146,3 +146,16 @@ def test_unlistable_folder_is_a_problem(tmp_path: Path, monkeypatch: pytest.Monk
     assert [m.name for m in dump.modules] == ["jit_g"]
     assert [(p.file, p.reason) for p in dump.problems] == [
         ("locked", "cannot list folder: Permission denied")]
+
+
+def test_trace_folders_scanned_together_stay_apart(corpus: Path) -> None:
+    dump = scan(corpus / "mlir")
+    traces = {m.key: m for m in dump.modules if m.format == "mlir-trace"}
+    assert sorted(traces) == ["mlir-trace-broken/module_0000", "mlir-trace-clean/module_0000"]
+    for key, module in traces.items():
+        folder = key.split("/")[0]
+        assert len(module.steps) == 10
+        assert [e.file for e in module.executions] == [
+            f"{folder}/module_0000.jit_f.snapshot.0.pb"]
+        assert all(s.text is not None and s.text.file.startswith(folder + "/")
+                   for s in module.steps)
