@@ -207,3 +207,22 @@ def test_jax_numpy_reducer_tests_reproduce_their_snapshots(corpus: Path) -> None
     outcomes = jax_module_replays(corpus / "xla-jax-tests" / "numpy-reducers")
     assert len(outcomes) == 583
     assert [o for o in outcomes if o[1] != "ok"] == []
+
+
+def test_recursive_calls_keep_their_own_values() -> None:
+    text = """
+    func.func @main(%n: i64) -> i64 {
+      %c1 = arith.constant 1 : i64
+      %small = arith.cmpi sle, %n, %c1 : i64
+      %r = scf.if %small -> (i64) {
+        scf.yield %c1 : i64
+      } else {
+        %m = arith.subi %n, %c1 : i64
+        %f = func.call @main(%m) : (i64) -> i64
+        %p = arith.muli %n, %f : i64
+        scf.yield %p : i64
+      }
+      return %r : i64
+    }"""
+    assert int(run(text, np.int64(10))) == 3628800
+    assert int(run(text, np.int64(21))) == 51090942171709440000 % 2**64 - 2**64  # wraps

@@ -23,6 +23,7 @@ What real dumps contain that xDSL's parser does not take as is, and how it is ha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -256,11 +257,14 @@ def _context() -> _ReplayContext:
     return context
 
 
+@functools.lru_cache(maxsize=8)
 def parse_module(text: str, name: str = "<ir>") -> tuple[ModuleOp, dict[str, str]]:
     """The module in `text` and its dense resource blobs (handle -> hex string).
 
     Raises `MlirParseError` with the parser's message, or `Unsupported` for an op of a
-    dialect the replay does not implement.
+    dialect the replay does not implement. Parsing costs more than interpreting most steps,
+    and consecutive passes often print the same module (or a replay runs the same step on
+    several executions), so the last few parses are kept; callers must not modify them.
     """
     context = _context()
     parser = ReplayParser(context, text, name)
