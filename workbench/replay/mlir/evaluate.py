@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, SymbolRefAttr
 from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 
@@ -29,7 +29,8 @@ def evaluate_mlir(
 ) -> LiteralValue:
     """The result of the module's entry function on `arguments`: one array, or a tuple.
 
-    `entry_point` names the function (default: `main`, else the module's only function).
+    `entry_point` names the function (default: `main`, else the module's only function). A
+    function that returns nothing gives the final contents of its memref arguments.
     Raises `Unsupported` for an op the replay cannot run, `EvaluationError` (and its
     `MlirParseError`) for IR that cannot be parsed or evaluated.
     """
@@ -58,6 +59,19 @@ def evaluate_module(
     )
     with np.errstate(all="ignore"):
         results = interpreter.call_op(function, values)
+    if not function.function_type.outputs.data:
+        # A function that returns nothing shows its work in the buffers it was given
+        # (destination-passing style): those are its result.
+        results = tuple(
+            value
+            for value, type_ in zip(values, inputs, strict=True)
+            if isinstance(type_, MemRefType)
+        )
+        if not results:
+            raise EvaluationError(
+                f"@{function.sym_name.data} returns nothing and is given no buffer to write: "
+                "there is no result to compare"
+            )
     outputs = tuple(np.array(result, copy=True) for result in results)
     return outputs[0] if len(outputs) == 1 else outputs
 
