@@ -226,3 +226,17 @@ def test_recursive_calls_keep_their_own_values() -> None:
     }"""
     assert int(run(text, np.int64(10))) == 3628800
     assert int(run(text, np.int64(21))) == 51090942171709440000 % 2**64 - 2**64  # wraps
+
+
+def test_functions_returning_nothing_are_observed_through_their_buffers() -> None:
+    text = """
+    func.func @main(%scale: f32, %m: memref<2xf32>) {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %m[%c0] : memref<2xf32>
+      %s = arith.mulf %v, %scale : f32
+      memref.store %s, %m[%c0] : memref<2xf32>
+      return
+    }"""
+    assert run(text, np.float32(3), np.array([2, 5], np.float32)).tolist() == [6, 5]
+    with pytest.raises(EvaluationError, match="no result to compare"):
+        run("func.func @main(%a: f32) {\n  return\n}", np.float32(1))
