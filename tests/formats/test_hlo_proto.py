@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +185,25 @@ def test_constants_only_the_proto_has(hlo_text_modules: dict[Path, HloModule]) -
             assert value.shape == instruction.shape.dims and value.size > 10
             checked += 1
     assert checked >= 10
+
+
+LARGE_DUMP = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
+    / "dump-triage-workbench" / "xla-large-4-layers"
+
+
+@pytest.mark.slow
+def test_large_transformer_dump_agrees() -> None:
+    """The 2,600-file dump `benchmarks/large_dump.py` makes (6,000-line modules)."""
+    if not (LARGE_DUMP / ".complete").exists():
+        pytest.skip("no large dump: make it with `python benchmarks/large_dump.py` (needs JAX)")
+    from workbench.formats.hlo_text import parse_hlo_text
+
+    pairs = 0
+    for text_path in sorted(LARGE_DUMP.glob("*.txt")):
+        proto_path = text_path.with_name(text_path.name[: -len(".txt")] + ".hlo.pb")
+        if not proto_path.exists():
+            continue
+        text = parse_hlo_text(text_path.read_text(), text_path.name)
+        compare(text, read_hlo_proto(proto_path.read_bytes(), proto_path.name), text_path.name)
+        pairs += 1
+    assert pairs > 800

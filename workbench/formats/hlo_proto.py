@@ -280,9 +280,20 @@ def _default_comparison(element_type: str) -> str:
     return "UNSIGNED"
 
 
+_BATCH_NORM = frozenset(("batch-norm-training", "batch-norm-inference", "batch-norm-grad"))
+_ATTR_FIELDS = frozenset((
+    "channel_id", "replica_groups", "source_target_pairs", "use_global_device_ids",
+    "indices_are_sorted", "unique_indices", "custom_call_has_side_effect", "is_host_transfer",
+    "control_predecessor_ids", "frontend_attributes", "epsilon", "feature_index",
+    "async_execution_thread",
+))
+
+
 def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
     """Attributes the model does not type, spelled as the text printer spells them."""
     attrs: dict[str, str] = {}
+    if _ATTR_FIELDS.isdisjoint(present) and present.get("opcode") not in _BATCH_NORM:
+        return attrs
     if present.get("channel_id", 0) > 0:
         attrs["channel_id"] = str(present["channel_id"])
     if "replica_groups" in present:
@@ -300,8 +311,7 @@ def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
             f"%{names.get(i, i)}" for i in present["control_predecessor_ids"]) + "}"
     if "frontend_attributes" in present and present["frontend_attributes"].map:
         attrs["frontend_attributes"] = _frontend_attributes(present["frontend_attributes"])
-    if present.get("opcode") in ("batch-norm-training", "batch-norm-inference",
-                                 "batch-norm-grad"):
+    if present.get("opcode") in _BATCH_NORM:
         attrs["epsilon"] = repr(present.get("epsilon", 0.0))
         attrs["feature_index"] = str(present.get("feature_index", 0))
     thread = present.get("async_execution_thread")
