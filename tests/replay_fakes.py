@@ -3,8 +3,8 @@
 Each step's behaviour is its pass name: "good" (computes the reference's result), "bad" (a
 different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a
 minute), "crash" (the process dies); other pass names behave as "good". An execution with a
-negative number (`snapshot.-1`) recorded a wrong result. It is picklable and opened by
-import path, so worker processes can run it too.
+negative number (`snapshot.-1`) recorded a wrong result; reading `snapshot.-2` raises. It is
+picklable and opened by import path, so worker processes can run it too.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ class FakeBackend:
         return [(np.dtype(np.float32), (4,))]
 
     def recorded(self, execution: Execution) -> tuple[list, np.ndarray | None]:
+        if execution.id == "snapshot.-2":
+            raise RuntimeError("a bug in the backend")
         x = np.arange(4, dtype=np.float32)
         offset = np.float32(0.5 if execution.id.startswith("snapshot.-") else 0.0)
         return [x], reference_function(x) + offset

@@ -142,7 +142,7 @@ def test_manual_state_machine() -> None:
     assert state.next_position() == 9
     assert state.remaining == 9
     state.mark(9, "bad")
-    assert state.remaining == 8
+    assert state.remaining == 8 and state.steps_left == 4  # ceil(log2(8 + 1))
     assert state.next_position() == 4
     state.mark(4, "good")
     assert state.next_position() == 6

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from replay_fakes import FAKE, make_module
 
 from workbench.model import Dump
@@ -78,7 +79,7 @@ def test_job_time_limit_and_crash() -> None:
     assert results["module_0001", "snapshot.1"].status == "error"
     assert results["module_0001", "snapshot.1"].detail == "time limit of 1 s per job exceeded"
     assert results["module_0002", "snapshot.1"].status == "error"
-    assert "exit status 3" in results["module_0002", "snapshot.1"].detail
+    assert results["module_0002", "snapshot.1"].detail == "worker process died (exit status 3)"
     assert results["module_0003", "snapshot.1"].status == "mismatch"
 
 
@@ -99,3 +100,16 @@ def test_unknown_backend_is_unsupported() -> None:
     results = triage(fake_dump(), TriageOptions(backend="nosuch"), jobs=0)
     assert {r.status for r in results} == {"unsupported"}
     assert "no replay backend named 'nosuch'" in results[0].detail
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_backend_bugs_become_errors(jobs: int) -> None:
+    dump = Dump(Path("/nonexistent"), modules=[
+        make_module("good bad", "module_0001", ("snapshot.-2", "snapshot.1"))])
+    results = by_key(triage(dump, TriageOptions(backend=FAKE), jobs=jobs))
+    assert results["module_0001", "snapshot.-2"].status == "error"
+    assert results["module_0001", "snapshot.-2"].detail == "RuntimeError: a bug in the backend"
+    assert results["module_0001", "snapshot.1"].status == "mismatch"
+    missing = triage(dump, TriageOptions(backend="replay_fakes:nothing_here"), jobs=jobs)
+    assert {r.status for r in missing} == {"unsupported"}
+    assert "cannot load the replay backend 'replay_fakes:nothing_here'" in missing[0].detail

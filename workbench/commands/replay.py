@@ -19,7 +19,7 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
-from workbench.replay.steps import Replay, StepResult
+from workbench.replay.steps import STATUS_KINDS, Replay, StepResult
 
 
 class UsageError(Exception):
@@ -42,11 +42,15 @@ def add_module_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--inputs", nargs="+", type=Path, metavar="FILE.npy",
-                        help="evaluate on these arrays (one .npy file per entry parameter)")
-    parser.add_argument("--fake-data", action="store_true",
-                        help="evaluate on seeded random inputs shaped like the entry parameters")
+def add_input_arguments(parser: argparse.ArgumentParser, one_module: bool = True) -> None:
+    """Inputs and tolerances; `.npy` inputs only where one module is replayed."""
+    if one_module:
+        parser.add_argument("--inputs", nargs="+", type=Path, metavar="FILE.npy",
+                            help="evaluate on these arrays (one .npy file per entry parameter)")
+        fake_help = "evaluate on seeded random inputs shaped like the entry parameters"
+    else:
+        fake_help = "replay modules without an execution on seeded random inputs too"
+    parser.add_argument("--fake-data", action="store_true", help=fake_help)
     parser.add_argument("--seed", type=int, default=0, help="seed for --fake-data (default 0)")
     parser.add_argument("--atol", type=float, metavar="X",
                         help="absolute tolerance for every dtype (default: per dtype, see README)")
@@ -264,8 +268,7 @@ def run(args: argparse.Namespace) -> int:
         }, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 1 if mismatch else 0
-    counts = {kind: sum(1 for r in results if r.kind == kind)
-              for kind in ("ok", "mismatch", "unsupported", "error")}
+    counts = {kind: sum(1 for r in results if r.kind == kind) for kind in STATUS_KINDS}
     print(f"{len(results)} of {len(replay.steps)} steps replayed: "
           + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     if failing:

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--backend", metavar="NAME",
                         help="replay backend (hlo, mlir); default: the first that fits")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_input_arguments(parser)
+    add_input_arguments(parser, one_module=False)
     parser.set_defaults(func=run)
 
 
@@ -64,10 +64,6 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.dir.exists():
         print(f"workbench triage: {args.dir}: no such file or folder", file=sys.stderr)
-        return 2
-    if args.inputs:
-        print("workbench triage: --inputs applies to one module; use workbench replay",
-              file=sys.stderr)
         return 2
     dump = scan(args.dir)
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,

@@ -74,7 +74,10 @@ class NoBackend(Exception):
 def _factory(name: str) -> Callable[[Path, Module], Backend | None]:
     target = BACKENDS.get(name, name)
     module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise NoBackend(f"cannot load the replay backend {name!r} ({target}): {error}") from None
 
 
 def open_backend(root: Path, module: Module, name: str | None = None) -> Backend:

@@ -139,11 +139,19 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
         if on_result is not None:
             on_result(result)
 
+    def failed(job: TriageJob, detail: str, seconds: float = 0.0) -> TriageResult:
+        return TriageResult(job.module.key, job.module.name,
+                            job.execution.id if job.execution else None, "error",
+                            detail=detail, steps=len(job.module.steps), seconds=seconds)
+
     if jobs == 0:
         for job in work:
             if cancel is not None and cancel.is_set():
                 break
-            finish(run_job(dump.root, job, options))
+            try:
+                finish(run_job(dump.root, job, options))
+            except Exception as error:  # a backend bug: report it as the job's error
+                finish(failed(job, f"{type(error).__name__}: {error}"))
         return sorted(results, key=sort_key)
 
     from workbench.replay.workers import Call, Outcome, WorkerPool
@@ -157,15 +165,12 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
             return
         if outcome.cancelled:
             return
-        failed = TriageResult(job.module.key, job.module.name,
-                              job.execution.id if job.execution else None, "error",
-                              steps=len(job.module.steps), seconds=outcome.seconds)
         if outcome.timed_out:
-            failed.detail = f"time limit of {time_limit:g} s per job exceeded"
+            detail = f"time limit of {time_limit:g} s per job exceeded"
         else:
             assert outcome.error is not None
-            failed.detail = "worker failed: " + outcome.error.strip().splitlines()[-1]
-        finish(failed)
+            detail = outcome.error.strip().splitlines()[-1]
+        finish(failed(job, detail, outcome.seconds))
 
     calls = [Call(index, run_job, (dump.root, job, options)) for index, job in by_key.items()]
     with WorkerPool(max(1, min(jobs, len(calls)))) as pool:
