@@ -370,3 +370,45 @@ def test_truncated_module(corpus: Path) -> None:
 def test_not_a_module(text: str) -> None:
     with pytest.raises(HloParseError):
         parse_hlo_text(text, "x.txt")
+
+
+def test_special_float_constants(corpus: Path) -> None:
+    """NaN signs and payloads, -0, infinities, complex and bf16 arrays, spliced into a real
+    module the way XLA prints them."""
+    text = (corpus / LN).read_text().replace(
+        "%constant.5 = f32[] constant(0)",
+        "%constant.5 = f32[] constant(0)\n"
+        "  %specials = f32[5]{0} constant({-nan, nan(0x1), -0, inf, -inf})\n"
+        "  %halves = bf16[2,2]{1,0} constant({ {0.00195312, -3.5}, {65280, nan} })\n"
+        "  %complex = c64[2]{0} constant({(1, -2), (-inf, nan)})\n"
+        "  %flags = pred[3]{0} constant({1, 0, 1})\n"
+        "  %wide = u64[2]{0} constant({0, 18446744073709551615})")
+    entry = parse_hlo_text(text, "ln.txt").entry
+    specials = entry.by_name["specials"].literal
+    bits = specials.view(np.uint32).tolist()
+    assert bits[0] == 0xFFC00000  # -nan: sign set, quiet NaN
+    assert bits[1] == 0x7F800001  # nan(0x1): the payload, exactly
+    assert bits[2] == 0x80000000  # -0
+    assert specials[3] == np.inf and specials[4] == -np.inf
+    halves = entry.by_name["halves"].literal
+    assert halves.dtype == ml_dtypes.bfloat16
+    assert halves.astype(np.float32)[0].tolist() == [0.001953125, -3.5]
+    assert halves.astype(np.float32)[1, 0] == 65280 and np.isnan(halves.astype(np.float32)[1, 1])
+    complex_values = entry.by_name["complex"].literal
+    assert complex_values.dtype == np.complex64
+    assert complex_values[0] == 1 - 2j
+    assert complex_values[1].real == -np.inf and np.isnan(complex_values[1].imag)
+    assert entry.by_name["flags"].literal.tolist() == [True, False, True]
+    assert entry.by_name["wide"].literal.tolist() == [0, 2**64 - 1]
+
+
+@pytest.mark.parametrize(("literal", "message"), [
+    ("s8[] constant(128)", "128 out of range for s8"),
+    ("pred[] constant(2)", "'2' is not true/false"),
+    ("f32[2,2]{1,0} constant({1, 2, 3, 4})", "nests 1 levels of braces"),
+    ("token[] constant(0)", "a token value cannot be a literal"),
+])
+def test_bad_constants(corpus: Path, literal: str, message: str) -> None:
+    text = (corpus / LN).read_text().replace("f32[] constant(0)", literal, 1)
+    with pytest.raises(HloParseError, match=re.escape(message)):
+        parse_hlo_text(text, "ln.txt")

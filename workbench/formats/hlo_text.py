@@ -49,7 +49,9 @@ class HloParseError(ReadError):
 
 
 _SPACE = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
-_NAME = re.compile(r"%?([A-Za-z_$][\w.\-$]*)")
+# A name: `%` then any of [\w.-$] (`%0` is fine), or without `%`, not starting with a digit.
+_NAME_BODY = r"(?:(?<=%)[\w.\-$]+|[A-Za-z_$][\w.\-$]*)"
+_NAME = re.compile(r"%?(" + _NAME_BODY + ")")
 _MODULE_NAME = re.compile(r"[^\s,]+")
 _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _INT = re.compile(r"-?\d+")
@@ -63,11 +65,11 @@ _PAREN_STOP = re.compile(r'[()"]')
 _LINE_END = re.compile(r"[ \t]*")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _HEAD = re.compile(
-    r"(ROOT[ \t]+)?%?([A-Za-z_$][\w.\-$]*)[ \t]*=[ \t]*"
+    r"(ROOT[ \t]+)?%?(" + _NAME_BODY + r")[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]\[]*\](?:\{[^{}]*\})?)[ \t]+([a-z][a-z0-9\-]*)\("
 )
 _SIMPLE_OPERANDS = re.compile(
-    r"[ \t]*((?:%?[A-Za-z_$][\w.\-$]*[ \t]*,[ \t]*)*%?[A-Za-z_$][\w.\-$]*)?[ \t]*\)"
+    r"[ \t]*((?:%?" + _NAME_BODY + r"[ \t]*,[ \t]*)*%?" + _NAME_BODY + r")?[ \t]*\)"
 )
 _ATTR_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)=")
 _ATTR_NAME_EQUALS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")

@@ -144,8 +144,10 @@ def _convert(atoms: list[str], element_type: str, dtype: np.dtype) -> np.ndarray
         wide = np.array(ints, dtype=info.dtype)
         return wide.astype(dtype)
     if element_type in ("c64", "c128"):
-        parts = np.array([_float(a) for a in atoms], dtype=np.float64)
-        return (parts[0::2] + 1j * parts[1::2]).astype(dtype)
+        part = np.float32 if element_type == "c64" else np.float64
+        # (re, im) pairs are interleaved exactly as a complex array lays them out; arithmetic
+        # such as `re + 1j * im` would turn an infinite part into NaN.
+        return np.array([_float(a) for a in atoms], dtype=np.float64).astype(part).view(dtype)
     if any("(" in a for a in atoms):
         return np.array([_float_with_payload(a, dtype) for a in atoms], dtype=dtype)
     return np.array([_float(a) for a in atoms], dtype=np.float64).astype(dtype)
