@@ -121,12 +121,13 @@ def sort_key(result: TriageResult) -> tuple:
 def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
            time_limit: float | None = None,
            on_result: Callable[[TriageResult], None] | None = None,
-           cancel: threading.Event | None = None) -> list[TriageResult]:
+           cancel: threading.Event | None = None, nice: int = 0) -> list[TriageResult]:
     """Bisect every module x execution of `dump`; results sorted by module and execution.
 
     `jobs` worker processes run at once (0: in this process, with no time limit and
-    cancellation only between jobs). `time_limit` is per job, in seconds. `on_result` sees
-    each result as its job finishes. Cancelled jobs are left out of the results.
+    cancellation only between jobs), `nice` lowers their priority (a UI keeps the CPU).
+    `time_limit` is per job, in seconds. `on_result` sees each result as its job finishes.
+    Cancelled jobs are left out of the results.
     """
     options = options or TriageOptions()
     work = triage_jobs(dump, options.inputs)
@@ -173,6 +174,6 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
         finish(failed(job, detail, outcome.seconds))
 
     calls = [Call(index, run_job, (dump.root, job, options)) for index, job in by_key.items()]
-    with WorkerPool(max(1, min(jobs, len(calls)))) as pool:
+    with WorkerPool(max(1, min(jobs, len(calls))), nice=nice) as pool:
         pool.run(calls, on_outcome=on_outcome, time_limit=time_limit, cancel=cancel)
     return sorted(results, key=sort_key)

@@ -17,6 +17,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -70,9 +71,27 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _worker_main(conn: multiprocessing.connection.Connection) -> None:
+def start_helpers() -> None:
+    """Start multiprocessing's helper processes (resource tracker, fork server) now.
+
+    They are started with the parent's stderr file descriptor. A full-screen UI replaces
+    `sys.stderr` while it runs with an object that has none, and starting them from inside it
+    fails ("bad value(s) in fds_to_keep"); a UI calls this before its first worker starts.
+    """
+    from multiprocessing import forkserver, resource_tracker
+
+    with contextlib.redirect_stderr(sys.__stderr__ or sys.stderr):
+        resource_tracker.ensure_running()
+        if _context().get_start_method() == "forkserver":
+            forkserver.ensure_running()
+
+
+def _worker_main(conn: multiprocessing.connection.Connection, nice: int = 0) -> None:
     # Ctrl-C in a terminal reaches the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     while True:
         try:
             message = conn.recv()
@@ -119,6 +138,7 @@ class WorkerPool:
     """
 
     workers: int = 1
+    nice: int = 0  # added to the workers' niceness: an interactive parent keeps the CPU
     _idle: list[_Worker] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -144,7 +164,7 @@ class WorkerPool:
     def _start(self) -> _Worker:
         context = _context()
         parent_conn, child_conn = context.Pipe()
-        process = context.Process(target=_worker_main, args=(child_conn,), daemon=True,
+        process = context.Process(target=_worker_main, args=(child_conn, self.nice), daemon=True,
                                   name="workbench-replay-worker")
         process.start()
         child_conn.close()

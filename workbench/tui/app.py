@@ -24,11 +24,14 @@ from textual.timer import Timer
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from workbench.model import Dump, Module, Step
+from workbench.tui.bisect_bar import BisectBar, ManualBisect
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
 from workbench.tui.help_screen import HelpScreen
+from workbench.tui.jobs import Jobs
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
+from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
 from workbench.tui.row_table import RowTable
 from workbench.tui.status_bar import StatusBar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
@@ -36,6 +39,7 @@ from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
 
 PaneType = TypeVar("PaneType", bound=Pane)
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
+RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
 
 
 class DumpChanged(Message):
@@ -54,7 +58,7 @@ class ScanProgress(Message):
         self.files = files
 
 
-class WorkbenchApp(App[int]):
+class WorkbenchApp(ReplayControl, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "workbench"
     COMMANDS: ClassVar = App.COMMANDS | {PaneCommands}
@@ -68,6 +72,7 @@ class WorkbenchApp(App[int]):
         *(Binding(pane.KEY, f"focus_pane('{pane.__name__}')", f"Go to {pane.TITLE}", show=False,
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
+        *REPLAY_BINDINGS,
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
@@ -87,6 +92,11 @@ class WorkbenchApp(App[int]):
         self._requested_theme = theme
         self._selection_timer: Timer | None = None
         self._theme_names: list[str] = []
+        self.jobs = Jobs(self)
+        self._changed_results: set[str] = set()
+        self._modules_by_key: tuple[Dump, dict[str, Module]] | None = None
+        self._results_timer: Timer | None = None
+        self.manual: ManualBisect | None = None
 
     # ----- layout -----------------------------------------------------------------------------
 
@@ -103,6 +113,7 @@ class WorkbenchApp(App[int]):
                 for pane in RIGHT_PANES:
                     with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
                         yield self._panes[pane]
+        yield BisectBar(id="bisect-bar")
         yield Footer(compact=True)
 
     @property
@@ -137,9 +148,11 @@ class WorkbenchApp(App[int]):
             self.watcher = None
 
     def on_unmount(self) -> None:
-        if self._selection_timer is not None:
-            self._selection_timer.stop()
+        for timer in (self._selection_timer, self._results_timer):
+            if timer is not None:
+                timer.stop()
         self.stop_watching()
+        self.jobs.close()
 
     # ----- themes -----------------------------------------------------------------------------
 
@@ -190,6 +203,8 @@ class WorkbenchApp(App[int]):
             return  # the scan's own result is newer than this
         change = event.change
         self.book.forget_files(change.files_changed | change.files_removed)
+        for key in change.changed + change.removed:
+            self.jobs.forget(key)
         self._set_dump(change.dump, change)
 
     def _set_dump(self, dump: Dump, change: DumpChange | None) -> None:
@@ -223,7 +238,7 @@ class WorkbenchApp(App[int]):
         self._selection_timer = self.set_timer(SELECTION_DELAY, callback)
 
     def select_module(self, key: str | None) -> None:
-        module = next((m for m in self.dump.modules if m.key == key), None) if key else None
+        module = self.module_by_key(key)
         if module is None and self.module is None:
             return
         self.module = module
@@ -242,8 +257,25 @@ class WorkbenchApp(App[int]):
             pane.step_selected(self, self.module, self.step)
 
     def results_changed(self, module_key: str) -> None:
+        """Replay results of a module changed. Panes hear of it at most every
+        RESULTS_INTERVAL, for all modules at once: a triage reports hundreds a second."""
+        self._changed_results.add(module_key)
+        if self._results_timer is None:
+            self._results_timer = self.set_timer(RESULTS_INTERVAL, self._flush_results)
+
+    def _flush_results(self) -> None:
+        keys, self._changed_results = self._changed_results, set()
+        self._results_timer = None
+        self.show_job()
         for pane in self.panes:
-            pane.results_changed(self, module_key)
+            pane.results_changed(self, keys)
+
+    def module_by_key(self, key: str | None) -> Module | None:
+        if key is None:
+            return None
+        if self._modules_by_key is None or self._modules_by_key[0] is not self.dump:
+            self._modules_by_key = (self.dump, {m.key: m for m in self.dump.modules})
+        return self._modules_by_key[1].get(key)
 
     # ----- focus, zoom, help ------------------------------------------------------------------
 

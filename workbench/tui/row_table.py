@@ -162,7 +162,9 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         self.rows = list(rows)
         self._keys = {self.row_key(item): index for index, item in enumerate(self.rows)}
         self._line_cache.clear()
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        size = Size(self.size.width, len(self.rows) + 1)
+        if size != self.virtual_size:  # a new virtual size costs a layout of the screen
+            self.virtual_size = size
         index = self._keys.get(keep, min(self.cursor, max(len(self.rows) - 1, 0))) \
             if keep is not None else 0
         self.move_to(index, force=True)

@@ -8,7 +8,7 @@ needs; the app calls them on every pane:
 - `dump_changed(app)`: the folder's model was (re)built (first scan, live updates);
 - `module_selected(app, module)`: the user moved to another module (None: no module);
 - `step_selected(app, module, step)`: the user moved to another step of the timeline;
-- `results_changed(app, module_key)`: replay results arrived for a module.
+- `results_changed(app, module_keys)`: replay results arrived for these modules.
 
 Panes read what they show from the app (`app.dump`, `app.book`, caches) and start their slow
 work in thread workers, never on the event loop.
@@ -64,5 +64,5 @@ class Pane(Vertical):
     def step_selected(self, app: WorkbenchApp, module: Module, step: Step | None) -> None:
         """Another step was selected; the default ignores it."""
 
-    def results_changed(self, app: WorkbenchApp, module_key: str) -> None:
+    def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
         """Replay results arrived; the default ignores them."""

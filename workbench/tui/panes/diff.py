@@ -108,6 +108,7 @@ class DiffPane(Pane):
         self.raw = False
         self.side_by_side = False
         self.section: str | None = None
+        self.first_change_pending = False  # jump to the first change once the next diff shows
         self.header = Static("", id="diff-header", markup=False)
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
@@ -175,11 +176,9 @@ class DiffPane(Pane):
         self.diff = event.diff
         self.header.update(event.header)
         self.view.show(event.document, keep_position=same_step)
-
-    def goto_first_change(self) -> None:
-        """Scroll to the first changed line (when the bisection lands on its culprit)."""
-        if self.view.document.hunks:
-            self.view.go_to_row(self.view.document.hunks[0])
+        if self.first_change_pending and event.document.hunks:
+            self.first_change_pending = False
+            self.view.go_to_row(event.document.hunks[0])
 
     # ----- actions ----------------------------------------------------------------------------
 

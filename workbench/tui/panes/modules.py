@@ -95,7 +95,7 @@ class ModulesPane(Pane):
         self.hidden = 0
         if self.hide_helpers:
             kept = [m for m in modules if not is_helper_module(m)
-                    or app.book.module_status(m.key).state in ("mismatch", "running", "error")]
+                    or app.book.module_status(m.key).state in ("mismatch", "error")]
             self.hidden = len(modules) - len(kept)
             modules = kept
         query = self.filter.value.strip()
@@ -127,11 +127,21 @@ class ModulesPane(Pane):
     def dump_changed(self, app: WorkbenchApp) -> None:
         self.refill()
 
-    def results_changed(self, app: WorkbenchApp, module_key: str) -> None:
+    def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
         if self.hide_helpers or self.sort == "status":
-            self.refill()
+            self.refill()  # a failing helper shows; the order by status moved
         else:
-            self.table.refresh_rows([module_key])
+            self.table.refresh_rows(list(module_keys))
+
+    def show_module(self, key: str) -> None:
+        """Make module `key` visible (clear the filter, show helpers) and put the cursor on it."""
+        if self.table.move_to_key(key):
+            return
+        self.filter.value = ""
+        self.filter.remove_class("-open")
+        self.hide_helpers = False
+        self.refill()
+        self.table.move_to_key(key)
 
     def action_filter(self) -> None:
         self.filter.open()

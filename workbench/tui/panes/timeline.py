@@ -157,8 +157,8 @@ class TimelinePane(Pane):
         if module is not None:
             self.compute_facts(app, module)
 
-    def results_changed(self, app: WorkbenchApp, module_key: str) -> None:
-        if self.module is not None and self.module.key == module_key:
+    def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
+        if self.module is not None and self.module.key in module_keys:
             self.table.refresh_rows()
 
     # ----- step facts -------------------------------------------------------------------------
@@ -195,6 +195,17 @@ class TimelinePane(Pane):
             self.refill()
         else:
             self.table.refresh_rows()
+
+    def show_step(self, step: Step) -> None:
+        """Put the cursor on `step`, clearing the filter and showing unchanged steps if that is
+        what hides it."""
+        key = step_key(step)
+        if self.table.move_to_key(key):
+            return
+        self.filter.value = ""
+        self.filter.remove_class("-open")
+        self.hide_unchanged = False
+        self.refill(keep=key)
 
     # ----- actions ----------------------------------------------------------------------------
 

@@ -1,0 +1,95 @@
+"""The whole bisect flow from the keyboard on layernorm-broken-fusion, automatic and manual:
+both end on the culprit, XLA step 0028 (pass fusion) of module_0010 jit_ln, its diff open."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.bisect_bar import BisectBar
+from workbench.tui.book import step_key
+from workbench.tui.ir_view import IrView
+from workbench.tui.panes.diff import DiffPane
+from workbench.tui.panes.modules import ModulesPane
+from workbench.tui.panes.replay_log import ReplayLogPane
+
+
+async def until(pilot: Pilot, condition, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+def assert_on_culprit_with_diff(app: WorkbenchApp, lines) -> None:  # type: ignore[no-untyped-def]
+    assert app.module is not None and app.module.key == "module_0010"
+    assert app.step is not None and (app.step.xla_step, app.step.pass_name) == (28, "fusion")
+    assert app.culprit["module_0010"] == step_key(app.step)
+    status = app.book.module_status("module_0010")
+    assert (status.state, status.detail) == ("mismatch", "fusion")
+    assert "✗" in lines(app.pane(ModulesPane).table)[1]
+    diff = app.pane(DiffPane)
+    assert isinstance(app.focused, IrView) and app.focused is diff.view
+    assert str(diff.header.render()).startswith("0028 fusion vs 0027")
+    assert diff.view.current_row == diff.view.document.hunks[0]  # at the first change
+    assert any(" + " in line for line in lines(diff.view))  # which is in view
+    added = [r.text for r in diff.view.document.rows if getattr(r, "kind", "") == "added"]
+    assert any(" sqrt(" in text for text in added)  # the planted bug is among the changes
+
+
+def test_automatic_bisect_lands_on_the_culprit(example: Path, drive, wait, lines) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("b")
+        await until(pilot, lambda: not app.jobs.busy and app.culprit.get("module_0010"))
+        await wait(pilot)
+        assert_on_culprit_with_diff(app, lines)
+        log = app.pane(ReplayLogPane).lines
+        assert any("0028 fusion ✗ mismatch" in line for line in log)
+        assert any("evaluations of 38 steps" in line for line in log)
+        evaluated = sum(1 for s in app.book.steps if s[0] == "module_0010")
+        assert evaluated <= 8  # ceil(log2 38) + 2
+
+    drive(app, scenario)
+
+
+def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("B")
+        bar = app.query_one(BisectBar)
+        assert bar.has_class("-active") and "g good" in str(bar.render())
+        manual = app.manual
+        assert manual is not None
+        first = manual.proposal
+        assert first is not None and app.step is not None and app.step.index == first.index
+        await pilot.press("s")  # skip the first proposal: the next one is another step
+        assert manual.state.skipped == [manual.position_of(first)]
+        assert manual.proposal is not None and manual.proposal.index != first.index
+        rounds = 0
+        while manual.proposal is not None:
+            rounds += 1
+            assert rounds < 12
+            proposal = manual.proposal
+            assert app.step is not None and app.step.index == proposal.index
+            assert f"try {proposal.label}" in str(bar.render())
+            await pilot.press("e")  # evaluate it, then judge from the result like a user
+            await until(pilot, lambda p=proposal: app.book.step_status("module_0010", p).state
+                        not in ("none", "running") and not app.jobs.busy)
+            state = app.book.step_status("module_0010", proposal).state
+            assert state in ("ok", "mismatch")
+            await pilot.press("g" if state == "ok" else "b")
+        await wait(pilot)
+        assert "culprit: 0028 fusion" in str(bar.render())
+        assert_on_culprit_with_diff(app, lines)
+        await pilot.press("escape")
+        assert not bar.has_class("-active") and app.manual is None
+        await pilot.press("g")  # back to the table's own key: first row
+        assert app.manual is None
+
+    drive(app, scenario)

@@ -1,0 +1,91 @@
+"""Background replay from the app: triage streams badges, replay streams step results, cancel
+stops a job while the keys keep working."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual import events
+from textual.pilot import Pilot
+
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.panes.modules import ModulesPane
+from workbench.tui.panes.replay_log import ReplayLogPane
+
+
+async def until(pilot: Pilot, condition, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+def test_triage_badges_every_module(example: Path, drive, lines) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("T")
+        assert app.jobs.busy and "triage" in app.status_bar.job
+        await until(pilot, lambda: not app.jobs.busy)
+        states = {m.name: app.book.module_status(m.key) for m in app.dump.modules}
+        assert states["jit_ln"].state == "mismatch" and states["jit_ln"].detail == "fusion"
+        assert {s.state for name, s in states.items() if name != "jit_ln"} == {"ok"}
+        table = app.pane(ModulesPane).table
+        await pilot.press("1", "t", "s", "s", "s")  # show helpers, sort by status
+        assert table.rows[0].name == "jit_ln"
+        shown = lines(table)
+        assert shown[1].startswith("✗") and all(line.startswith("✓") for line in shown[2:8])
+        assert sum("triage" in line for line in app.pane(ReplayLogPane).lines) == 9
+        assert app.status_bar.job == ""
+
+    drive(app, scenario)
+
+
+def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive, wait) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("r")
+        await until(pilot, lambda: any(k[0] == "module_0010" for k in app.book.steps),
+                    timeout=60)
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.jobs.busy)
+        log = app.pane(ReplayLogPane).lines
+        assert any("cancelled" in line for line in log), log[-3:]
+        evaluated = [k for k in app.book.steps if k[0] == "module_0010"]
+        assert 0 < len(evaluated) < 38
+        assert app.book.module_status("module_0010").state == "none"  # not left "running"
+
+        await pilot.press("3", "r")  # a full replay afterwards: every step gets its result
+        await until(pilot, lambda: not app.jobs.busy)
+        results = [app.book.step_status("module_0010", s) for s in app.module.steps[1:]]
+        assert all(r.state in ("ok", "mismatch") for r in results)
+        assert [r.state for r in results].index("mismatch") == 29  # step 30: 0028 fusion
+
+    drive(app, scenario)
+
+
+def test_keys_answered_and_cancel_during_a_long_triage(corpus: Path, drive) -> None:
+    """583 executions of a peer's test suite: minutes of work, cancelled after a few keys."""
+    app = WorkbenchApp(corpus / "xla-jax-tests" / "numpy-reducers", watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("T")
+        await until(pilot, lambda: app.jobs.current is not None and app.jobs.current.done > 0)
+        job = app.jobs.current
+        table = app.pane(ModulesPane).table
+        assert table.has_focus
+        for expected in (1, 2, 3):
+            app.post_message(events.Key("j", None))  # as the terminal sends it, no waiting
+            await until(pilot, lambda n=expected: table.cursor == n, timeout=10)
+        assert app.jobs.current is job and job.done < job.total  # the keys came first
+        started = time.monotonic()
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.jobs.busy, timeout=20)
+        assert time.monotonic() - started < 10
+        assert any("triage: cancelled" in line for line in app.pane(ReplayLogPane).lines)
+        assert app.status_bar.job == ""
+        assert not any(s.state == "running" for s in app.book.modules.values())
+
+    drive(app, scenario)
