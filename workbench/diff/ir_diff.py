@@ -6,17 +6,17 @@ back to the original lines, which is what every view shows.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import ne
+from itertools import compress, repeat
+from operator import add, itemgetter, ne
 from typing import Literal
 
 from workbench.diff.line_diff import (
     Block,
     Gap,
-    heaviest_chain,
+    matching_blocks,
     matching_blocks_in,
     merge_blocks,
 )
@@ -56,12 +56,59 @@ class HunkLine:
 
 @dataclass
 class Hunk:
+    """Changes and their context; `lines` are made on first use (`text_lines` is the cheap
+    way to print them)."""
+
     a_start: int  # 0-based original line of the first line shown on side a
     a_count: int
     b_start: int
     b_count: int
     section: str  # the computation or function the first change is in
-    lines: list[HunkLine] = field(default_factory=list)
+    ops: list[Opcode] = field(default_factory=list, repr=False)
+    a: NormalizedText | None = field(default=None, repr=False)
+    b: NormalizedText | None = field(default=None, repr=False)
+    _lines: list[HunkLine] | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[HunkLine]:
+        if self._lines is None:
+            a, b = self.a, self.b
+            assert a is not None and b is not None
+            lines: list[HunkLine] = []
+            for tag, i1, i2, j1, j2 in self.ops:
+                if tag == "equal":
+                    lines += map(HunkLine, repeat(" "), a.origin[i1:i2], b.origin[j1:j2],
+                                 _originals(a, i1, i2))
+                    continue
+                lines += map(HunkLine, repeat("-"), a.origin[i1:i2], repeat(None),
+                             _originals(a, i1, i2))
+                lines += map(HunkLine, repeat("+"), repeat(None), b.origin[j1:j2],
+                             _originals(b, j1, j2))
+            self._lines = lines
+        return self._lines
+
+    def text_lines(self) -> list[str]:
+        """The lines as `diff -u` prints them: the mark, then the original text."""
+        a, b = self.a, self.b
+        assert a is not None and b is not None
+        out: list[str] = []
+        for tag, i1, i2, j1, j2 in self.ops:
+            if tag == "equal":
+                out += map(add, repeat(" "), _originals(a, i1, i2))
+                continue
+            out += map(add, repeat("-"), _originals(a, i1, i2))
+            out += map(add, repeat("+"), _originals(b, j1, j2))
+        return out
+
+
+def _originals(text: NormalizedText, start: int, end: int) -> list[str]:
+    """The original lines of kept lines [start, end)."""
+    if start >= end:
+        return []
+    first, last = text.origin[start], text.origin[end - 1]
+    if last - first == end - start - 1:
+        return text.original[first:last + 1]
+    return list(map(text.original.__getitem__, text.origin[start:end]))
 
 
 @dataclass
@@ -102,12 +149,14 @@ def diff_texts(text_a: str, text_b: str, kind: TextKind | None = None,
 def diff_normalized(a: NormalizedText, b: NormalizedText) -> IRDiff:
     """Pair lines in three rounds, each only in the gaps the previous one left: lines equal as
     printed, lines equal once noise is stripped, lines with equal keys; then drop pairs whose
-    names do not correspond (`workbench.diff.names`). Computations/functions are paired first
-    by their headers, and no line is paired across such a pair.
+    names do not correspond (`workbench.diff.names`).
 
-    Most lines of a pass diff are equal as printed, so stripping and key making only touch
-    the few that are not. Texts of equal length that are equal modulo normalization line by
-    line are equal (the same judgement as `same_ir`, whatever the rounds would pair).
+    Computations/functions are paired first (`pair_sections`); a pair printed identically is
+    matched whole, and the lines of the others are only paired inside their pair (module-level
+    lines: between the same pairs). Most lines of a pass diff are equal as printed, so
+    stripping and key making only touch the few that are not. Texts of equal length that are
+    equal modulo normalization line by line are equal (the same judgement as `same_ir`,
+    whatever the rounds would pair).
     """
     raw_a, raw_b = a.raw, b.raw
     if raw_a == raw_b or (len(raw_a) == len(raw_b) and _same_by_position(a, b)):
@@ -115,88 +164,104 @@ def diff_normalized(a: NormalizedText, b: NormalizedText) -> IRDiff:
         pairs = [(k, k) for k in range(len(a.sections))] \
             if len(a.sections) == len(b.sections) else [(0, 0)]
         return IRDiff(a, b, _opcodes(blocks, len(raw_a), len(raw_b)), pairs)
-    blocks = identical_sections(a, b)
-    gaps = [gap for gap in _gaps(blocks, len(raw_a), len(raw_b))
-            if gap[0] < gap[1] and gap[2] < gap[3]]
-    blocks = merge_blocks(sorted(blocks + matching_blocks_in(raw_a, raw_b, gaps)))
-    section_pairs, anchors = pair_sections(a, b, blocks)
-    if not _consistent(blocks, anchors):
-        # Rare: redo round one inside the gaps between every pair of headers.
-        anchors = sorted((a.sections[x].header, b.sections[y].header, 0)  # type: ignore[misc]
-                         for x, y in section_pairs if x)
-        blocks = matching_blocks_in(raw_a, raw_b, _gaps(anchors, len(raw_a), len(raw_b)))
+    section_pairs = pair_sections(a, b)
+    blocks = identical_sections(a, b, section_pairs)
+    anchors = _anchors(a, b, section_pairs, blocks)
+    stripping = a.strip_function is not None or b.strip_function is not None
+    keying = a.key_function is not None and b.key_function is not None
+    # MLIR numbers values in print order: after an inserted op, a line equal as printed is
+    # as likely another op's as its own, so pairing such lines first would misalign what
+    # follows. HLO names are the instructions' own: equal lines are the same instruction.
+    positional = keying and a.kind == "mlir"
+    if not positional:
+        gaps = _open_gaps(blocks + anchors, len(raw_a), len(raw_b))
+        blocks = merge_blocks(sorted(blocks + matching_blocks_in(
+            raw_a, raw_b, gaps, exhaustive=not stripping and not keying)))
     renamed: list[Block] = []
-    if a.strip_function is not None or b.strip_function is not None \
-            or a.key_function is not None:
-        blocks, renamed = _normalized_rounds(a, b, blocks, anchors)
+    if stripping or keying:
+        blocks, renamed = _normalized_rounds(a, b, blocks, anchors, not positional)
     blocks = merge_blocks(sorted(blocks + renamed))
     if renamed and a.kind == b.kind:
         blocks = check_names(a, b, blocks, renamed)
     return IRDiff(a, b, _opcodes(blocks, len(raw_a), len(raw_b)), section_pairs)
 
 
-def identical_sections(a: NormalizedText, b: NormalizedText) -> list[Block]:
-    """Computations/functions printed identically on both sides (same header, same lines), as
-    blocks, each with the blank lines after it when those are equal too: a pass usually
-    touches few of them, so the line diff only sees the others.
-
-    The n-th section with a given header line on one side goes with the n-th on the other;
-    sections nested in one already taken are skipped, and the blocks kept are the heaviest
-    chain that increases on both sides.
-    """
+def identical_sections(a: NormalizedText, b: NormalizedText,
+                       pairs: list[tuple[int, int]]) -> list[Block]:
+    """The section pairs printed identically (same header, same lines), as blocks, each with
+    the blank lines after it when those are equal too: a pass usually touches few
+    computations, so the line diff only sees the others. Sections nested in one already
+    taken are skipped."""
     raw_a, raw_b = a.raw, b.raw
-    heads_a = [raw_a[s.header] for s in a.sections[1:]]  # type: ignore[index]
-    heads_b = [raw_b[s.header] for s in b.sections[1:]]  # type: ignore[index]
-    partner_of = dict(zip(heads_b, b.sections[1:], strict=True))
-    if len(partner_of) == len(heads_b) and len(set(heads_a)) == len(heads_a):
-        partners = list(map(partner_of.get, heads_a))
-    else:  # repeated headers: the n-th goes with the n-th
-        numbered_b = _numbered(heads_b)
-        partner_by_number = dict(zip(numbered_b, b.sections[1:], strict=True))
-        partners = list(map(partner_by_number.get, _numbered(heads_a)))
+    len_a, len_b = len(raw_a), len(raw_b)
+    sections_a, sections_b = a.sections, b.sections
     found: list[Block] = []
     taken_until = -1
-    len_a, len_b = len(raw_a), len(raw_b)
-    for section, partner in zip(a.sections[1:], partners, strict=True):
-        if partner is None:
+    for x, y in pairs[1:]:
+        start, end = sections_a[x].header, sections_a[x].end
+        other, other_end = sections_b[y].header, sections_b[y].end
+        assert start is not None and end is not None
+        assert other is not None and other_end is not None
+        if start < taken_until or other_end - other != end - start \
+                or raw_a[start:end] != raw_b[other:other_end]:
             continue
-        start, end = section.header, section.end
-        other, other_end = partner.header, partner.end
-        if start < taken_until or other_end - other != end - start:  # type: ignore[operator]
-            continue
-        if raw_a[start:end] == raw_b[other:other_end]:
-            while end < len_a and other_end < len_b and raw_a[end] == raw_b[other_end] == "":
-                end += 1
-                other_end += 1
-            found.append((start, other, end - start))  # type: ignore[arg-type]
-            taken_until = end  # type: ignore[assignment]
-    starts_b = [j for _, j, _ in found]
-    if starts_b != sorted(starts_b):
-        found.sort(key=lambda block: block[1])
-        disjoint: list[Block] = []
-        for block in found:
-            if not disjoint or block[1] >= disjoint[-1][1] + disjoint[-1][2]:
-                disjoint.append(block)
-        disjoint.sort()
-        found = heaviest_chain(disjoint)
+        while end < len_a and other_end < len_b and raw_a[end] == raw_b[other_end] == "":
+            end += 1
+            other_end += 1
+        found.append((start, other, end - start))
+        taken_until = end
     return merge_blocks(found)
 
 
+def _anchors(a: NormalizedText, b: NormalizedText, pairs: list[tuple[int, int]],
+             blocks: list[Block]) -> list[Block]:
+    """Zero-length blocks at the first line and after the last line of every section pair
+    not matched whole: no line is paired across them. Header anchors only when the ends do
+    not line up (sections paired across their nesting), none when even those do not."""
+    starts = [i for i, _, _ in blocks]
+    heads: list[Block] = []
+    ends: list[Block] = []
+    for x, y in pairs:
+        section_a, section_b = a.sections[x], b.sections[y]
+        if not x or section_a.header is None or section_b.header is None:
+            continue
+        k = bisect_right(starts, section_a.header) - 1
+        if k >= 0 and section_a.header < starts[k] + blocks[k][2]:
+            continue  # inside a section matched whole
+        heads.append((section_a.header, section_b.header, 0))
+        ends.append((section_a.end, section_b.end, 0))  # type: ignore[arg-type]
+    for anchors in (heads + ends, heads):
+        if _monotone(sorted(blocks + anchors)):
+            return sorted(anchors)
+    return []
+
+
+def _monotone(items: list[Block]) -> bool:
+    """True when sorted blocks also increase (without overlapping) on side b."""
+    return all(items[k][1] + items[k][2] <= items[k + 1][1] for k in range(len(items) - 1))
+
+
+def _open_gaps(items: list[Block], len_a: int, len_b: int) -> list[Gap]:
+    """Gaps between the items that have lines on both sides."""
+    return [gap for gap in _gaps(sorted(items), len_a, len_b)
+            if gap[0] < gap[1] and gap[2] < gap[3]]
+
+
 def _normalized_rounds(a: NormalizedText, b: NormalizedText, blocks: list[Block],
-                       anchors: list[tuple[int, int, int]]
+                       anchors: list[Block], stripped_round: bool = True
                        ) -> tuple[list[Block], list[Block]]:
     """Rounds two and three: stripped lines, then keys, in what is still unpaired."""
-    gaps = _gaps(sorted(blocks + anchors), len(a.raw), len(b.raw))
-    gaps = [gap for gap in gaps if gap[0] < gap[1] and gap[2] < gap[3]]
+    gaps = _open_gaps(blocks + anchors, len(a.raw), len(b.raw))
     if not gaps:
         return blocks, []
     stripped_a = _gap_lines(a.raw, gaps, 0, a.strip)
     stripped_b = _gap_lines(b.raw, gaps, 2, b.strip)
     same = blocks
-    if a.strip_function is not None or b.strip_function is not None:
-        same = blocks + matching_blocks_in(stripped_a, stripped_b, gaps)
-        gaps = _gaps(sorted(same + anchors), len(a.raw), len(b.raw))
-        gaps = [gap for gap in gaps if gap[0] < gap[1] and gap[2] < gap[3]]
+    if stripped_round and (a.strip_function is not None or b.strip_function is not None):
+        same = blocks + matching_blocks_in(stripped_a, stripped_b, gaps,
+                                           exhaustive=a.key_function is None
+                                           or b.key_function is None)
+        gaps = _open_gaps(same + anchors, len(a.raw), len(b.raw))
     if a.key_function is None or b.key_function is None or not gaps:
         return same, []
     keys_a = _gap_lines(stripped_a, gaps, 0, a.key)
@@ -234,23 +299,6 @@ def _gaps(items: list[Block], len_a: int, len_b: int) -> list[Gap]:
     return gaps
 
 
-def _consistent(blocks: list[Block], anchors: list[tuple[int, int, int]]) -> bool:
-    """True when no block pairs lines across an anchor (lines before it in a with lines after
-    it in b, or the other way round)."""
-    if not anchors:
-        return True
-    starts = [i for i, _, _ in blocks]
-    for ha, hb, _ in anchors:
-        k = bisect_right(starts, ha) - 1
-        if k >= 0:
-            i, j, n = blocks[k]
-            if ha < i + n or j + n > hb:
-                return False
-        if k + 1 < len(blocks) and blocks[k + 1][1] <= hb:
-            return False
-    return True
-
-
 def _same_by_position(a: NormalizedText, b: NormalizedText) -> bool:
     """Line k of a equals line k of b modulo normalization, for every k (equal lengths)."""
     differ = list(compress(range(len(a.raw)), map(ne, a.raw, b.raw)))
@@ -270,41 +318,36 @@ def _same_by_position(a: NormalizedText, b: NormalizedText) -> bool:
     return check_names(a, b, whole, [(k, k, 1) for k in renamed]) == whole
 
 
-def pair_sections(a: NormalizedText, b: NormalizedText, blocks: list[Block]
-                  ) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
-    """Which computations/functions correspond: (section pairs, anchors).
+def pair_sections(a: NormalizedText, b: NormalizedText) -> list[tuple[int, int]]:
+    """Which computations/functions correspond, as (section in a, section in b), in order on
+    both sides; section 0 (module level) always pairs with section 0.
 
-    Headers paired by `blocks` (equal as printed) correspond. Between two such pairs, the
-    headers left over are paired by name and position: first equal names (a computation
-    whose signature changed), then equal keys (renumbered), then equal name stems; each
-    time the n-th occurrence of a name on one side goes with the n-th on the other, in
-    order. Those extra pairs are returned as anchors (`(line in a, line in b, 0)`): no line
-    may be paired across them.
+    Headers printed identically correspond (the n-th of a repeated header with the n-th,
+    kept in order on both sides). Between two such pairs, the headers left over are paired
+    by name and position: first equal names (a computation whose signature changed), then
+    equal keys (renumbered), then equal name stems; each time the n-th occurrence on one side
+    goes with the n-th on the other, in order.
     """
     heads_a = [(s.header, k) for k, s in enumerate(a.sections) if s.header is not None]
     heads_b = [(s.header, k) for k, s in enumerate(b.sections) if s.header is not None]
     pairs: list[tuple[int, int]] = [(0, 0)]
-    anchors: list[tuple[int, int, int]] = []
-    lines_a = [h for h, _ in heads_a]
-    position_b = {h: n for n, (h, _) in enumerate(heads_b)}
-    matched: list[tuple[int, int]] = []  # (index into heads_a, index into heads_b)
-    for i, j, n in blocks:  # headers paired as equal lines
-        for x in range(bisect_left(lines_a, i), bisect_left(lines_a, i + n)):
-            y = position_b.get(j + lines_a[x] - i)
-            if y is not None:
-                matched.append((x, y))
+    lines_a = list(map(a.raw.__getitem__, map(itemgetter(0), heads_a)))
+    lines_b = list(map(b.raw.__getitem__, map(itemgetter(0), heads_b)))
+    if len(set(lines_a)) < len(lines_a) or len(set(lines_b)) < len(lines_b):
+        lines_a, lines_b = _numbered(lines_a), _numbered(lines_b)  # type: ignore[assignment]
+    matched = [(x + k, y + k) for x, y, n in matching_blocks(lines_a, lines_b)
+               for k in range(n)]
     previous = (-1, -1)
     for x, y in [*matched, (len(heads_a), len(heads_b))]:
         if x > previous[0] + 1 and y > previous[1] + 1:
             for u, v in _pair_leftovers(a, b, heads_a[previous[0] + 1:x],
                                         heads_b[previous[1] + 1:y]):
                 pairs.append((u[1], v[1]))
-                anchors.append((u[0], v[0], 0))
         if x < len(heads_a):
             pairs.append((heads_a[x][1], heads_b[y][1]))
         previous = (x, y)
     pairs.sort()
-    return pairs, anchors
+    return pairs
 
 
 def _pair_leftovers(a: NormalizedText, b: NormalizedText, heads_a: list[tuple[int, int]],
@@ -418,16 +461,6 @@ def make_hunks(diff: IRDiff, context: int = 3) -> list[Hunk]:
 
 def _hunk(diff: IRDiff, group: list[Opcode]) -> Hunk:
     a, b = diff.a, diff.b
-    lines: list[HunkLine] = []
-    for tag, i1, i2, j1, j2 in group:
-        if tag == "equal":
-            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                lines.append(HunkLine(" ", a.origin[i], b.origin[j], a.original[a.origin[i]]))
-            continue
-        for i in range(i1, i2):
-            lines.append(HunkLine("-", a.origin[i], None, a.original[a.origin[i]]))
-        for j in range(j1, j2):
-            lines.append(HunkLine("+", None, b.origin[j], b.original[b.origin[j]]))
     _, i1, _, j1, _ = group[0]
     i2, j2 = group[-1][2], group[-1][4]
     first_change = next(op for op in group if op[0] != "equal")
@@ -439,7 +472,7 @@ def _hunk(diff: IRDiff, group: list[Opcode]) -> Hunk:
     b_start = b.origin[j1] if j1 < len(b.origin) else len(b.original)
     a_count = a.origin[i2 - 1] - a_start + 1 if i2 > i1 else 0
     b_count = b.origin[j2 - 1] - b_start + 1 if j2 > j1 else 0
-    return Hunk(a_start, a_count, b_start, b_count, section, lines)
+    return Hunk(a_start, a_count, b_start, b_count, section, group, a, b)
 
 
 def summarize_sections(diff: IRDiff) -> list[SectionChange]:

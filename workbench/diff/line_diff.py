@@ -38,10 +38,11 @@ def matching_blocks(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Block]
     return matching_blocks_in(a, b, [(0, len(a), 0, len(b))])
 
 
-def matching_blocks_in(a: Sequence[Hashable], b: Sequence[Hashable], gaps: list[Gap]
-                       ) -> list[Block]:
+def matching_blocks_in(a: Sequence[Hashable], b: Sequence[Hashable], gaps: list[Gap],
+                       exhaustive: bool = True) -> list[Block]:
     """Matching blocks of `a` and `b` inside the given gaps only (each gap is matched on
-    its own; gaps must not overlap)."""
+    its own; gaps must not overlap). Not `exhaustive`: a gap without unique lines is left
+    as it is (no Myers), for a quick first round that a finer one completes."""
     found: list[Block] = []
     stack = list(gaps)
     while stack:
@@ -58,13 +59,13 @@ def matching_blocks_in(a: Sequence[Hashable], b: Sequence[Hashable], gaps: list[
             bhi -= suffix
         if alo == ahi or blo == bhi:
             continue
-        _split_gap(a, alo, ahi, b, blo, bhi, found, stack)
+        _split_gap(a, alo, ahi, b, blo, bhi, found, stack, exhaustive)
     found.sort()
     return merge_blocks(found)
 
 
 def _split_gap(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable], blo: int,
-               bhi: int, found: list[Block], stack: list[Gap]) -> None:
+               bhi: int, found: list[Block], stack: list[Gap], exhaustive: bool = True) -> None:
     """Match what can be matched cheaply in a gap whose ends differ; push sub-gaps."""
     if ahi - alo == 1 or bhi - blo == 1:
         # One line against many: match it to its first occurrence, if any.
@@ -91,6 +92,8 @@ def _split_gap(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable],
     anchors = _unique_anchors(side_a, side_b, last_b)
     if anchors[0]:
         _push_between_anchors(anchors, alo, ahi, blo, bhi, found, stack)
+        return
+    if not exhaustive:
         return
     x, y = _bisect(a, alo, ahi, b, blo, bhi)
     if (x, y) in ((alo, blo), (ahi, bhi)):  # no progress: cut in the middle instead

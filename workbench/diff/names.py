@@ -36,8 +36,10 @@ _TOKENS = {
 }
 _MLIR_DEFINED_BEFORE = re.compile(r"\s*((?:%[\w$.\-]+(?::\d+)?(?:, )?)+) = ")
 _HLO_DEFINED = re.compile(r"\s*(?:ROOT )?%[\w.\-]+ = |(?:ENTRY )?%[\w.\-]+ ")
-# Past this many renamed names, searching lines for them costs more than reading all names.
+# Searching the lines of a section for the renamed names (a compiled alternation) beats
+# reading all its names only for a big section and a few names.
 _FEW_NAMES = 32
+_MANY_LINES = 400
 
 Chunk = tuple[int, int, int, int]  # (section of a, start in a, start in b, length)
 
@@ -61,25 +63,34 @@ def check_names(a: NormalizedText, b: NormalizedText, blocks: list[Block],
 
     broken: set[int] = set()  # a-indices of pairs that fail the check
     moved: set[tuple[str, str]] = set()  # (a-name, b-name) pairs of different names
+    block_starts = [i for i, _, _ in blocks]
     for section, chunks in renamed_by_section.items():
         lines_a = a.strip([line for i, _, n in chunks for line in a.raw[i:i + n]])
         lines_b = b.strip([line for _, j, n in chunks for line in b.raw[j:j + n]])
-        indices = [k for i, _, n in chunks for k in range(i, i + n)]
-        here: set[tuple[str, str]] = set()
-        for index, found_a, found_b in zip(indices, map(findall, lines_a),
-                                           map(findall, lines_b), strict=True):
-            if len(found_a) != len(found_b):
-                broken.add(index)
-            else:
-                here.update(zip(found_a, found_b, strict=True))
+        tokens_a = findall("\n".join(lines_a))
+        tokens_b = findall("\n".join(lines_b))
+        if len(tokens_a) == len(tokens_b):
+            here = set(zip(tokens_a, tokens_b, strict=True))
+        else:
+            here = set()
+            indices = [k for i, _, n in chunks for k in range(i, i + n)]
+            for index, found_a, found_b in zip(indices, map(findall, lines_a),
+                                               map(findall, lines_b), strict=True):
+                if len(found_a) != len(found_b):
+                    broken.add(index)
+                else:
+                    here.update(zip(found_a, found_b, strict=True))
         here = {(x, y) for x, y in here if x != y}
         if not here:
             continue
         moved |= here
-        paired = [(i, j, n) for s, i, j, n in _chunks_by_section(a, _within(a, blocks, section),
-                                                                  starts) if s == section]
+        within = _within(a, blocks, block_starts, section)
+        paired = [(i, j, n) for s, i, j, n in _chunks_by_section(a, within, starts)
+                  if s == section]
         names = {x for x, _ in here} | {y for _, y in here}
-        if len(names) <= _FEW_NAMES:
+        if len(names) <= _FEW_NAMES and sum(n for *_, n in paired) >= _MANY_LINES:
+            # A big section (an entry computation) with a few renamed names: only the lines
+            # naming them are read.
             rows = _rows_holding(a, b, paired, names, token)
             broken |= _ordered_check(a.kind, rows, token, names)
         else:
@@ -112,7 +123,8 @@ def _lines_holding(lines: list[str], names: set[str], token: re.Pattern[str],
     lines print names without their sigil)."""
     if not names:
         return set()
-    if len(names) > _FEW_NAMES:  # a long alternation is slower than reading every line's names
+    if len(names) > _FEW_NAMES or len(lines) < _MANY_LINES:
+        # Reading every line's names beats compiling and running an alternation then.
         return {k for k, found in enumerate(map(token.findall, lines))
                 if not names.isdisjoint(found)}
     words = names if sigils else {name[1:] for name in names}
@@ -187,13 +199,14 @@ def _section_starts(a: NormalizedText) -> list[int]:
     return sorted(edge for edge in edges if edge < total)
 
 
-def _within(a: NormalizedText, blocks: list[Block], section: int) -> list[Block]:
-    """The parts of `blocks` inside the span of a section (section 0: all of them)."""
+def _within(a: NormalizedText, blocks: list[Block], starts: list[int], section: int
+            ) -> list[Block]:
+    """The parts of `blocks` (which start at `starts`) inside the span of a section
+    (section 0: all of them)."""
     if section == 0:
         return blocks
     start, end = a.sections[section].header, a.sections[section].end
     assert start is not None and end is not None
-    starts = [i for i, _, _ in blocks]
     out: list[Block] = []
     k = max(0, bisect_right(starts, start) - 1)
     while k < len(blocks) and blocks[k][0] < end:

@@ -19,7 +19,7 @@ def unified(diff: IRDiff, label_a: str, label_b: str, context: int = 3) -> list[
     out = [f"--- {label_a}", f"+++ {label_b}"]
     for hunk in hunks:
         out.append(hunk_header(hunk))
-        out.extend(f"{line.op}{line.text}" for line in hunk.lines)
+        out += hunk.text_lines()
     return out
 
 
