@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench.diff.ir_diff import diff_texts, section_counts
+from workbench.diff.ir_diff import diff_texts, same_ir, section_counts
 from workbench.diff.normalize import NormalizeOptions
 from workbench.diff.render import diff_json, side_by_side, unified
+from workbench.diff.steps import diff_steps
+from workbench.index import scan
 
 sys.path.insert(0, str(Path(__file__).parent))
 from find_renumbering_pairs import log_sections
@@ -135,3 +137,28 @@ def test_renderings(corpus: Path) -> None:
     assert payload["equal"] is False and payload["sections"]["added"] == 2
     assert payload["hunks"][0]["lines"][0]["a"] >= 1
     assert unified(diff_texts(before, before), "a", "b") == []
+
+
+@pytest.mark.parametrize("folder", ["xla/layernorm", "xla/fori_loop", "xla/mlp",
+                                    "mlir/iree-opt-to-loops"])
+def test_every_step_pair_gives_a_well_formed_diff(corpus: Path, folder: str) -> None:
+    """Over every pair of neighbouring steps: the opcodes tile both texts in order, lines
+    called equal have equal keys, and the diff is empty exactly when `same_ir` says so."""
+    dump = scan(corpus / folder)
+    pairs = 0
+    for module in dump.modules:
+        for before, after in itertools.pairwise(module.steps):
+            if before.ir != after.ir or before.text is None or after.text is None:
+                continue
+            diff = diff_steps(dump.root, before, after)
+            i = j = 0
+            for tag, i1, i2, j1, j2 in diff.opcodes:
+                assert (i1, j1) == (i, j)
+                if tag == "equal":
+                    assert i2 - i1 == j2 - j1 > 0
+                    assert diff.a.keys[i1:i2] == diff.b.keys[j1:j2]
+                i, j = i2, j2
+            assert (i, j) == (len(diff.a.raw), len(diff.b.raw))
+            assert diff.equal == same_ir(diff.a, diff.b)
+            pairs += 1
+    assert pairs > 10
