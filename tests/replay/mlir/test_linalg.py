@@ -217,3 +217,60 @@ def test_fill_on_memref_and_empty_iteration_space(engine: str) -> None:
     }"""
     result = run(text, np.zeros((2, 2), np.float16), np.zeros((0, 3), np.float32))
     assert result.dtype == np.float16 and np.isinf(result).all()  # 1e5 overflows f16
+
+
+def test_contraction_named_ops(engine: str) -> None:
+    text = """
+    func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %m: tensor<3x4xf32>,
+                    %v: tensor<4xf32>, %w: tensor<3xf32>)
+        -> (tensor<2x3x5xf32>, tensor<3xf32>, tensor<4xf32>, tensor<f32>) {
+      %zero = arith.constant 0.0 : f32
+      %e3 = tensor.empty() : tensor<2x3x5xf32>
+      %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+      %bm = linalg.batch_matmul ins(%a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32>)
+                                outs(%z3 : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+      %e1 = tensor.empty() : tensor<3xf32>
+      %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3xf32>) -> tensor<3xf32>
+      %mv = linalg.matvec ins(%m, %v : tensor<3x4xf32>, tensor<4xf32>)
+                          outs(%z1 : tensor<3xf32>) -> tensor<3xf32>
+      %e2 = tensor.empty() : tensor<4xf32>
+      %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+      %vm = linalg.vecmat ins(%w, %m : tensor<3xf32>, tensor<3x4xf32>)
+                          outs(%z2 : tensor<4xf32>) -> tensor<4xf32>
+      %e0 = tensor.empty() : tensor<f32>
+      %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+      %d = linalg.dot ins(%v, %v : tensor<4xf32>, tensor<4xf32>)
+                      outs(%z0 : tensor<f32>) -> tensor<f32>
+      return %bm, %mv, %vm, %d : tensor<2x3x5xf32>, tensor<3xf32>, tensor<4xf32>, tensor<f32>
+    }"""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    m = rng.standard_normal((3, 4)).astype(np.float32)
+    v = rng.standard_normal(4).astype(np.float32)
+    w = rng.standard_normal(3).astype(np.float32)
+    batched, matvec, vecmat, dot = run(text, a, b, m, v, w)
+    np.testing.assert_allclose(batched, a @ b, rtol=1e-5)
+    np.testing.assert_allclose(matvec, m @ v, rtol=1e-5)
+    np.testing.assert_allclose(vecmat, w @ m, rtol=1e-5)
+    np.testing.assert_allclose(dot, v @ v, rtol=1e-5)
+
+
+def test_matmul_with_indexing_maps_transposes(engine: str) -> None:
+    text = """
+    func.func @main(%a: tensor<5x3xf32>, %b: tensor<5x4xf32>, %c: tensor<3x4xf32>)
+        -> tensor<3x4xf32> {
+      %r = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                          affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                          affine_map<(d0, d1, d2) -> (d0, d1)>]
+          ins(%a, %b : tensor<5x3xf32>, tensor<5x4xf32>) outs(%c : tensor<3x4xf32>)
+          -> tensor<3x4xf32>
+      return %r : tensor<3x4xf32>
+    }"""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((5, 3)).astype(np.float32)
+    b = rng.standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_array_equal(
+        run(text, a, b, np.zeros((3, 4), np.float32)),
+        sequential_matmul(a.T.copy(), b, np.zeros((3, 4), np.float32)),
+    )

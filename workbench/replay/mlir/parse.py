@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects import affine, arith, builtin, cf, func, linalg, math, scf, tensor
+from xdsl.dialects import affine, arith, builtin, cf, func, math, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
@@ -54,6 +54,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.mlir.dialects.bufferization import Bufferization
 from workbench.replay.mlir.dialects.chlo import CHLO
+from workbench.replay.mlir.dialects.linalg import Linalg
 from workbench.replay.mlir.dialects.memref import MemRef
 from workbench.replay.mlir.dialects.sdy import SDY
 from workbench.replay.mlir.dialects.stablehlo import StableHLO
@@ -69,7 +70,7 @@ DIALECTS: Sequence[Dialect] = (
     cf.Cf,
     MemRef,
     tensor.Tensor,
-    linalg.Linalg,
+    Linalg,
     Bufferization,
     StableHLO,
     CHLO,

@@ -36,6 +36,7 @@ FUNCTIONS = (
     chlo.ChloFunctions,
     FuncFunctions,
     linalg.LinalgFunctions,
+    linalg.ContractionFunctions,
     linalg.ElementwiseNamedFunctions,
     math.MathFunctions,
     memref.MemRefFunctions,

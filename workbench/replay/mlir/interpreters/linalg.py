@@ -6,6 +6,8 @@ OpDSL: contractions (`matmul`) cast their inputs to the output's element type be
 multiply-accumulate (signed casts: the default `cast_signed`); `fill` casts its value;
 `copy`, `transpose` and `broadcast` move elements; `reduce` folds its region over the reduced
 dimensions in order. The elementwise named ops run the body xDSL defines for them.
+Contractions take their indexing maps from the op (`linalg.matmul indexing_maps = [...]`
+transposes or broadcasts an operand).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from xdsl.ir import Operation
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from workbench.replay.errors import Unsupported
+from workbench.replay.mlir.dialects.linalg import CONTRACTION_OPS
 from workbench.replay.mlir.interpreter import ReplayInterpreter
 from workbench.replay.mlir.interpreters.structured import index_stack, run_structured
 
@@ -117,21 +120,6 @@ class LinalgFunctions(InterpreterFunctions):
         destinations[0][...] = _cast_to(inputs[0], destinations[0].dtype)
         return _results(op, destinations)
 
-    @impl(linalg.MatmulOp)
-    def run_matmul(
-        self, interpreter: ReplayInterpreter, op: linalg.MatmulOp, args: tuple[Any, ...]
-    ) -> tuple[Any, ...]:
-        cast = op.properties.get("cast") or op.attributes.get("cast")
-        if cast is not None and "unsigned" in str(cast):
-            raise Unsupported("linalg.matmul with cast_unsigned")
-        output_dtype = np.asarray(args[-1]).dtype
-
-        def multiply_accumulate(lhs: Any, rhs: Any, accumulator: Any) -> tuple[Any]:
-            product = np.multiply(_cast_to(lhs, output_dtype), _cast_to(rhs, output_dtype))
-            return (np.add(accumulator, product),)
-
-        return _run_with_body(interpreter, op, args, multiply_accumulate)
-
     @impl(linalg.TransposeOp)
     def run_transpose(
         self, interpreter: ReplayInterpreter, op: linalg.TransposeOp, args: tuple[Any, ...]
@@ -169,6 +157,43 @@ class LinalgFunctions(InterpreterFunctions):
         iterators = ["reduction" if dim in reduced else "parallel" for dim in range(rank)]
         run_structured(interpreter, maps, iterators, [source], [destination], op.region)
         return (destination,) if op.result else ()
+
+
+def _run_contraction(
+    interpreter: ReplayInterpreter, op: Operation, args: tuple[Any, ...]
+) -> tuple[Any, ...]:
+    """`out += cast(lhs) * cast(rhs)` (matmul and kin), in the output's element type."""
+    cast = op.properties.get("cast") or op.attributes.get("cast")
+    if cast is not None and "unsigned" in str(cast):
+        raise Unsupported(f"{op.name} with cast_unsigned")
+    output_dtype = np.asarray(args[-1]).dtype
+
+    def multiply_accumulate(lhs: Any, rhs: Any, accumulator: Any) -> tuple[Any]:
+        product = np.multiply(_cast_to(lhs, output_dtype), _cast_to(rhs, output_dtype))
+        return (np.add(accumulator, product),)
+
+    return _run_with_body(interpreter, op, args, multiply_accumulate)
+
+
+def _contraction(op_type: type[Operation]) -> Any:
+    def run(
+        self: InterpreterFunctions,
+        interpreter: ReplayInterpreter,
+        op: Operation,
+        args: tuple[Any, ...],
+    ) -> tuple[Any, ...]:
+        return _run_contraction(interpreter, op, args)
+
+    return impl(op_type)(run)
+
+
+ContractionFunctions = register_impls(
+    type(
+        "ContractionFunctions",
+        (InterpreterFunctions,),
+        {f"run_{op_type.__name__}": _contraction(op_type) for op_type in CONTRACTION_OPS},
+    )
+)
 
 
 def _elementwise_named(op_type: type[Operation]) -> Any:
