@@ -3,12 +3,12 @@ HLO IR model of `workbench.hlo_ir`.
 
 A hand-written recursive-descent scanner over the whole text: compiled patterns are matched
 at the current position for names, shapes and numbers, and attribute values are cut out by
-their balanced brackets before being interpreted, so a 6,000-line module parses in a few
-tens of milliseconds. It accepts what XLA prints and what its own parser reads back: `%` on
-names or not, typed operands of older dumps (`add(f32[2] %x, f32[2] %y)`), `/*index=5*/`
-comments, layouts with tiling and memory-space extras, bounded (`<=8`) and unbounded (`?`)
-dynamic dimensions, and the source-location tables. Attributes the model does not type are
-kept verbatim in `Instruction.attrs`; they are never an error.
+their balanced brackets before being interpreted, so a 6,000-line module parses in about a
+tenth of a second (`benchmarks/hlo_parse_bench.py`). It accepts what XLA prints and what its
+own parser reads back: `%` on names or not, typed operands of older dumps (`add(f32[2] %x,
+f32[2] %y)`), `/*index=5*/` comments, layouts with tiling and memory-space extras, bounded
+(`<=8`) and unbounded (`?`) dynamic dimensions, and the source-location tables. Attributes
+the model does not type are kept verbatim in `Instruction.attrs`; they are never an error.
 
 Errors are `HloParseError` with the file, 1-based line and column, and what was expected.
 """
@@ -91,10 +91,8 @@ _SCATTER_KEYS = frozenset((
     "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
     "input_batching_dims", "scatter_indices_batching_dims",
 ))
-_DOT_KEYS = {
-    "lhs_contracting_dims": "lhs_contracting_dims", "rhs_contracting_dims": "rhs_contracting_dims",
-    "lhs_batch_dims": "lhs_batch_dims", "rhs_batch_dims": "rhs_batch_dims",
-}
+_DOT_KEYS = frozenset(("lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims",
+                       "rhs_batch_dims"))
 
 
 def parse_hlo_text(text: str, file: str = "") -> HloModule:
@@ -618,7 +616,7 @@ class _Parser:
         elif key == "dim_labels":
             fields["convolution_dimension_numbers"] = attrs.dim_labels_value(value)
         elif key in _DOT_KEYS:
-            pending.dot[_DOT_KEYS[key]] = attrs.int_list(value)
+            pending.dot[key] = attrs.int_list(value)
         elif key in _GATHER_KEYS and opcode == "gather":
             pending.gather[key] = attrs.int_list(value)
         elif key in _SCATTER_KEYS and opcode == "scatter":
