@@ -128,8 +128,20 @@ def test_bad_step_files(tmp_path: Path, suffix: str, content: bytes | None,
 def test_deleted_after_listing(tmp_path: Path) -> None:
     step = ln_step(copy_ln(tmp_path))
     (tmp_path / f"{LN_STEP}.hlo.pb").unlink()
-    with pytest.raises(ReadError, match="file not found"):
+    (tmp_path / f"{LN_STEP}.txt").unlink()
+    with pytest.raises(ReadError, match="file not found") as caught:
         loader.load_step_hlo(tmp_path, step)
+    assert caught.value.file == f"{LN_STEP}.hlo.pb"  # the error of the preferred file
+
+
+def test_text_stands_in_for_a_damaged_proto(tmp_path: Path) -> None:
+    step = ln_step(copy_ln(tmp_path))
+    proto = tmp_path / f"{LN_STEP}.hlo.pb"
+    proto.write_bytes(proto.read_bytes()[:1000])  # still being written
+    module = loader.load_step_hlo(tmp_path, step)
+    assert module.name == "jit_ln" and module.id is None  # from the text
+    proto.unlink()  # deleted since the folder was listed
+    assert loader.load_step_hlo(tmp_path, step) is module
 
 
 def test_unreadable_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +168,7 @@ def test_load_snapshot(tmp_path: Path) -> None:
 
 
 def test_reader_bugs_become_read_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    step = ln_step(copy_ln(tmp_path))
+    step = ln_step(copy_ln(tmp_path, (".hlo.pb",)))
     from workbench.formats import hlo_proto
 
     def broken(data: bytes, file: str) -> None:

@@ -200,12 +200,26 @@ def _translate(reader: Callable[[_Input, str], _Output], data: _Input, file: str
 
 def load_step_hlo(root: Path, step: Step) -> HloModule:
     """The HLO module of a step: from its proto when it has one (full constants), else its
-    text. Cached; the module returned is shared, so treat it as read-only."""
+    text; from the text too when the proto cannot be read (a dump still being written), and
+    only if both fail the proto's error is raised. Cached; the module returned is shared, so
+    treat it as read-only."""
     if step.ir != "hlo":
         raise ReadError(step.file or step.label, f"step {step.label} holds MLIR, not HLO")
-    source, kind = (step.proto, "proto") if step.proto is not None else (step.text, "text")
-    if source is None:
+    candidates = [(source, kind) for source, kind in ((step.proto, "proto"), (step.text, "text"))
+                  if source is not None]
+    if not candidates:
         raise ReadError(step.label, "step has no HLO file")
+    first_error: ReadError | None = None
+    for source, kind in candidates:
+        try:
+            return _cached_hlo(root, source, kind)
+        except ReadError as error:
+            first_error = first_error or error
+    assert first_error is not None
+    raise first_error
+
+
+def _cached_hlo(root: Path, source: Source, kind: str) -> HloModule:
     key = ("hlo", *_file_key(root, source))
     module = PARSED.get(key)
     if module is None:

@@ -158,6 +158,9 @@ def test_sharding_text() -> None:
     pair = sharding(type=sharding.TUPLE, tuple_shardings=[sharding(type=sharding.REPLICATED),
                                                           sharding(type=sharding.MANUAL)])
     assert sharding_text(pair) == "{{replicated}, {manual}}"
+    # A named sharding (XLA's field 14, not in our subset) is not mistaken for "replicated".
+    named = sharding.FromString(b"\x72\x02\x12\x00")  # field 14, length 2: an empty mesh
+    assert sharding_text(named) == "{unrecognized sharding (fields 14)}"
 
 
 def test_layout_extras() -> None:

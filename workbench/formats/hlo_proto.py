@@ -13,6 +13,7 @@ text dump elides them.
 from __future__ import annotations
 
 from google.protobuf.message import DecodeError
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from workbench.formats.literal import (
     LiteralError,
@@ -334,6 +335,9 @@ def _frontend_attributes(proto: xla_data_pb2.FrontendAttributes) -> str:
 def sharding_text(proto: xla_data_pb2.OpSharding) -> str:
     """An OpSharding as the text printer shows it: `{replicated}`, `{maximal device=0}`,
     `{devices=[2,1]0,1}`, `{devices=[4,1]<=[4]}`, tuples `{{replicated}, {manual}}`."""
+    unknown = sorted({field.field_number for field in UnknownFieldSet(proto)})
+    if unknown:  # e.g. a named (Shardy) sharding: saying "replicated" would be wrong
+        return "{unrecognized sharding (fields " + ", ".join(map(str, unknown)) + ")}"
     kind = proto.type
     if kind == _SHARDING.TUPLE:
         return "{" + ", ".join(sharding_text(s) for s in proto.tuple_shardings) + "}"
