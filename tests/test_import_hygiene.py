@@ -47,6 +47,7 @@ CORE_MODULES = [
     "workbench.diff.line_diff",
     "workbench.diff.names",
     "workbench.diff.ir_diff",
+    "workbench.diff.scopes",
     "workbench.diff.render",
     "workbench.diff.steps",
     "workbench.watch",

@@ -70,3 +70,58 @@ def test_show_changed_column(corpus: Path, capsys: pytest.CaptureFixture[str]) -
     assert by_step[28] is True  # fusion
     assert by_step[1] is False  # pipeline-start of the next pipeline: nothing changed
     assert steps[0]["changed"] is None  # the first step has nothing before it
+
+
+LOOPS = "mlir/iree-opt-to-loops"
+
+
+def test_mlir_log_steps_by_name_like_with_like(corpus: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    folder = str(corpus / LOOPS)
+    # Step 0 shows the module, CSE the function: the module is cut to the function.
+    assert main(["diff", folder, "print-ir-after-change.log", "0", "cse", "--json"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["a"].startswith("0 ConvertStableHloToIreeInputDialects, builtin.module @jit_f")
+    assert payload["b"].startswith("1 CSEPass, func.func @main")
+    assert payload["sections"] == {"changed": 1, "added": 0, "removed": 0, "unchanged": 1}
+    assert payload["removed_lines"] == 6 and payload["added_lines"] == 3
+    # Canonicalize changed nothing: its Before and After dumps are equal.
+    assert main(["diff", folder, "print-ir-before-after-module-scope.log", "2", "3"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_what_one_step_did(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = str(corpus / LOOPS)
+    assert main(["diff", folder, "print-ir-before-after-module-scope.log", "5"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("--- before 5: 4 CSEPass (Before)")
+    assert main(["diff", folder, "print-ir-after-change.log", "OneShotBufferizePass"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("--- before 4: 0 ConvertStableHloToIreeInputDialects") \
+        and "+ 3 LinalgElementwiseOpFusionPass" in out[0]
+    assert main(["diff", folder, "print-ir-after-change.log", "0"]) == 2
+    assert "no IR before it" in capsys.readouterr().err
+
+
+def test_ir_tree_steps_and_unrelated_scopes(corpus: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    folder = str(corpus / "mlir/iree-compile-jit_f")
+    tree = "ir-tree/builtin_module_jit_f"
+    # 2: the module, 3: its function after a nested pass that changed nothing (the module
+    # dump is cut to the function; the tree file's trailing blank line is no change).
+    assert main(["diff", folder, tree, "2", "3", "--summary"]) == 0
+    assert capsys.readouterr().out.startswith("0 changed, 0 added, 0 removed, 2 unchanged")
+    assert main(["diff", folder, tree, "2", "3", "--raw"]) == 1
+    capsys.readouterr()
+    assert main(["diff", folder, tree, "3", "util.func", "--json"]) == 2
+    assert "no step" in capsys.readouterr().err
+    steps = json.loads(_run_json(["show", folder, tree, "--json"], capsys))["steps"]
+    function = next(s["index"] for s in steps if s["file"].count("/func_func_main/"))
+    other = next(s["index"] for s in steps if s["file"].count("/util_func_main/"))
+    assert main(["diff", folder, tree, str(function), str(other)]) == 2
+    assert "neither holds the other" in capsys.readouterr().err
+
+
+def _run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 0
+    return capsys.readouterr().out

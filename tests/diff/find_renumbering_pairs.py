@@ -3,43 +3,38 @@ normalization strips): equal modulo normalization, different as printed.
 
     python tests/diff/find_renumbering_pairs.py [CORPUS]
 
-Prints one line per pair found. The tests in this folder use pairs it found.
+Every step of every module the index finds (XLA per-pass files, MLIR logs, IR trees, plain
+`.mlir` files) is a candidate. Prints one line per pair found. The tests in this folder use
+pairs it found.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 from workbench.diff.ir_diff import same_ir
 from workbench.diff.normalize import NormalizeOptions, normalize
-
-_DUMP_HEADER = re.compile(r"^// -----// IR Dump (?:After|Before) .*$", re.MULTILINE)
-
-
-def log_sections(text: str) -> list[str]:
-    """The IR dumps of a `--mlir-print-ir-*` log, in order."""
-    found = list(_DUMP_HEADER.finditer(text))
-    starts = [m.end() + 1 for m in found]
-    ends = [m.start() for m in found[1:]] + [len(text)] if found else []
-    return [text[s:e] for s, e in zip(starts, ends, strict=True)]
+from workbench.index import scan
+from workbench.loader import ReadError, read_text
 
 
 def candidates(corpus: Path) -> dict[str, list[tuple[str, str]]]:
-    """Texts grouped by kind: (label, text)."""
+    """Step texts grouped by IR kind: (label, text)."""
     groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for path in sorted(corpus.rglob("*.txt")):
-        text = path.read_text(errors="replace")
-        if text.startswith("HloModule"):
-            groups["hlo"].append((str(path.relative_to(corpus)), text))
-    for path in sorted(corpus.rglob("*.mlir")):
-        groups["mlir"].append((str(path.relative_to(corpus)), path.read_text(errors="replace")))
-    for path in sorted(corpus.rglob("*.log")):
-        text = path.read_text(errors="replace")
-        for n, section in enumerate(log_sections(text)):
-            groups["mlir"].append((f"{path.relative_to(corpus)}#{n}", section))
+    for folder in sorted(p for p in corpus.rglob("*") if p.is_dir() and p.parent.parent == corpus):
+        dump = scan(folder)
+        for module in dump.modules:
+            for step in module.steps:
+                if step.text is None:
+                    continue
+                try:
+                    text = read_text(dump.root, step.text)
+                except ReadError:
+                    continue
+                label = f"{folder.relative_to(corpus)}:{module.key}:{step.index}"
+                groups[step.ir].append((label, text))
     return groups
 
 
@@ -48,17 +43,17 @@ def main(corpus: Path) -> None:
     for kind, items in candidates(corpus).items():
         by_keys: dict[int, list[tuple[str, str]]] = defaultdict(list)
         for label, text in items:
-            normalized = normalize(text, kind)
+            normalized = normalize(text, kind)  # type: ignore[arg-type]
             by_keys[hash(tuple(normalized.keys))].append((label, text))
         for group in by_keys.values():
             texts = {}
             for label, text in group:
-                texts.setdefault(tuple(normalize(text, kind, raw).lines), (label, text))
+                texts.setdefault(tuple(normalize(text, kind, raw).lines), (label, text))  # type: ignore[arg-type]
             if len(texts) < 2:
                 continue
             (label_a, a), *others = texts.values()
             for label_b, b in others:
-                if same_ir(normalize(a, kind), normalize(b, kind)):
+                if same_ir(normalize(a, kind), normalize(b, kind)):  # type: ignore[arg-type]
                     print(f"{kind}\t{label_a}\t{label_b}")
 
 

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import itertools
-import sys
 from pathlib import Path
 
 import pytest
 
-from workbench.diff.ir_diff import diff_texts, same_ir, section_counts
+from workbench.diff.ir_diff import IRDiff, diff_normalized, diff_texts, same_ir, section_counts
 from workbench.diff.normalize import NormalizeOptions
 from workbench.diff.render import diff_json, side_by_side, unified
-from workbench.diff.steps import diff_steps
+from workbench.diff.steps import diff_steps, diff_with_previous, load_normalized
 from workbench.index import scan
-
-sys.path.insert(0, str(Path(__file__).parent))
-from find_renumbering_pairs import log_sections
+from workbench.loader import read_text
 
 RAW = NormalizeOptions.raw()
 
@@ -90,38 +87,89 @@ def test_swapped_call_targets_are_a_change(corpus: Path) -> None:
     assert not diff.equal and diff.removed == diff.added == 2
 
 
-def _loops_log(corpus: Path, name: str) -> list[str]:
-    return log_sections((corpus / "mlir/iree-opt-to-loops" / name).read_text())
+LOOPS = "mlir/iree-opt-to-loops"
 
 
-def test_mlir_cse_shows_only_removed_ops(corpus: Path) -> None:
-    sections = _loops_log(corpus, "print-ir-before-after-module-scope.log")
-    before, after = sections[4], sections[5]  # Before and After CSEPass, module scope
-    diff = diff_texts(before, after)
-    raw = diff_texts(before, after, options=RAW)
+def test_mlir_cse_before_and_after(corpus: Path) -> None:
+    dump = scan(corpus / LOOPS)
+    module = dump.find_module("print-ir-before-after-module-scope.log")
+    before, after = module.steps[4], module.steps[5]
+    assert (before.kind, after.kind, after.pass_name, after.pair) == \
+        ("before-pass", "pass", "CSEPass", 4)
+    diff = diff_steps(dump.root, before, after)
+    raw = diff_steps(dump.root, before, after, RAW)
     assert raw.removed > 2 * diff.removed  # renumbering no longer shows
-    removed = [line.text.strip() for h in diff.hunks() for line in h.lines if line.op == "-"]
-    assert sum("tensor.empty()" in line for line in removed) == 3
+    removed, added = _changed_ops(diff)
+    # Three tensor.empty() merged into earlier ones, and the three ops that wrote into them
+    # rewired (their `outs` operand changed).
+    assert removed == ["linalg.generic"] * 3 + ["tensor.empty"] * 3
+    assert added == ["linalg.generic"] * 3
     assert [s.status for s in diff.sections() if s.name == "func.func @main"] == ["changed"]
 
 
+def _changed_ops(diff: IRDiff) -> tuple[list[str], list[str]]:
+    """The ops of the removed and added lines, sorted."""
+    def op(text: str) -> str:
+        return text.split(" = ", 1)[-1].split(" ", 1)[0].rstrip("()")
+
+    lines = [line for h in diff.hunks() for line in h.lines]
+    return (sorted(op(line.text.strip()) for line in lines if line.op == "-"),
+            sorted(op(line.text.strip()) for line in lines if line.op == "+"))
+
+
 def test_mlir_debuginfo_locations_are_ignored(corpus: Path) -> None:
-    sections = _loops_log(corpus, "print-ir-generic-debuginfo.log")
-    assert any("loc(" in line for line in sections[0].splitlines())
-    for section in sections:
-        assert diff_texts(section, section.replace("loc(", "loc(\"moved\" at ")).equal
+    dump = scan(corpus / LOOPS)
+    module = dump.find_module("print-ir-generic-debuginfo.log")
+    texts = [read_text(dump.root, step.text) for step in module.steps if step.text]
+    assert len(texts) == 10 and "loc(" in texts[0]
+    for text in texts:
+        moved = text.replace("loc(", 'loc("moved" at ')
+        assert diff_texts(text, moved).equal
+        assert not diff_texts(text, moved, options=NormalizeOptions().without("locations")).equal
 
 
-def test_mlir_ir_tree_canonicalize_pair(corpus: Path) -> None:
-    tree = corpus / "mlir/iree-compile-jit_f/ir-tree/builtin_module_jit_f/func_func_main"
-    files = sorted(tree.glob("*.mlir"), key=lambda p: [int(x) for x in p.name.split("_")[:2]])
-    changed = 0
-    for first, second in itertools.pairwise(files):
-        a, b = first.read_text(), second.read_text()
-        normalized, raw = diff_texts(a, b), diff_texts(a, b, options=RAW)
-        assert normalized.removed <= raw.removed and normalized.added <= raw.added
-        changed += not normalized.equal
-    assert changed > 0
+def test_mlir_function_against_its_module(corpus: Path) -> None:
+    """A function-scope dump is compared with the function inside the module dump before it:
+    aliases (`#map`) and the inline attributes of the function dump compare alike, and only
+    what CSE did shows."""
+    dump = scan(corpus / LOOPS)
+    module = dump.find_module("print-ir-after-change.log")
+    first, cse = module.steps[0], module.steps[1]
+    assert (first.scope, cse.scope, cse.pass_name) == \
+        ("builtin.module @jit_f", "func.func @main", "CSEPass")
+    diff = diff_steps(dump.root, first, cse)
+    assert diff.a.sections[1].name == "func.func @main" and diff.a.sections[1].header == 0
+    removed, added = _changed_ops(diff)
+    assert removed == ["linalg.generic"] * 3 + ["tensor.empty"] * 3
+    assert added == ["linalg.generic"] * 3
+    # Compared whole, the module's other lines would show as removed.
+    whole = diff_normalized(load_normalized(dump.root, first.text, "mlir"),
+                            load_normalized(dump.root, cse.text, "mlir"))
+    assert whole.removed > diff.removed + 5
+
+
+def test_mlir_ir_tree_steps_against_the_ir_before_them(corpus: Path) -> None:
+    """Every dump of one function in an IR tree, against the IR before it: renumbering no
+    longer shows (fewer changed lines in all, some steps equal only once normalized)."""
+    dump = scan(corpus / "mlir/iree-compile-jit_f")
+    module = dump.find_module("ir-tree/builtin_module_jit_f")
+    changed = unchanged = hidden = 0
+    normalized_lines = raw_lines = 0
+    for position, step in enumerate(module.steps):
+        if not step.scope or not step.scope.endswith("/util.func @main"):
+            continue
+        found = diff_with_previous(dump.root, module, position)
+        raw = diff_with_previous(dump.root, module, position, RAW)
+        assert found is not None and raw is not None
+        diff, previous = found
+        assert previous.positions[0] < position
+        normalized_lines += diff.removed + diff.added
+        raw_lines += raw[0].removed + raw[0].added
+        changed += not diff.equal
+        unchanged += diff.equal
+        hidden += diff.equal and not raw[0].equal
+    assert changed > 5 and unchanged > 5 and hidden > 0
+    assert normalized_lines < raw_lines
 
 
 def test_renderings(corpus: Path) -> None:

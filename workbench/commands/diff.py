@@ -1,6 +1,7 @@
 """`workbench diff`: the IR of two steps of a module, or of two files, modulo renumbering.
 
     workbench diff DIR MODULE A B     A/B: timeline index, XLA step (0028) or pass name
+    workbench diff DIR MODULE STEP    what STEP did: its IR against the IR before it
     workbench diff FILE_A FILE_B
 
 Exit status as GNU diff: 0 equal, 1 different, 2 trouble.
@@ -16,21 +17,30 @@ from pathlib import Path
 from workbench.diff.ir_diff import IRDiff, diff_normalized
 from workbench.diff.normalize import NormalizeOptions, TextKind, normalize
 from workbench.diff.render import diff_json, side_by_side, summary_lines, unified
-from workbench.diff.steps import diff_steps, find_step
+from workbench.diff.steps import (
+    ScopeMismatch,
+    describe,
+    diff_steps,
+    diff_with_previous,
+    find_step,
+)
 from workbench.index import scan
 from workbench.loader import ReadError, read_text
-from workbench.model import Source
+from workbench.model import Source, Step
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "diff", help="diff the IR of two steps (or two files), ignoring renumbering",
         description="Diff two steps of a module (DIR MODULE A B; A/B: timeline index, XLA "
-        "step number like 0028, or pass name) or two files (FILE_A FILE_B). Names are "
-        "compared modulo renumbering; metadata, backend_config, source tables and loc(...) "
-        "are ignored. Exit status: 0 equal, 1 different, 2 trouble.")
+        "step number like 0028, pass name or MLIR pass argument), what one step did (DIR "
+        "MODULE STEP: against its Before dump, or the IR as the steps before it left it), or "
+        "two files (FILE_A FILE_B). Names are compared modulo renumbering; metadata, "
+        "backend_config, source tables and loc(...) are ignored. An MLIR dump of one function "
+        "is compared with that function in a module dump. Exit status: 0 equal, 1 different, "
+        "2 trouble.")
     parser.add_argument("operands", nargs="+", metavar="ARG",
-                        help="DIR MODULE A B, or FILE_A FILE_B")
+                        help="DIR MODULE A B, DIR MODULE STEP, or FILE_A FILE_B")
     parser.add_argument("--raw", action="store_true", help="no normalization at all")
     parser.add_argument("--keep-names", action="store_true",
                         help="compare names as printed (no renumbering tolerance)")
@@ -73,12 +83,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         if len(args.operands) == 2:
             diff, label_a, label_b = _diff_files(args.operands, args.ir, options)
-        elif len(args.operands) == 4:
+        elif len(args.operands) in (3, 4):
             diff, label_a, label_b = _diff_steps(args.operands, options)
         else:
-            _error("give DIR MODULE A B (two steps of a module) or FILE_A FILE_B")
+            _error("give DIR MODULE A B (two steps of a module), DIR MODULE STEP (what one "
+                   "step did) or FILE_A FILE_B")
             return 2
-    except (KeyError, ReadError) as error:
+    except (KeyError, ReadError, ScopeMismatch) as error:
         _error(error.args[0] if isinstance(error, KeyError) else str(error))
         return 2
     status = 0 if diff.equal else 1
@@ -113,14 +124,25 @@ def _diff_files(paths: list[str], ir: str | None, options: NormalizeOptions
 
 
 def _diff_steps(operands: list[str], options: NormalizeOptions) -> tuple[IRDiff, str, str]:
-    folder, module_query, spec_a, spec_b = operands
+    folder, module_query, *specs = operands
     dump = scan(Path(folder))
     module = dump.find_module(module_query)
-    step_a = find_step(module, spec_a)
-    step_b = find_step(module, spec_b)
-    diff = diff_steps(dump.root, step_a, step_b, options)
-    return diff, f"{step_a.index} {step_a.label} ({step_a.file})", \
-        f"{step_b.index} {step_b.label} ({step_b.file})"
+    step_b = find_step(module, specs[-1])
+    if len(specs) == 2:
+        step_a = find_step(module, specs[0])
+        return diff_steps(dump.root, step_a, step_b, options), _label(step_a), _label(step_b)
+    position = module.steps.index(step_b)
+    found = diff_with_previous(dump.root, module, position, options)
+    if found is None:
+        raise KeyError(f"step {step_b.index} ({describe(step_b)}) has no IR before it to "
+                       "compare with (the first step of its kind); give two steps")
+    diff, previous = found
+    made_of = " + ".join(_label(module.steps[at]) for at in previous.positions)
+    return diff, f"before {step_b.index}: {made_of}", _label(step_b)
+
+
+def _label(step: Step) -> str:
+    return f"{step.index} {describe(step)} ({step.file})"
 
 
 def _error(message: str) -> None:

@@ -16,11 +16,13 @@ from itertools import compress, repeat
 from operator import or_
 
 from workbench.diff.normalize import (
+    LineMap,
     NormalizedText,
     NormalizeOptions,
     Section,
     keep_lines,
     split_lines,
+    trailing_blanks,
 )
 
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
@@ -36,8 +38,9 @@ def _parenthesized(depth: int) -> str:
 
 _LOCATION = re.compile(r" ?\bloc" + _parenthesized(6))
 # After a newline (a literal the engine scans for quickly); the first line is tried apart.
-_LOC_ALIAS_LINE = re.compile(r"\n#loc[\w$.\-]* = ")
-_LOC_ALIAS = re.compile(r"#loc[\w$.\-]* = ")
+_ALIAS_LINE = re.compile(r"\n([#!][\w$.\-]+) = ([^\n]*)")
+_ALIAS_DEFINITION = re.compile(r"([#!][\w$.\-]+) = ([^\n]*)")
+_ALIAS_USE = re.compile(r"[#!][\w$.\-]+")
 # Stems: `%5` and `%arg3` -> `%`, `^bb2` -> `^bb`, `%cst_3` -> `%cst`. Each pattern starts with
 # a literal (a fast scan) and the first two replace with a literal (no per-match Python).
 _NUMBERED = re.compile(r"%(?:arg)?\d+(?![\w$.\-])")
@@ -51,23 +54,70 @@ _MODULE_OPS = frozenset(("module", "builtin.module"))
 
 def normalize_mlir(text: str, options: NormalizeOptions) -> NormalizedText:
     """Structure from the lines that open or close a region (C-level passes pick them out);
-    nothing else is read until the diff asks for it."""
+    nothing else is read until the diff asks for it.
+
+    Alias definitions (`#map1 = affine_map<...>`, `!t = ...`) are numbered in print order
+    like values, and a dump of one function prints the same attributes inline: so, comparing
+    modulo names, an alias use compares as its definition and the definition lines are left
+    out (the text shown keeps them). `#loc` aliases are left out with the locations.
+    """
     original = split_lines(text)
-    dropped: list[tuple[int, int]] = []
-    if options.locations and "#loc" in text:
-        if _LOC_ALIAS.match(text):
-            dropped.append((0, 1))
-        line = position = 0
-        for match in _LOC_ALIAS_LINE.finditer(text):
-            line += text.count("\n", position, match.start() + 1)
-            position = match.start() + 1
-            dropped.append((line, line + 1))
-    raw, origin = keep_lines(original, dropped)
+    dropped: list[int] = []
+    aliases: dict[str, str] = {}
+    if ("#" in text or "!" in text) and (options.locations or options.names):
+        for number, name, value in _alias_definitions(text):
+            if name.startswith("#loc") and options.locations:
+                dropped.append(number)
+            elif options.names:
+                aliases[name] = _expand(value, aliases)
+                dropped.append(number)
+    raw, origin = keep_lines(original, [(n, n + 1) for n in dropped]
+                             + trailing_blanks(original, options))
     sections = _structure(raw)
-    strip = _strip_locations if options.locations and "loc" in text else None
+    strip_locations = options.locations and "loc" in text
     return NormalizedText("mlir", options, original, raw, origin, sections,
-                          strip_function=strip,
+                          strip_function=_strip_function(strip_locations, aliases),
                           key_function=mlir_keys if options.names else None)
+
+
+def _alias_definitions(text: str) -> list[tuple[int, str, str]]:
+    """(line number, alias, definition) of the alias definitions at column 0."""
+    found = []
+    first = _ALIAS_DEFINITION.match(text)
+    if first:
+        found.append((0, first.group(1), first.group(2)))
+    line = position = 0
+    for match in _ALIAS_LINE.finditer(text):
+        line += text.count("\n", position, match.start() + 1)
+        position = match.start() + 1
+        found.append((line, match.group(1), match.group(2)))
+    return found
+
+
+def _expand(text: str, aliases: dict[str, str]) -> str:
+    """`text` with every alias use replaced by the alias's definition."""
+    if not aliases:
+        return text
+
+    def definition(match: re.Match[str]) -> str:
+        return aliases.get(match.group(0), match.group(0))
+
+    return _ALIAS_USE.sub(definition, text)
+
+
+def _strip_function(locations: bool, aliases: dict[str, str]) -> LineMap | None:
+    if not locations and not aliases:
+        return None
+
+    def strip(lines: list[str]) -> list[str]:
+        if not lines:
+            return []
+        text = "\n".join(lines)
+        if locations:
+            text = _LOCATION.sub("", text)
+        return _expand(text, aliases).split("\n")
+
+    return strip
 
 
 def _structure(raw: list[str]) -> list[Section]:
@@ -107,12 +157,6 @@ def _structure(raw: list[str]) -> list[Section]:
         if section.header is not None and section.end is None:  # cut short: runs to the end
             section.end = total
     return sections
-
-
-def _strip_locations(lines: list[str]) -> list[str]:
-    if not lines:
-        return []
-    return _LOCATION.sub("", "\n".join(lines)).split("\n")
 
 
 def mlir_keys(lines: list[str]) -> list[str]:

@@ -185,25 +185,27 @@ class NormalizedText:
         return found[0] if len(found) == 1 else None
 
     def restrict(self, index: int) -> NormalizedText:
-        """Only the lines of section `index` (and the sections nested in it), dedented by the
-        indentation of its header: a function printed inside its module compares with the
-        same function printed alone (a function-scope dump)."""
+        """Only the lines of section `index` (and the sections nested in it): see
+        `restrict_lines`."""
         section = self.sections[index]
         if section.header is None or section.end is None:
             return self
-        start, end = section.header, section.end
+        return self.restrict_lines(section.header, section.end)
+
+    def restrict_lines(self, start: int, end: int) -> NormalizedText:
+        """Only lines [start, end) (one operation, with the sections nested in it), dedented
+        by the indentation of the first: a function printed inside its module compares with
+        the same function printed alone (a function-scope dump)."""
         raw = self.raw[start:end]
-        indent = len(raw[0]) - len(raw[0].lstrip(" "))
+        indent = len(raw[0]) - len(raw[0].lstrip(" ")) if raw else 0
         if indent:
             prefix = " " * indent
             raw = [line[indent:] if line.startswith(prefix) else line.lstrip(" ")
                    for line in raw]
-        nested = [k for k in range(index, len(self.sections))
-                  if self.sections[k].header is not None
-                  and start <= self.sections[k].header < end]  # type: ignore[operator]
         sections = [Section("(module)", None, "module")]
-        sections += [replace(self.sections[k], header=self.sections[k].header - start,
-                             end=(self.sections[k].end or end) - start) for k in nested]
+        sections += [replace(s, header=s.header - start, end=(s.end or end) - start)
+                     for s in self.sections[1:]
+                     if s.header is not None and start <= s.header < end]
         return NormalizedText(self.kind, self.options, self.original, raw,
                               self.origin[start:end], sections, self.strip_function,
                               self.key_function, self.names_in_raw)
@@ -251,6 +253,15 @@ def split_lines(text: str) -> list[str]:
     if "\r" in text:
         lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     return lines
+
+
+def trailing_blanks(lines: list[str], options: NormalizeOptions) -> list[tuple[int, int]]:
+    """The blank lines at the end, as a range to leave out (unless comparing raw): dumps end
+    with one, an operation cut out of a dump does not."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    return [(end, len(lines))] if end < len(lines) and not options.is_raw else []
 
 
 def keep_lines(lines: list[str], dropped: list[tuple[int, int]]
