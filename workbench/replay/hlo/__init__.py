@@ -19,12 +19,17 @@ from workbench.replay.hlo import (  # noqa: F401  (each module registers its ops
     convolution,
     dot,
     elementwise,
+    fft,
     gather,
+    linalg,
     reduce,
     reduce_window,
+    rng,
     scatter,
     shape_ops,
     sort,
+    stochastic_convert,
+    sub_byte,
 )
 from workbench.replay.hlo.dtypes import dtype_of
 from workbench.replay.hlo.interpreter import Interpreter
@@ -64,11 +69,13 @@ def evaluate_computation(module: HloModule, computation: Computation,
     if len(arguments) != len(parameters):
         raise EvaluationError(
             f"{computation.name} takes {len(parameters)} arguments, got {len(arguments)}")
+    arguments = [sub_byte.to_storage(argument, parameter.shape)
+                 for parameter, argument in zip(parameters, arguments, strict=True)]
     for parameter, argument in zip(parameters, arguments, strict=True):
         _check_argument(parameter.shape, argument, f"argument {parameter.parameter_number}")
     with np.errstate(all="ignore"):
-        result = Interpreter(module).call(computation.name, list(arguments))
-    return _materialize(result)
+        result = Interpreter(module).call(computation.name, arguments)
+    return _materialize(sub_byte.from_storage(result, computation.root.shape))
 
 
 def evaluate_module(module: HloModule, arguments: Sequence[LiteralValue]) -> LiteralValue:

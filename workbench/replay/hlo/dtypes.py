@@ -26,15 +26,20 @@ FLOATS = NARROW_FLOATS | {"f32", "f64"}
 COMPLEX = frozenset(("c64", "c128"))
 SIGNED = frozenset(("s8", "s16", "s32", "s64"))
 UNSIGNED = frozenset(("u8", "u16", "u32", "u64"))
-# Sub-byte integers live one per byte in numpy (ml_dtypes); the evaluator does not model them.
-SUB_BYTE = frozenset(("s1", "s2", "s4", "u1", "u2", "u4"))
+# Sub-byte integers: (bits, signed). The evaluator holds them one per byte, in int8/uint8
+# (sub_byte.py keeps them in range); s1/u1 have no numpy form for snapshots to use.
+SUB_BYTE_WIDTHS = {"s2": (2, True), "s4": (4, True), "u2": (2, False), "u4": (4, False)}
+_UNMODELLED = frozenset(("s1", "u1"))
 
 
 @cache
 def dtype_of(element_type: str) -> np.dtype:
-    """The numpy dtype holding `element_type`; Unsupported for types numpy cannot hold."""
-    if element_type in SUB_BYTE:
+    """The numpy dtype the evaluator computes `element_type` in (int8/uint8 for the sub-byte
+    integers); Unsupported for types numpy cannot hold."""
+    if element_type in _UNMODELLED:
         raise Unsupported(f"element type {element_type}")
+    if element_type in SUB_BYTE_WIDTHS:
+        return np.dtype(np.int8 if SUB_BYTE_WIDTHS[element_type][1] else np.uint8)
     try:
         return np.dtype(numpy_dtype(element_type))
     except (ValueError, ImportError):

@@ -19,6 +19,7 @@ import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.hlo import sub_byte
 from workbench.replay.hlo.dtypes import contiguous, dtype_of
 from workbench.replay.hlo.registry import Handler, Value, handler_for
 
@@ -154,7 +155,7 @@ class Interpreter:
             if instruction.opcode == "parameter":
                 values[instruction.name] = parameters[instruction.parameter_number or 0]
                 continue
-            handler = self._batched_handler(instruction)
+            handler = self._handler(computation, instruction, batched=True)
             values[instruction.name] = handler(
                 self, instruction, [values[o] for o in instruction.operands]
             )
@@ -173,14 +174,21 @@ class Interpreter:
 
     # -- plans ----------------------------------------------------------------------------
 
-    def _batched_handler(self, instruction: Instruction) -> Handler:
-        if instruction.opcode == "bitcast":
-            return _scalar_bitcast
-        if instruction.opcode in _SCALAR_IDENTITIES:
-            return _first_operand
-        if instruction.opcode in _BATCH_CALLS:
-            return _batched_call
-        return handler_for(instruction.opcode)
+    def _handler(self, computation: Computation, instruction: Instruction,
+                 batched: bool) -> Handler:
+        """The function evaluating `instruction` (batched: on arrays of its scalars)."""
+        if not batched:
+            handler = handler_for(instruction.opcode)
+        elif instruction.opcode == "bitcast":
+            handler = _scalar_bitcast
+        elif instruction.opcode in _SCALAR_IDENTITIES:
+            handler = _first_operand
+        elif instruction.opcode in _BATCH_CALLS:
+            handler = _batched_call
+        else:
+            handler = handler_for(instruction.opcode)
+        operand_shapes = [computation.by_name[o].shape for o in instruction.operands]
+        return sub_byte.adapt(handler, instruction, operand_shapes)
 
     def _plan(self, name: str, batched: bool) -> _Plan:
         plan = self._plans.get((name, batched))
@@ -213,10 +221,7 @@ class Interpreter:
             if instruction.opcode == "parameter":
                 parameters.append((position, instruction.parameter_number or 0))
                 continue
-            handler = (
-                self._batched_handler(instruction) if batched
-                else handler_for(instruction.opcode)
-            )
+            handler = self._handler(computation, instruction, batched)
             steps.append((position, _Step(
                 handler, instruction,
                 tuple(slots[o] for o in instruction.operands),

@@ -234,3 +234,15 @@ def get_dimension_size(interpreter: Interpreter, instruction: Instruction,
     if shape.dynamic and shape.dynamic[axis]:
         raise Unsupported("get-dimension-size of a dynamic dimension")
     return np.array(shape.dims[axis], np.int32)
+
+
+@handles("set-dimension-size")
+def set_dimension_size(interpreter: Interpreter, instruction: Instruction,
+                       operands: list[Value]) -> Value:
+    """Marks a dimension dynamic with a runtime size. Values are held at their static bound,
+    so only a size equal to the bound (a static array after all) is evaluated."""
+    x, size = np.asarray(operands[0]), int(np.asarray(operands[1]))
+    axis = _attribute(instruction, instruction.dimensions, "dimensions")[0]
+    if size != x.shape[axis]:
+        raise Unsupported("set-dimension-size below the static bound")
+    return x
