@@ -210,3 +210,21 @@ def test_large_transformer_dump_agrees() -> None:
         compare(text, read_hlo_proto(proto_path.read_bytes(), proto_path.name), text_path.name)
         pairs += 1
     assert pairs > 800
+
+
+def test_linear_algebra_options_read_as_the_text_prints_them(corpus: Path) -> None:
+    """triangular-solve and cholesky options (on real instructions turned into those ops)
+    become the attributes XLA's printer writes: the true flags, and always transpose_a."""
+    proto = hlo_pb2.HloProto.FromString((corpus / f"{LN}.hlo.pb").read_bytes())
+    entry = proto.hlo_module.computations[-1]
+    solve, factor = entry.instructions[-1], entry.instructions[-2]
+    solve.opcode = "triangular-solve"
+    solve.triangular_solve_options.left_side = True
+    solve.triangular_solve_options.transpose_a = \
+        xla_data_pb2.TriangularSolveOptions.ADJOINT
+    factor.opcode = "cholesky"
+    factor.cholesky_options.lower = True
+    module = read_hlo_proto(proto.SerializeToString(), "x.pb")
+    instructions = module.entry.by_name
+    assert instructions[solve.name].attrs == {"left_side": "true", "transpose_a": "ADJOINT"}
+    assert instructions[factor.name].attrs == {"lower": "true"}

@@ -315,6 +315,15 @@ def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
     if present.get("opcode") in _BATCH_NORM:
         attrs["epsilon"] = repr(present.get("epsilon", 0.0))
         attrs["feature_index"] = str(present.get("feature_index", 0))
+    if "triangular_solve_options" in present:  # printed: the true flags, always transpose_a
+        options = present["triangular_solve_options"]
+        for flag in ("left_side", "lower", "unit_diagonal"):
+            if getattr(options, flag):
+                attrs[flag] = "true"
+        attrs["transpose_a"] = xla_data_pb2.TriangularSolveOptions.Transpose.Name(
+            options.transpose_a)
+    if "cholesky_options" in present and present["cholesky_options"].lower:
+        attrs["lower"] = "true"
     thread = present.get("async_execution_thread")
     if thread and thread != "main":
         attrs["async_execution_thread"] = f'"{thread}"'

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.hlo_ir import Instruction, Shape
+from workbench.hlo_ir import HloModule, Instruction, Shape
+from workbench.replay.hlo import evaluate_module
 
 from .builders import array_shape, assert_same, computation, run, scalar_computation
 
@@ -37,6 +38,29 @@ def test_sum_over_several_dimensions_in_row_major_order() -> None:
                 x.sum(axis=(0, 2)))
     assert_same(reduce(x, np.float32(1), (1,), "multiply", array_shape("f32", 2, 4)),
                 x.prod(axis=1))
+
+
+def _sum_all(x: np.ndarray, layout: tuple[int, ...], dimensions: tuple[int, ...]) -> object:
+    """sum(x) over both dims of a 2-D parameter laid out as `layout` (minor_to_major)."""
+    entry = computation("entry", [
+        Instruction("p", "parameter", Shape("f32", x.shape, layout=layout), parameter_number=0),
+        Instruction("zero", "constant", Shape("f32"), literal=np.float32(0)),
+        Instruction("s", "reduce", Shape("f32"), ["p", "zero"], dimensions=dimensions,
+                    called_computations=["r"]),
+    ])
+    entry.is_entry = True
+    module = HloModule("m", [scalar_computation("r", "add", "f32"), entry], "entry")
+    return evaluate_module(module, [x])
+
+
+def test_reduced_elements_come_in_the_operands_physical_order() -> None:
+    """Row-major means ((1e8 + 1) - 1e8) + 1 = 1 (the first 1 is lost); column-major order
+    (layout {0,1}) means ((1e8 - 1e8) + 1) + 1 = 2. The order `dimensions` lists does not
+    matter (HloEvaluator and XLA's CPU loop over the layout's order)."""
+    x = np.array([[1e8, 1], [-1e8, 1]], np.float32)
+    for dimensions in ((0, 1), (1, 0)):
+        assert_same(_sum_all(x, (1, 0), dimensions), np.float32(1))
+        assert_same(_sum_all(x, (0, 1), dimensions), np.float32(2))
 
 
 @pytest.mark.parametrize(("opcode", "values", "init", "expected"), [

@@ -121,3 +121,13 @@ def test_wrong_argument_is_an_evaluation_error() -> None:
         evaluate_module(module, [x23])
     with pytest.raises(EvaluationError, match="takes 1 arguments, got 0"):
         evaluate_module(module, [])
+
+
+def test_set_dimension_size_to_the_static_size() -> None:
+    x = np.arange(5, dtype=np.float32)
+    dynamic = Shape("f32", (5,), dynamic=(True,))
+    assert_same(run("set-dimension-size", dynamic, x, np.int32(5), dimensions=(0,)), x)
+    with pytest.raises(Unsupported, match="^unsupported: set-dimension-size below the static"):
+        run("set-dimension-size", dynamic, x, np.int32(3), dimensions=(0,))
+    assert_same(run("get-dimension-size", Shape("s32"), np.zeros((2, 7), np.float32),
+                    dimensions=(1,)), np.int32(7))

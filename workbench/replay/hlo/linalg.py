@@ -69,7 +69,7 @@ def solve_lower(lower: np.ndarray, b: np.ndarray, forward: bool,
         done = slice(0, i) if forward else slice(i + 1, m)
         row = b[..., i, :]
         if (i > 0) if forward else (i < m - 1):
-            row = row - np.matmul(lower[..., i, None, done], x[..., done, :])[..., 0, :]
+            row = row - np.matmul(lower[..., i:i + 1, done], x[..., done, :])[..., 0, :]
         if not unit_diagonal:
             row = row / lower[..., i, i, None]
         x[..., i, :] = row
@@ -92,7 +92,7 @@ def _invert_diagonal_blocks(blocks: np.ndarray, lower: bool) -> np.ndarray:
     inverse = np.repeat(start[None], blocks.shape[0], axis=0)
     for i in range(1, size):
         j = i if lower else size - 1 - i
-        inverse[:, j, :] = -np.matmul(scaled[:, j, None, :], inverse)[:, 0, :]
+        inverse[:, j, :] = -np.einsum("bk,bkm->bm", scaled[:, j, :], inverse)
     return inverse / diagonal[:, :, None]
 
 

@@ -1,11 +1,14 @@
 """`reduce`, in HloEvaluator's order: for each output element, the accumulator starts at the
-init value and takes the reduced elements one by one in row-major order of the reduced
-dimensions. Floating sums and products keep that order exactly (`ufunc.accumulate`); for
-integers and for max/min the order cannot change the result, so numpy reduces at once.
+init value and takes the reduced elements one by one in the operand's physical order (its
+layout's major-to-minor order of the reduced dimensions; row-major without a layout), whatever
+order `dimensions={...}` lists them in. Floating sums and products keep that order exactly
+(`ufunc.accumulate`); for integers and for max/min the order cannot change the result, so
+numpy reduces at once.
 
 XLA's CPU compiler rewrites reductions of more than 32 elements into a reduce-window stage and
-a reduce (tree reduction), so a compiled program can round a long float sum differently; the
-evaluator computes what the HLO says, in order.
+a reduce (tree reduction), and its code generator contracts a multiply feeding a fused sum into
+fused multiply-adds and may sum fused reductions in its own order: a compiled program can round
+a float sum differently. The evaluator computes what the HLO says, in order.
 """
 
 from __future__ import annotations
@@ -92,12 +95,21 @@ def fold(combiner: Combiner, inputs: list[np.ndarray], inits: list[Value],
     return [np.broadcast_to(a, out_shape) for a in accumulators]
 
 
+def physical_order(interpreter: Interpreter, instruction: Instruction,
+                   axes: tuple[int, ...]) -> tuple[int, ...]:
+    """`axes` from the operand's most major to its most minor dimension."""
+    layout = interpreter.operand_shape(instruction, 0).layout
+    if layout is None or sorted(layout) != list(range(len(layout))):
+        return tuple(sorted(axes))
+    return tuple(d for d in reversed(layout) if d in axes)
+
+
 @handles("reduce")
 def reduce(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
     count = len(operands) // 2
     inputs = [np.asarray(x) for x in operands[:count]]
     inits = [np.asarray(v) for v in operands[count:]]
-    axes = tuple(instruction.dimensions or ())
+    axes = physical_order(interpreter, instruction, tuple(instruction.dimensions or ()))
     combiner = Combiner(interpreter, instruction.called_computations[0],
                         [x.dtype for x in inputs])
     if combiner.opcode is not None and axes:
