@@ -23,7 +23,6 @@ from workbench.diff.normalize import (
     Section,
     keep_lines,
     split_lines,
-    trailing_blanks,
 )
 
 _STRING = r'"(?:[^"\\\n]++|\\.)*+"'
@@ -148,7 +147,7 @@ def normalize_hlo(text: str, options: NormalizeOptions) -> NormalizedText:
     dropped: list[tuple[int, int]] = []  # [start, end) line ranges left out
     if options.source_tables:
         dropped = _source_tables(text)
-    raw, origin = keep_lines(original, dropped + trailing_blanks(original, options))
+    raw, origin = keep_lines(original, dropped)
 
     bare = has_bare_names(text)
     return NormalizedText("hlo", options, original, raw, origin, _sections(raw),

@@ -22,7 +22,6 @@ from workbench.diff.normalize import (
     Section,
     keep_lines,
     split_lines,
-    trailing_blanks,
 )
 
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
@@ -71,8 +70,7 @@ def normalize_mlir(text: str, options: NormalizeOptions) -> NormalizedText:
             elif options.names:
                 aliases[name] = _expand(value, aliases)
                 dropped.append(number)
-    raw, origin = keep_lines(original, [(n, n + 1) for n in dropped]
-                             + trailing_blanks(original, options))
+    raw, origin = keep_lines(original, [(n, n + 1) for n in dropped])
     sections = _structure(raw)
     strip_locations = options.locations and "loc" in text
     return NormalizedText("mlir", options, original, raw, origin, sections,

@@ -192,6 +192,14 @@ class NormalizedText:
             return self
         return self.restrict_lines(section.header, section.end)
 
+    def trimmed(self) -> NormalizedText:
+        """Without the blank lines at the end: a dump ends with one, an operation cut out of a
+        dump does not (for comparing the two)."""
+        end = len(self.raw)
+        while end and not self.raw[end - 1].strip():
+            end -= 1
+        return self if end == len(self.raw) else self.restrict_lines(0, end)
+
     def restrict_lines(self, start: int, end: int) -> NormalizedText:
         """Only lines [start, end) (one operation, with the sections nested in it), dedented
         by the indentation of the first: a function printed inside its module compares with
@@ -253,15 +261,6 @@ def split_lines(text: str) -> list[str]:
     if "\r" in text:
         lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     return lines
-
-
-def trailing_blanks(lines: list[str], options: NormalizeOptions) -> list[tuple[int, int]]:
-    """The blank lines at the end, as a range to leave out (unless comparing raw): dumps end
-    with one, an operation cut out of a dump does not."""
-    end = len(lines)
-    while end and not lines[end - 1].strip():
-        end -= 1
-    return [(end, len(lines))] if end < len(lines) and not options.is_raw else []
 
 
 def keep_lines(lines: list[str], dropped: list[tuple[int, int]]

@@ -123,12 +123,12 @@ def like_with_like(a: Step, text_a: NormalizedText, b: Step, text_b: NormalizedT
     if path is not None:
         cut = restrict(text_a, path)
         if cut is not None:
-            return cut, text_b
+            return cut, text_b.trimmed()
     path = relative_scope(b.scope, a.scope)
     if path is not None:
         cut = restrict(text_b, path)
         if cut is not None:
-            return text_a, cut
+            return text_a.trimmed(), cut
     raise ScopeMismatch(f"step {a.index} shows {a.scope} and step {b.index} shows {b.scope}: "
                         "neither holds the other, there is nothing alike to compare")
 
@@ -145,10 +145,16 @@ def diff_steps(root: Path, a: Step, b: Step, options: NormalizeOptions | None = 
 @dataclass
 class Previous:
     """The IR just before a step, in the step's scope: `text`, made from the dumps of the
-    steps at `positions` (the first is the base, the others were spliced into it)."""
+    steps at `positions` (the first is the base, the others were spliced into it); `cut` when
+    it was cut out of a wider dump (compare it with the step's text `trimmed`)."""
 
     text: NormalizedText
     positions: list[int]
+    cut: bool = False
+
+    def against(self, after: NormalizedText) -> tuple[NormalizedText, NormalizedText]:
+        """This text and `after`, ready to compare."""
+        return (self.text.trimmed(), after.trimmed()) if self.cut else (self.text, after)
 
 
 def previous_state(root: Path, module: Module, position: int,
@@ -170,7 +176,7 @@ def diff_with_previous(root: Path, module: Module, position: int,
     if previous is None:
         return None
     after = _load(root, module.steps[position], options)
-    return diff_normalized(previous.text, after), previous
+    return diff_normalized(*previous.against(after)), previous
 
 
 class _Tracker:
@@ -233,7 +239,7 @@ class _Tracker:
         text = restrict(whole, path)
         if text is None:
             return None
-        return Previous(text, [base, *updates])
+        return Previous(text, [base, *updates], cut=bool(path or updates))
 
 
 def iter_changed(root: Path, module: Module, options: NormalizeOptions | None = None
@@ -267,7 +273,7 @@ def iter_changed(root: Path, module: Module, options: NormalizeOptions | None = 
                 else:
                     previous = tracker.previous(position)
                     if previous is not None:
-                        changed = not same_ir(previous.text, _load(root, step, options))
+                        changed = not same_ir(*previous.against(_load(root, step, options)))
             except ReadError:
                 changed = None
         tracker.saw(position, readable=True)
