@@ -164,7 +164,7 @@ class Metadata:
     scheduling_name: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
     """One HLO instruction.
 
