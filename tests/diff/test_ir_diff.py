@@ -210,3 +210,44 @@ def test_every_step_pair_gives_a_well_formed_diff(corpus: Path, folder: str) -> 
             assert diff.equal == same_ir(diff.a, diff.b)
             pairs += 1
     assert pairs > 10
+
+
+def test_names_printed_without_sigils(corpus: Path) -> None:
+    before = _text(corpus, "xla/layernorm/module_0010.jit_ln.0027.*.txt")
+    after = _text(corpus, "xla/layernorm/module_0010.jit_ln.0028.*.txt")
+    sigiled = diff_texts(before, after)
+    bare = diff_texts(before.replace("%", ""), after.replace("%", ""))
+    assert (bare.removed, bare.added) == (sigiled.removed, sigiled.added)
+    assert [(s.name.lstrip("%"), s.status) for s in sigiled.sections()] == \
+        [(s.name, s.status) for s in bare.sections()]
+    # One side with sigils, the other without: the same IR.
+    assert diff_texts(before, before.replace("%", "")).equal
+    assert not diff_texts(before, before.replace("%", ""), options=RAW).equal
+    # Renumbering only, and a real rewire, without sigils.
+    a, b = (_text(corpus, pattern).replace("%", "") for pattern in RENUMBERING_PAIRS[0])
+    assert diff_texts(a, b).equal and not diff_texts(a, b, options=RAW).equal
+    rewired = before.replace("multiply(%sub.15, %mul.10)", "multiply(%sub.14, %mul.10)")
+    assert not diff_texts(before.replace("%", ""), rewired.replace("%", "")).equal
+
+
+def test_sections_sharing_a_name_pair_by_what_holds_them(corpus: Path) -> None:
+    """Every IREE executable has a variant `@embedded_elf_x86_64`. With the first executable
+    taken out, the second one's variant must pair with itself, not with the first's."""
+    tree = corpus / "mlir/iree-compile-jit_f/ir-tree/builtin_module_jit_f"
+    text = (tree / "170_iree-hal-prune-executables.mlir").read_text()
+    lines = text.splitlines()
+    start = lines.index("  hal.executable private @main_dispatch_0 {")
+    end = lines.index("  }", start) + 1
+    assert lines[start + 1].lstrip().startswith("hal.executable.variant public "
+                                                 "@embedded_elf_x86_64")
+    without = "\n".join(lines[:start] + lines[end:]) + "\n"
+    diff = diff_texts(text, without)
+    status = {(s.old_name or s.name): s.status for s in diff.sections()}
+    assert status["hal.executable @main_dispatch_0"] == "removed"
+    assert status["hal.executable @main_dispatch_1"] == "unchanged"
+    removed = [s for s in diff.sections() if s.status == "removed"]
+    assert [s.name for s in removed][:2] == ["hal.executable @main_dispatch_0",
+                                             "hal.executable.variant @embedded_elf_x86_64"]
+    assert not [s for s in diff.sections() if s.status in ("changed", "added")
+                and s.name != "(module)"]
+    assert diff.removed == end - start

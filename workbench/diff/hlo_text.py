@@ -7,7 +7,8 @@ instruction and computation names get XLA's uniquing suffixes (`.12`) and clone 
 (`.clone`); the module header is followed by the source location tables `FileNames`,
 `FunctionNames`, `FileLocations` and `StackFrames`, each ending at a blank line. Newer XLA
 prints names without the `%` sigil (`add.3 = f32[] add(x.1, y.2)`, `calls=fused_computation`);
-the normalized lines of such text have the sigils put back, so both styles compare alike.
+compared modulo names, the stripped lines of such text have the sigils put back, so both
+styles compare alike.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def normalize_hlo(text: str, options: NormalizeOptions) -> NormalizedText:
 
     bare = has_bare_names(text)
     return NormalizedText("hlo", options, original, raw, origin, _sections(raw),
-                          strip_function=_strip_function(options, bare),
+                          strip_function=_strip_function(options, bare and options.names),
                           key_function=hlo_keys if options.names else None,
                           names_in_raw=not bare)
 

@@ -323,11 +323,13 @@ def pair_sections(a: NormalizedText, b: NormalizedText) -> list[tuple[int, int]]
     """Which computations/functions correspond, as (section in a, section in b), in order on
     both sides; section 0 (module level) always pairs with section 0.
 
-    Headers printed identically correspond (the n-th of a repeated header with the n-th,
-    kept in order on both sides). Between two such pairs, the headers left over are paired
-    by name and position: first equal names (a computation whose signature changed), then
-    equal keys (renumbered), then equal name stems; each time the n-th occurrence on one side
-    goes with the n-th on the other, in order.
+    Headers printed identically correspond: a header names its section, and nested sections
+    (MLIR) are told apart by the names of the sections around them (every executable has a
+    variant `@embedded_elf_x86_64`); a header repeated even so goes with the n-th of its kind
+    on the other side, kept in order on both sides. Between two such pairs, the headers left
+    over are paired by name and position: first equal names (a computation whose signature
+    changed), then equal keys (renumbered), then equal name stems; each time the n-th
+    occurrence on one side goes with the n-th on the other, in order.
     """
     heads_a = [(s.header, k) for k, s in enumerate(a.sections) if s.header is not None]
     heads_b = [(s.header, k) for k, s in enumerate(b.sections) if s.header is not None]
@@ -335,7 +337,8 @@ def pair_sections(a: NormalizedText, b: NormalizedText) -> list[tuple[int, int]]
     lines_a = list(map(a.raw.__getitem__, map(itemgetter(0), heads_a)))
     lines_b = list(map(b.raw.__getitem__, map(itemgetter(0), heads_b)))
     if len(set(lines_a)) < len(lines_a) or len(set(lines_b)) < len(lines_b):
-        lines_a, lines_b = _numbered(lines_a), _numbered(lines_b)  # type: ignore[assignment]
+        lines_a = _numbered(list(map(add, outer_names(a)[1:], lines_a)))  # type: ignore
+        lines_b = _numbered(list(map(add, outer_names(b)[1:], lines_b)))  # type: ignore
     matched = [(x + k, y + k) for x, y, n in matching_blocks(lines_a, lines_b)
                for k in range(n)]
     previous = (-1, -1)
@@ -355,8 +358,9 @@ def _pair_leftovers(a: NormalizedText, b: NormalizedText, heads_a: list[tuple[in
                     heads_b: list[tuple[int, int]]
                     ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """Headers of one gap paired by name, then key, then stem (see `pair_sections`)."""
-    names_a = [_qualified_name(a, k) for _, k in heads_a]
-    names_b = [_qualified_name(b, k) for _, k in heads_b]
+    outer_a, outer_b = outer_names(a), outer_names(b)
+    names_a = [outer_a[k] + a.sections[k].name for _, k in heads_a]
+    names_b = [outer_b[k] + b.sections[k].name for _, k in heads_b]
     keys_a = a.key(a.strip([a.raw[h] for h, _ in heads_a]))
     keys_b = b.key(b.strip([b.raw[h] for h, _ in heads_b]))
     stems_a = [_header_stem(key) for key in keys_a]
@@ -385,17 +389,18 @@ def _numbered(names: list[str]) -> list[tuple[str, int]]:
     return out
 
 
-def _qualified_name(text: NormalizedText, index: int) -> str:
-    """A section's name with the names of the sections it is nested in (MLIR executables
-    all have a variant `@embedded_elf_x86_64`)."""
-    section = text.sections[index]
-    names = [section.name]
-    for outer in reversed(text.sections[1:index]):
-        if outer.end is not None and outer.header is not None \
-                and outer.header < section.header < outer.end:  # type: ignore[operator]
-            names.append(outer.name)
-            section = outer
-    return "/".join(reversed(names))
+def outer_names(text: NormalizedText) -> list[str]:
+    """For each section, the names of the sections it is nested in (`a/b/`; "" at the top)."""
+    out = [""]
+    stack: list[tuple[int, str]] = []  # (end, prefix for what is nested in it)
+    for section in text.sections[1:]:
+        assert section.header is not None and section.end is not None
+        while stack and stack[-1][0] <= section.header:
+            stack.pop()
+        prefix = stack[-1][1] if stack else ""
+        out.append(prefix)
+        stack.append((section.end, f"{prefix}{section.name}/"))
+    return out
 
 
 def _header_stem(key: str) -> str:
