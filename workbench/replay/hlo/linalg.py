@@ -58,20 +58,19 @@ def _triangle(a: np.ndarray, lower: bool, unit_diagonal: bool) -> np.ndarray:
     return out
 
 
-def solve_lower(lower: np.ndarray, b: np.ndarray, forward: bool,
-                unit_diagonal: bool) -> np.ndarray:
-    """x with `lower` x = b for a triangular `lower` (forward: lower triangular; else upper),
-    one row at a time, all batch elements and right-hand sides at once."""
-    m = lower.shape[-1]
+def substitute(t: np.ndarray, b: np.ndarray, forward: bool, unit_diagonal: bool) -> np.ndarray:
+    """x with t x = b for a triangular t (forward: lower triangular; else upper), one row at
+    a time, all batch elements and right-hand sides at once."""
+    m = t.shape[-1]
     x = np.zeros(b.shape, b.dtype)
     order = range(m) if forward else range(m - 1, -1, -1)
     for i in order:
         done = slice(0, i) if forward else slice(i + 1, m)
         row = b[..., i, :]
         if (i > 0) if forward else (i < m - 1):
-            row = row - np.matmul(lower[..., i:i + 1, done], x[..., done, :])[..., 0, :]
+            row = row - np.matmul(t[..., i:i + 1, done], x[..., done, :])[..., 0, :]
         if not unit_diagonal:
-            row = row / lower[..., i, i, None]
+            row = row / t[..., i, i, None]
         x[..., i, :] = row
     return x
 
@@ -175,9 +174,9 @@ def triangular_solve(a: np.ndarray, b: np.ndarray, left_side: bool, lower: bool,
         t = _swap(np.conj(t) if conjugate else t)
         op_lower = not op_lower
     if left_side:
-        return solve_lower(t, b, op_lower, unit_diagonal)
+        return substitute(t, b, op_lower, unit_diagonal)
     # x op(a) = b  <=>  op(a)^T x^T = b^T
-    return _swap(solve_lower(_swap(t), _swap(b), not op_lower, unit_diagonal))
+    return _swap(substitute(_swap(t), _swap(b), not op_lower, unit_diagonal))
 
 
 @handles("triangular-solve")

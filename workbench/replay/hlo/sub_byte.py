@@ -101,7 +101,7 @@ def _bounds(element_type: str) -> tuple[int, int]:
 Prepare = Callable[[list[Value]], list[Value]]
 
 
-def _operand_preparation(instruction: Instruction, operand_types: list[str]) -> Prepare | None:
+def _operand_preparation(instruction: Instruction) -> Prepare | None:
     """What the op's operands need before the byte-wide handler sees them, if anything."""
     opcode = instruction.opcode
     result_type = instruction.shape.element_type
@@ -149,8 +149,7 @@ def adapt(handler: Handler, instruction: Instruction, operand_shapes: list[Shape
                 {WIDTHS.get(t, (8 * _external_dtype(t).itemsize, True))[0]
                  for t in widths}) != 1:
             raise Unsupported(f"{instruction.opcode} with sub-byte types")
-    operand_types = [s.element_type for s in operand_shapes]
-    prepare = _operand_preparation(instruction, operand_types)
+    prepare = _operand_preparation(instruction)
     fix = _counting_fix(instruction) if result_shape.element_type in WIDTHS else None
 
     def sub_byte_handler(interpreter: object, instruction: Instruction,
