@@ -9,7 +9,14 @@ import pytest
 from workbench.index import scan
 from workbench.loader import ReadError
 from workbench.model import Source, Step
-from workbench.stats import hlo_stats, mlir_stats, module_stats, op_delta, step_stats
+from workbench.stats import (
+    hlo_stats,
+    mlir_stats,
+    module_stats,
+    op_delta,
+    step_reports,
+    step_stats,
+)
 
 LN = "xla/layernorm-broken-fusion"
 
@@ -95,3 +102,23 @@ def test_module_stats_can_be_cancelled(corpus: Path) -> None:
     ln = dump.find_module("jit_ln")
     results = module_stats(dump.root, ln, cancelled=lambda: True)
     assert results == []
+
+
+def test_reports_joined_to_steps(corpus: Path) -> None:
+    dump = scan(corpus / "mlir" / "iree-opt-to-loops")
+    log = next(m for m in dump.modules if m.key == "print-ir-after-change.log")
+    joined = step_reports(dump.root, log)
+    assert joined.reports.timing and joined.reports.statistics
+    assert set(joined.timing) == {s.index for s in log.steps}
+    for step in log.steps:
+        assert joined.timing[step.index].name == step.pass_name
+        assert joined.timing[step.index].wall_s == step.timing_s
+    assert {joined.statistics[i].name for i in joined.statistics} <= {s.pass_name
+                                                                      for s in log.steps}
+    assert any(node.statistics for node in joined.statistics.values())
+
+
+def test_no_reports_is_empty_not_an_error(corpus: Path) -> None:
+    dump = scan(corpus / LN)
+    joined = step_reports(dump.root, dump.find_module("jit_ln"))
+    assert joined.timing == {} and joined.statistics == {} and joined.reports.problems == []

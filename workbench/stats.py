@@ -1,9 +1,14 @@
-"""Statistics of a module's pipeline: IR size and op histograms per step, from the step's text.
+"""Statistics of a module's pipeline: IR size and op histograms per step, from the step's text,
+and the compiler's own timing and pass-statistics reports joined to the steps.
 
 Counting works on the printed IR line by line (no full parse), so a whole timeline of
 6,000-line modules is counted in well under a second per hundred steps, and it works the same
 for every producer: HLO text (`%name = shape opcode(...)`) and MLIR in custom or generic form
 (`%0 = arith.addf ...`, `"arith.addf"(...)`, `func.return`).
+
+Reports (`--mlir-timing`, `--mlir-pass-statistics`, read by workbench.formats.mlir_reports)
+give each pass's wall time and `(S)` counters; `step_reports` says which row belongs to which
+step.
 """
 
 from __future__ import annotations
@@ -14,6 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.formats.mlir_reports import (
+    Reports,
+    StatisticsNode,
+    TimingNode,
+    join_statistics,
+    join_timing,
+    module_reports,
+)
 from workbench.loader import ReadError, read_text
 from workbench.model import IRKind, Module, Step
 
@@ -135,3 +148,25 @@ def module_stats(
             on_step(step.index, result)
     return results
 
+
+
+@dataclass
+class StepReports:
+    """A module's reports, and for each step index its timing row and statistics entry (from
+    the last report of each kind: a log of several compiles ends with the one that counts)."""
+
+    reports: Reports
+    timing: dict[int, TimingNode] = field(default_factory=dict)
+    statistics: dict[int, StatisticsNode] = field(default_factory=dict)
+
+
+def step_reports(root: Path, module: Module) -> StepReports:
+    """Read the module's report artifacts and join them to its steps (problems are kept in
+    `reports.problems`, never raised)."""
+    reports = module_reports(root, module)
+    joined = StepReports(reports)
+    if reports.timing:
+        joined.timing = join_timing(module.steps, reports.timing[-1])
+    if reports.statistics:
+        joined.statistics = join_statistics(module.steps, reports.statistics[-1])
+    return joined

@@ -39,6 +39,7 @@ from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
 
 PaneType = TypeVar("PaneType", bound=Pane)
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
+MODULE_DELAY = 0.15  # the same for the module list (a module loads more; typing a filter moves it)
 RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
 
 
@@ -86,7 +87,7 @@ class WorkbenchApp(ReplayControl, App[int]):
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
         self.module: Module | None = None
         self.step: Step | None = None
-        self.watch = watch
+        self.watching = watch
         self.watcher: FolderWatcher | None = None
         self.scanned = False
         self._requested_theme = theme
@@ -128,7 +129,7 @@ class WorkbenchApp(ReplayControl, App[int]):
         self._register_themes()
         self.status_bar.folder = self._folder_label()
         self.pane(LEFT_PANES[0]).focus_target().focus()
-        if self.watch:
+        if self.watching:
             self.watcher = watch_index(self.live, lambda change: self.post_message(
                 DumpChanged(change)))
         self.run_scan()
@@ -227,15 +228,15 @@ class WorkbenchApp(ReplayControl, App[int]):
     def on_row_table_highlighted(self, event: RowTable.Highlighted) -> None:
         table_id = event.table.id
         if table_id == "modules-table":
-            self._later(lambda: self.select_module(event.key))
+            self._later(lambda: self.select_module(event.key), MODULE_DELAY)
         elif table_id == "timeline-table":
             self._later(self.step_changed)
 
-    def _later(self, callback: Callable[[], None]) -> None:
+    def _later(self, callback: Callable[[], None], delay: float = SELECTION_DELAY) -> None:
         """Run `callback` once the cursor has rested a moment (holding `j` loads nothing)."""
         if self._selection_timer is not None:
             self._selection_timer.stop()
-        self._selection_timer = self.set_timer(SELECTION_DELAY, callback)
+        self._selection_timer = self.set_timer(delay, callback)
 
     def select_module(self, key: str | None) -> None:
         module = self.module_by_key(key)
@@ -278,6 +279,10 @@ class WorkbenchApp(ReplayControl, App[int]):
         return self._modules_by_key[1].get(key)
 
     # ----- focus, zoom, help ------------------------------------------------------------------
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        for pane in event.pane.query(Pane):
+            pane.shown(self)
 
     def action_focus_pane(self, name: str) -> None:
         for pane in self.panes:

@@ -1,7 +1,7 @@
 """The one-line filter/search box the panes open with `/`.
 
-Hidden until asked for; typing updates the owner live (`Changed`), Enter keeps the text and
-gives focus back, Escape clears it.
+Hidden until asked for; typing updates the owner live (`Changed`), Enter submits
+(`Submitted`), keeps the text and gives focus back, Escape clears it.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ class FilterInput(Input):
         self.post_message(self.Done(self))
 
     async def action_submit(self) -> None:
+        await super().action_submit()  # posts Submitted, for owners that act on Enter
         if not self.value:
             self.remove_class("-open")
         self.post_message(self.Done(self))

@@ -8,12 +8,16 @@ and the command palette without further wiring.
 
 from __future__ import annotations
 
+from workbench.tui.panes.actions import ActionsPane
 from workbench.tui.panes.base import Pane
+from workbench.tui.panes.breakpoints import BreakpointsPane
 from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.executions import ExecutionsPane
 from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.panes.replay_log import ReplayLogPane
+from workbench.tui.panes.stats import StatsPane
 from workbench.tui.panes.timeline import TimelinePane
 
 LEFT_PANES: list[type[Pane]] = [ModulesPane, ExecutionsPane, TimelinePane]
-RIGHT_PANES: list[type[Pane]] = [DiffPane, ReplayLogPane]
+RIGHT_PANES: list[type[Pane]] = [DiffPane, ActionsPane, BreakpointsPane, StatsPane,
+                                  ReplayLogPane]

@@ -8,10 +8,13 @@ needs; the app calls them on every pane:
 - `dump_changed(app)`: the folder's model was (re)built (first scan, live updates);
 - `module_selected(app, module)`: the user moved to another module (None: no module);
 - `step_selected(app, module, step)`: the user moved to another step of the timeline;
-- `results_changed(app, module_keys)`: replay results arrived for these modules.
+- `results_changed(app, module_keys)`: replay results arrived for these modules;
+- `facts_changed(app, module_key)`: step statistics and changed flags arrived.
 
 Panes read what they show from the app (`app.dump`, `app.book`, caches) and start their slow
-work in thread workers, never on the event loop.
+work in thread workers, never on the event loop. A pane on a tab that is not showing can leave
+its work for later: `showing` says whether it is on screen, and `shown(app)` is called when
+its tab comes up.
 """
 
 from __future__ import annotations
@@ -55,6 +58,17 @@ class Pane(Vertical):
         """The widget the pane's key focuses."""
         return self
 
+    @property
+    def showing(self) -> bool:
+        """Whether the pane is on screen (a right pane's tab is the active one)."""
+        from textual.widgets import TabPane
+
+        tab = next((a for a in self.ancestors if isinstance(a, TabPane)), None)
+        return tab is None or tab.display
+
+    def shown(self, app: WorkbenchApp) -> None:
+        """The pane's tab came up; the default does nothing."""
+
     def dump_changed(self, app: WorkbenchApp) -> None:
         """The model was rebuilt; the default keeps what is shown."""
 
@@ -66,3 +80,6 @@ class Pane(Vertical):
 
     def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
         """Replay results arrived; the default ignores them."""
+
+    def facts_changed(self, app: WorkbenchApp, module_key: str) -> None:
+        """Step facts (statistics, changed flags) arrived; the default ignores them."""

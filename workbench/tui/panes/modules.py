@@ -102,7 +102,9 @@ class ModulesPane(Pane):
         if query:
             matcher = Matcher(query)
             scored = [(matcher.match(f"{m.key} {m.name}"), m) for m in modules]
-            modules = [m for score, m in scored if score > 0]
+            scored = [(score, m) for score, m in scored if score > 0]
+            scored.sort(key=lambda pair: -pair[0])  # best matches first
+            modules = [m for _, m in scored]
         if self.sort == "name":
             modules.sort(key=lambda m: (m.name, m.key))
         elif self.sort == "steps":

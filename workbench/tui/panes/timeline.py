@@ -195,6 +195,9 @@ class TimelinePane(Pane):
             self.refill()
         else:
             self.table.refresh_rows()
+        for pane in self._app.panes:
+            if pane is not self:
+                pane.facts_changed(self._app, event.module_key)
 
     def show_step(self, step: Step) -> None:
         """Put the cursor on `step`, clearing the filter and showing unchanged steps if that is

@@ -1,0 +1,66 @@
+"""Breakpoints pane: add/toggle/delete, and stepping that moves the timeline cursor."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.panes.breakpoints import BreakpointsPane
+from workbench.tui.panes.timeline import TimelinePane
+
+
+async def until(pilot: Pilot, condition, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+def test_breakpoints_and_stepping(example: Path, drive, wait, lines) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        pane = app.pane(BreakpointsPane)
+        await pilot.press("3", "g", "6")
+        assert pane.table.has_focus
+        await pilot.press("a", *"pass:(", "enter")  # refused: not a regular expression
+        assert len(pane.breakpoints) == 0
+        await pilot.press("ctrl+u", *"op:sqrt", "enter", "escape")
+        assert [b.spec for b in pane.breakpoints] == ["op:sqrt"]
+        assert "op:sqrt" in lines(pane.table)[1]
+
+        await pilot.press("c")  # continue from the timeline cursor (step 0)
+        await until(pilot, lambda: not app.jobs.busy and "stopped" in str(pane.state.render()))
+        await wait(pilot)
+        assert app.step is not None and app.step.xla_step == 28
+        assert "breakpoint #1 op:sqrt at 0028 fusion" in str(pane.state.render())
+        assert next(iter(pane.breakpoints)).hits == 1
+        assert app.pane(TimelinePane).table.current is app.step
+
+        await pilot.press("6", "s")  # step: the next step, whatever it is
+        await until(pilot, lambda: not app.jobs.busy and app.step.index == 31)  # type: ignore[union-attr]
+
+        await pilot.press("6", "t")  # disable: continue runs to the end
+        assert "○" in lines(pane.table)[1]
+        app.pane(TimelinePane).table.move_to(2)
+        await wait(pilot)
+        await pilot.press("6", "c")
+        await until(pilot, lambda: not app.jobs.busy and "end of the pipeline"
+                    in str(pane.state.render()))
+
+        await pilot.press("6", "a", *"mismatch", "enter", "escape")
+        app.pane(TimelinePane).table.move_to(2)
+        await wait(pilot)
+        await pilot.press("6", "c")  # replays each step it passes, stops at the first mismatch
+        await until(pilot, lambda: not app.jobs.busy and "mismatch" in str(pane.state.render()))
+        await wait(pilot)
+        assert app.step is not None and app.step.xla_step == 28
+        assert app.book.step_status("module_0010", app.step).state == "mismatch"
+
+        await pilot.press("6", "d", "d")
+        assert len(pane.breakpoints) == 0
+
+    drive(app, scenario)

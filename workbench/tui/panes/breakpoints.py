@@ -1,0 +1,210 @@
+"""Breakpoints pane: list, add, enable/disable, delete breakpoints, and step over the pipeline.
+
+The stepping itself is `workbench.debug`; a command runs as a background job (reading step
+facts and replaying steps for `mismatch` breakpoints take time), starts from the timeline's
+cursor and moves the cursor to where it stopped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Static
+
+from workbench.debug.breakpoints import Breakpoint, BreakpointError, BreakpointList
+from workbench.debug.controller import Stepper, Stop
+from workbench.debug.facts import DumpFacts
+from workbench.formats.action_log import load_module_actions
+from workbench.loader import ReadError
+from workbench.model import Module, Step
+from workbench.replay.steps import Replay
+from workbench.tui.filter_input import FilterInput
+from workbench.tui.jobs import Job, StepReplayed
+from workbench.tui.panes.base import Pane
+from workbench.tui.row_table import Cell, Column, RowTable
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
+
+SPEC_HELP = "pass:REGEX  action:TAG  loc:FILE:LINE  op:NAME  op-change:NAME  mismatch"
+
+
+def action_tags_of(root, module: Module):  # type: ignore[no-untyped-def]
+    """step -> the tags of the actions its pass run contained (empty without an action log)."""
+    try:
+        loaded = load_module_actions(root, module)
+    except ReadError:
+        loaded = None
+    tags: dict[int, set[str]] = {}
+    if loaded is not None:
+        log, joined = loaded
+        by_index = {action.index: action for action in log.actions}
+        for index, step in joined.items():
+            tags[step.index] = {action.tag for action in by_index[index].walk()}
+    return lambda step: tags.get(step.index, set())
+
+
+class BreakpointsPane(Pane):
+    TITLE = "Breaks"
+    KEY = "6"
+    HELP = ("Breakpoints on the pipeline: " + SPEC_HELP + ". c continues to the next "
+            "breakpoint, s steps to the next step, n steps over nested pipelines, f finishes "
+            "the enclosing pipeline, x skips the current step (never stopped at again). "
+            "Commands start at the timeline's cursor; a mismatch breakpoint replays each "
+            "step it passes.")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "add", "Add"),
+        Binding("t", "toggle", "On/off"),
+        Binding("d,delete", "delete", "Delete"),
+        Binding("c", "run('continue_')", "Continue"),
+        Binding("s", "run('step')", "Step"),
+        Binding("n", "run('next')", "Next"),
+        Binding("f", "run('finish')", "Finish"),
+        Binding("x", "run('skip')", "Skip"),
+    ]
+
+    class Stopped(Message):
+        def __init__(self, module_key: str, stop: Stop) -> None:
+            super().__init__()
+            self.module_key = module_key
+            self.stop = stop
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.breakpoints = BreakpointList()
+        self.steppers: dict[str, Stepper] = {}
+        self.state = Static("not running: put the cursor on a step, then c, s, n, f or x",
+                            id="breakpoints-state")
+        self.table: RowTable[Breakpoint] = RowTable(
+            [Column("#", 3, align="right"), Column("", 1), Column("breakpoint", flex=True),
+             Column("hits", 4, align="right")],
+            row_key=lambda b: str(b.id), render_row=self._cells,
+            empty_text="no breakpoints: a adds one", id="breakpoints-table")
+        self.entry = FilterInput(placeholder=SPEC_HELP, id="breakpoints-entry")
+
+    def compose(self) -> ComposeResult:
+        yield self.state
+        yield self.table
+        yield self.entry
+
+    def focus_target(self) -> Widget:
+        return self.table
+
+    @property
+    def _app(self) -> WorkbenchApp:
+        return self.app  # type: ignore[return-value]
+
+    def _cells(self, breakpoint_: Breakpoint) -> list[Cell]:
+        marker = ("●", "status--fail") if breakpoint_.enabled else ("○", "dim")
+        return [(str(breakpoint_.id), "dim"), marker, (breakpoint_.spec, ""),
+                (str(breakpoint_.hits), "dim")]
+
+    def refill(self) -> None:
+        self.table.set_rows(list(self.breakpoints))
+        self.set_title(f"{len(self.breakpoints.active())}/{len(self.breakpoints)} on"
+                       if len(self.breakpoints) else "")
+
+    def dump_changed(self, app: WorkbenchApp) -> None:
+        self.steppers.clear()  # steps may have changed; facts are read again on demand
+
+    # ----- editing ----------------------------------------------------------------------------
+
+    def action_add(self) -> None:
+        self.entry.open()
+
+    def add(self, spec: str) -> Breakpoint | None:
+        try:
+            added = self.breakpoints.add(spec)
+        except BreakpointError as error:
+            self.notify(str(error), severity="error", timeout=6)
+            return None
+        self.refill()
+        self.table.move_to_key(str(added.id))
+        return added
+
+    def on_input_submitted(self, event: FilterInput.Submitted) -> None:
+        event.stop()
+        if event.value.strip() and self.add(event.value) is not None:
+            self.entry.value = ""
+
+    def on_input_changed(self, event: FilterInput.Changed) -> None:
+        event.stop()
+
+    def on_filter_input_done(self, event: FilterInput.Done) -> None:
+        event.stop()
+        if self.entry.value:  # refused: keep it open to be corrected (escape gives up)
+            self.entry.focus()
+            return
+        self.entry.remove_class("-open")
+        self.table.focus()
+
+    def action_toggle(self) -> None:
+        current = self.table.current
+        if current is not None:
+            self.breakpoints.enable(current.id, not current.enabled)
+            self.refill()
+
+    def action_delete(self) -> None:
+        current = self.table.current
+        if current is not None:
+            self.breakpoints.remove(current.id)
+            self.refill()
+
+    # ----- stepping ---------------------------------------------------------------------------
+
+    def stepper_for(self, app: WorkbenchApp, module: Module) -> Stepper:
+        stepper = self.steppers.get(module.key)
+        if stepper is None:
+            facts = DumpFacts(app.dump.root, module, action_tags_of(app.dump.root, module))
+            stepper = Stepper(module.steps, self.breakpoints, facts)
+            self.steppers[module.key] = stepper
+        return stepper
+
+    def action_run(self, command: str) -> None:
+        app = self._app
+        module, step = app.module, app.step
+        if module is None or step is None:
+            self.notify("select a module and a step first", timeout=3)
+            return
+        execution = module.executions[0] if module.executions else None
+        from workbench.tui.panes.executions import ExecutionsPane
+
+        execution = app.pane(ExecutionsPane).current or execution
+        start = step.index
+        label = command.rstrip("_")
+
+        def work(job: Job, replay: Replay) -> None:
+            stepper = self.stepper_for(app, module)
+            positions = {s.index: p for p, s in enumerate(replay.steps)}
+
+            def evaluate(target: Step) -> str:
+                position = positions.get(target.index)
+                if position is None:
+                    return "unsupported: not a replayable step"
+                result = replay.evaluate(position)
+                app.post_message(StepReplayed(job, result))
+                return result.kind
+
+            stepper.evaluate = evaluate
+            stepper.go_to(start)
+            stop = getattr(stepper, command)()
+            self.post_message(self.Stopped(module.key, stop))
+
+        app.jobs.run_in_background(f"{label} from {step.label}", module, execution, work)
+
+    def on_breakpoints_pane_stopped(self, event: Stopped) -> None:
+        app = self._app
+        stepper = self.steppers.get(event.module_key)
+        if stepper is None:
+            return
+        stop = event.stop
+        where = stop.describe(stepper.steps)
+        self.state.update(f"stopped: {where} ({stop.passed} steps passed)")
+        app.log_line(f"debug: {where}")
+        self.table.refresh_rows()
+        app.go_to_step(event.module_key, stepper.steps[stop.position])
