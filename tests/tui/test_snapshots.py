@@ -25,6 +25,7 @@ async def on_fusion_step(pilot: Pilot, settle) -> None:  # type: ignore[no-untyp
     await pilot.press("3")
     app.pane(TimelinePane).table.move_to(30)
     await settle(pilot)
+    await pilot.pause(0.3)  # scrollbars are widgets of their own: let them catch up
 
 
 def test_main_screen_80x24(app: WorkbenchApp, snap_compare, wait) -> None:
