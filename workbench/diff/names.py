@@ -56,7 +56,7 @@ def check_names(a: NormalizedText, b: NormalizedText, blocks: list[Block],
     if token is None or not a.options.names or not blocks or not renamed:
         return blocks
     findall = token.findall
-    starts = _section_starts(a)
+    starts = a.section_starts
     renamed_by_section: dict[int, list[Block]] = {}
     for section, i, j, n in _chunks_by_section(a, renamed, starts):
         renamed_by_section.setdefault(section, []).append((i, j, n))
@@ -174,29 +174,13 @@ def _check_computation_names(a: NormalizedText, b: NormalizedText, blocks: list[
     """Computation names are defined once (their header) and used from other computations
     (`calls=`, `to_apply=`): a renamed one is checked over every paired line of the module
     that names it."""
-    computations_a = {_sigiled(s.name) for s in a.sections[1:]}
-    computations_b = {_sigiled(s.name) for s in b.sections[1:]}
+    computations_a, computations_b = a.section_names, b.section_names
     renamed = [(x, y) for x, y in moved if x in computations_a or y in computations_b]
     if not renamed:
         return set()
     names = {x for x, _ in renamed} | {y for _, y in renamed}
     rows = _rows_holding(a, b, blocks, names, token)
     return _ordered_check("hlo", rows, token, names)
-
-
-def _sigiled(name: str) -> str:
-    return name if name.startswith("%") else "%" + name
-
-
-def _section_starts(a: NormalizedText) -> list[int]:
-    """Where the innermost section may change: every section's first line and the line
-    after its last."""
-    total = len(a.raw)
-    edges = {0}
-    for section in a.sections[1:]:
-        edges.add(section.header)  # type: ignore[arg-type]
-        edges.add(section.end)  # type: ignore[arg-type]
-    return sorted(edge for edge in edges if edge < total)
 
 
 def _within(a: NormalizedText, blocks: list[Block], starts: list[int], section: int
