@@ -110,10 +110,6 @@ def unsigned_view(values: Any) -> Any:
     return unsigned if array.ndim else unsigned[()]
 
 
-def scalar(value: Any, dtype: np.dtype) -> Any:
-    """A numpy scalar of `dtype` (from a Python number or a 0-d array)."""
-    return np.asarray(value).astype(dtype, copy=False)[()]
-
 
 def shaped_result(value: Any, type_: Attribute) -> Any:
     """`value` as the op's result type: an array for shaped types, a scalar otherwise."""

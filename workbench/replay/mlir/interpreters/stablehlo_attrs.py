@@ -21,7 +21,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     IntegerAttr,
     StringAttr,
-    UnitAttr,
     UnregisteredAttr,
 )
 from xdsl.ir import Attribute, Operation
@@ -69,14 +68,6 @@ def int_value(op: Operation, name: str) -> int:
         return int(attribute.value.data)
     raise Unsupported(f"{op.name} attribute {name} = {attribute}")
 
-
-def flag(op: Operation, name: str) -> bool:
-    attribute = prop(op, name)
-    if attribute is None:
-        return False
-    if isinstance(attribute, IntegerAttr):
-        return bool(attribute.value.data)
-    return isinstance(attribute, UnitAttr)
 
 
 def enum(op: Operation, name: str) -> str | None:
