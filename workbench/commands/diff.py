@@ -18,7 +18,6 @@ from workbench.diff.ir_diff import IRDiff, diff_normalized
 from workbench.diff.normalize import NormalizeOptions, TextKind, normalize
 from workbench.diff.render import diff_json, side_by_side, summary_lines, unified
 from workbench.diff.steps import (
-    ScopeMismatch,
     describe,
     diff_steps,
     diff_with_previous,
@@ -89,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             _error("give DIR MODULE A B (two steps of a module), DIR MODULE STEP (what one "
                    "step did) or FILE_A FILE_B")
             return 2
-    except (KeyError, ReadError, ScopeMismatch) as error:
+    except (KeyError, ReadError) as error:
         _error(error.args[0] if isinstance(error, KeyError) else str(error))
         return 2
     status = 0 if diff.equal else 1

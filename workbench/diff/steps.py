@@ -28,8 +28,9 @@ _cache: OrderedDict[tuple, NormalizedText] = OrderedDict()
 _AFTER_KINDS = ("pass", "pass-failed")
 
 
-class ScopeMismatch(ValueError):
-    """Two steps show different operations, neither holding the other."""
+class ScopeMismatch(ReadError):
+    """Two steps show different operations, neither holding the other: their texts cannot
+    be compared (a ReadError, so whoever handles unreadable steps handles this too)."""
 
 
 def find_step(module: Module, spec: str) -> Step:
@@ -129,7 +130,8 @@ def like_with_like(a: Step, text_a: NormalizedText, b: Step, text_b: NormalizedT
         cut = restrict(text_b, path)
         if cut is not None:
             return text_a.trimmed(), cut
-    raise ScopeMismatch(f"step {a.index} shows {a.scope} and step {b.index} shows {b.scope}: "
+    raise ScopeMismatch(b.file or b.pass_name,
+                        f"step {a.index} shows {a.scope} and step {b.index} shows {b.scope}: "
                         "neither holds the other, there is nothing alike to compare")
 
 
