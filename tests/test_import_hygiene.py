@@ -48,6 +48,7 @@ CORE_MODULES = [
     "workbench.diff.names",
     "workbench.diff.ir_diff",
     "workbench.diff.scopes",
+    "workbench.diff.sections",
     "workbench.diff.render",
     "workbench.diff.steps",
     "workbench.watch",

@@ -228,26 +228,3 @@ def test_names_printed_without_sigils(corpus: Path) -> None:
     assert diff_texts(a, b).equal and not diff_texts(a, b, options=RAW).equal
     rewired = before.replace("multiply(%sub.15, %mul.10)", "multiply(%sub.14, %mul.10)")
     assert not diff_texts(before.replace("%", ""), rewired.replace("%", "")).equal
-
-
-def test_sections_sharing_a_name_pair_by_what_holds_them(corpus: Path) -> None:
-    """Every IREE executable has a variant `@embedded_elf_x86_64`. With the first executable
-    taken out, the second one's variant must pair with itself, not with the first's."""
-    tree = corpus / "mlir/iree-compile-jit_f/ir-tree/builtin_module_jit_f"
-    text = (tree / "170_iree-hal-prune-executables.mlir").read_text()
-    lines = text.splitlines()
-    start = lines.index("  hal.executable private @main_dispatch_0 {")
-    end = lines.index("  }", start) + 1
-    assert lines[start + 1].lstrip().startswith("hal.executable.variant public "
-                                                 "@embedded_elf_x86_64")
-    without = "\n".join(lines[:start] + lines[end:]) + "\n"
-    diff = diff_texts(text, without)
-    status = {(s.old_name or s.name): s.status for s in diff.sections()}
-    assert status["hal.executable @main_dispatch_0"] == "removed"
-    assert status["hal.executable @main_dispatch_1"] == "unchanged"
-    removed = [s for s in diff.sections() if s.status == "removed"]
-    assert [s.name for s in removed][:2] == ["hal.executable @main_dispatch_0",
-                                             "hal.executable.variant @embedded_elf_x86_64"]
-    assert not [s for s in diff.sections() if s.status in ("changed", "added")
-                and s.name != "(module)"]
-    assert diff.removed == end - start

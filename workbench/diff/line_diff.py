@@ -332,6 +332,20 @@ def _common_suffix(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashab
     return low
 
 
+def gaps_between(items: list[Block], len_a: int, len_b: int) -> list[Gap]:
+    """The unpaired stretches between sorted blocks (a zero-length block only splits; one
+    that falls inside a block, on its diagonal, is no split)."""
+    gaps: list[Gap] = []
+    i = j = 0
+    for bi, bj, n in items:
+        if i < bi or j < bj:
+            gaps.append((i, bi, j, bj))
+        i, j = max(i, bi + n), max(j, bj + n)
+    if i < len_a or j < len_b:
+        gaps.append((i, len_a, j, len_b))
+    return gaps
+
+
 def merge_blocks(blocks: list[Block]) -> list[Block]:
     """Join blocks that continue each other (input sorted)."""
     merged: list[Block] = []

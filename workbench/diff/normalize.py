@@ -21,7 +21,7 @@ Comparing keys and then checking that the names of paired lines correspond one t
 bijection, `workbench.diff.names`) is comparison modulo renaming: a pass that only renumbers
 shows no change, an inserted op does not shift every later name, and swapped operands are still
 a change. `canonical_lines()` gives the other classic form, names renamed by definition order
-within their computation or region, for display and hashing.
+within their computation or region, for display.
 
 This is line-oriented text work (regular expressions over joined lines, C-level passes over
 the line list for structure): no parser, so it is fast and never fails on text a parser would
@@ -31,7 +31,6 @@ reject.
 from __future__ import annotations
 
 import gc
-import hashlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -162,19 +161,6 @@ class NormalizedText:
             self._keys = self.key_function(self.lines) if self.key_function else self.lines
         return self._keys
 
-    def lines_of(self, start: int, end: int) -> list[str]:
-        """Stripped lines [start, end), without stripping the others."""
-        if self._lines is not None or self.strip_function is None:
-            return self.lines[start:end]
-        return self.strip_function(self.raw[start:end])
-
-    def keys_of(self, start: int, end: int) -> list[str]:
-        """Keys of lines [start, end), without computing the others."""
-        if self._keys is not None:
-            return self._keys[start:end]
-        lines = self.lines_of(start, end)
-        return self.key_function(lines) if self.key_function else lines
-
     def strip(self, lines: list[str]) -> list[str]:
         """`lines` (raw lines of this text) with their noise stripped."""
         return self.strip_function(lines) if self.strip_function else lines
@@ -196,20 +182,6 @@ class NormalizedText:
 
             return canonical_mlir_lines(self)
         return list(self.lines)
-
-    def digest(self) -> str:
-        """A hash of the canonical form: equal digests mean equal modulo the options' noise."""
-        h = hashlib.blake2b(digest_size=16)
-        h.update(self.kind.encode())
-        for line in self.canonical_lines():
-            h.update(line.encode())
-            h.update(b"\n")
-        return h.hexdigest()
-
-    def section_named(self, name: str) -> int | None:
-        """Index of the one section called `name` (None when there is none or several)."""
-        found = [index for index, s in enumerate(self.sections) if s.name == name]
-        return found[0] if len(found) == 1 else None
 
     def restrict(self, index: int) -> NormalizedText:
         """Only the lines of section `index` (and the sections nested in it): see
