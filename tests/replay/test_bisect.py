@@ -113,17 +113,46 @@ def test_skip_does_not_hide_a_clear_culprit() -> None:
     assert result.culprit == 4
 
 
-def test_last_step_skipped_tries_the_one_before() -> None:
+def test_last_step_skipped_searches_below_it() -> None:
     calls: list[int] = []
     result = run_bisect(5, judge_from(["good", "good", "good", "good", "skip"], calls))
-    assert calls == [0, 4, 3]
+    assert calls == [0, 4, 2, 3]
     assert result.culprit is None and result.state.skipped == [4]
+    assert result.state.untested_beyond_frontier == []
 
 
 def test_every_step_skipped() -> None:
     result = run_bisect(4, judge_from(["good", "skip", "skip", "skip"]))
-    assert result.evaluations == 4
+    assert result.evaluations == 3  # 0, then 3 and 1 are skipped: 2 lies beyond the frontier
     assert result.culprit is None and result.state.first_bad is None
+    assert result.state.frontier == 1
+    assert result.state.untested_beyond_frontier == [2]
+
+
+def test_unsupported_tail_costs_log_evaluations_not_one_per_step() -> None:
+    # An IREE-like pipeline: 912 steps, evaluable up to 11, unsupported from 12 on.
+    outcomes: list[Mark] = ["good"] * 12 + ["skip"] * 900
+    result = run_bisect(len(outcomes), judge_from(outcomes))
+    assert result.evaluations <= 2 * math.ceil(math.log2(len(outcomes))) + 2
+    assert result.state.frontier == 12 and result.state.last_good == 11
+    assert result.culprit is None
+    # A culprit inside the evaluable prefix is still found.
+    outcomes = ["good"] * 7 + ["bad"] * 5 + ["skip"] * 900
+    result = run_bisect(len(outcomes), judge_from(outcomes))
+    assert result.culprit == 7
+    assert result.evaluations <= 2 * math.ceil(math.log2(len(outcomes))) + 2
+
+
+@given(st.integers(2, 400), st.data())
+def test_evaluable_prefix_then_unsupported_tail(count: int, data: st.DataObject) -> None:
+    evaluable = data.draw(st.integers(1, count))
+    culprit = data.draw(st.none() | st.integers(1, max(1, evaluable - 1)))
+    if evaluable == 1:
+        culprit = None
+    outcomes = monotone(evaluable, culprit) + ["skip"] * (count - evaluable)
+    result = run_bisect(count, judge_from(outcomes))
+    assert result.culprit == culprit
+    assert result.evaluations <= 2 * math.ceil(math.log2(count)) + 2
 
 
 def test_reference_that_cannot_be_evaluated_stops_everything() -> None:

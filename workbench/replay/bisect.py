@@ -13,6 +13,13 @@ do it) costs its evaluation and is left out like `git bisect skip`: the next try
 untested position to the midpoint, and when only skipped steps separate the last good from the
 first bad, the culprit is reported as a range.
 
+Steps an evaluator cannot do usually come as a tail: once a pipeline lowers into dialects the
+evaluator does not know, every later step is unsupported too. So while nothing is known to be
+bad, the lowest skipped step above the last good one is a *frontier*: bisection searches below
+it (binary search for the last evaluable step, in about log2 N evaluations, instead of walking
+back one unsupported step at a time) and leaves the steps above it untested, reporting them
+(`untested_beyond_frontier`; `linear` evaluation tries every one).
+
 Bisection assumes steps fail monotonically (once broken, broken until the end). It cannot see
 a step that breaks and is repaired between two probes; `linear` evaluation checks every step,
 and any mark that contradicts the assumption (a good step after a bad one) is reported.
@@ -97,9 +104,30 @@ class BisectState:
         good = [p for p, m in self.marks.items() if m == "good" and p < limit]
         return max(good, default=0)
 
+    @property
+    def frontier(self) -> int | None:
+        """While no step is known bad: the lowest skipped position above the last good one."""
+        if self.first_bad is not None:
+            return None
+        low = self.last_good
+        return min((p for p, m in self.marks.items() if m == "skip" and p > low), default=None)
+
+    @property
+    def untested_beyond_frontier(self) -> list[int]:
+        """Positions above the frontier left untested (bisection does not search there)."""
+        frontier = self.frontier
+        if frontier is None:
+            return []
+        return [p for p in range(frontier + 1, self.count) if p not in self.marks]
+
     def _open_positions(self) -> list[int]:
         """Unmarked positions that could still hold the culprit (or reveal one)."""
-        high = self.first_bad if self.first_bad is not None else self.count
+        if self.first_bad is not None:
+            high = self.first_bad
+        elif (self.count - 1) not in self.marks:
+            high = self.count  # is anything broken at all? the last step tells first
+        else:
+            high = self.frontier if self.frontier is not None else self.count
         return [p for p in range(self.last_good + 1, high) if p not in self.marks]
 
     @property
@@ -130,10 +158,11 @@ class BisectState:
         if self.done:
             return None
         open_positions = self._open_positions()
-        if self.first_bad is None:
-            # Nothing known to be broken yet: try the last step not yet tried.
-            return open_positions[-1]
-        midpoint = (self.last_good + self.first_bad) // 2
+        if self.first_bad is None and (self.count - 1) not in self.marks:
+            return self.count - 1  # nothing known to be broken yet: is the last step?
+        high = self.first_bad if self.first_bad is not None else self.frontier
+        assert high is not None  # the last step is marked: good (done) or skip (a frontier)
+        midpoint = (self.last_good + high) // 2
         return min(open_positions, key=lambda p: (abs(p - midpoint), p))
 
     @property
@@ -319,6 +348,11 @@ def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> 
         kinds = {r.kind for r in verdict.skipped}
         verdict.status = "unsupported" if "unsupported" in kinds else "error"
         parts.append("no evaluated step differs from the reference")
+        untested = state.untested_beyond_frontier
+        if untested:
+            frontier = steps[state.frontier]  # type: ignore[index]
+            parts.append(f"{len(untested)} step(s) after {step_name(frontier)}, which could "
+                         f"not be evaluated, were not tried (--linear tries every step)")
     else:
         checked = "every step" if outcome.linear else f"{outcome.evaluations} of {len(steps)} steps"
         parts.append(f"no step differs from the reference (checked {checked})")
