@@ -231,6 +231,8 @@ class WorkbenchApp(ReplayControl, App[int]):
             self._later(lambda: self.select_module(event.key), MODULE_DELAY)
         elif table_id == "timeline-table":
             self._later(self.step_changed)
+        elif table_id == "executions-table":
+            self._later(self.execution_changed)
 
     def _later(self, callback: Callable[[], None], delay: float = SELECTION_DELAY) -> None:
         """Run `callback` once the cursor has rested a moment (holding `j` loads nothing)."""
@@ -256,6 +258,16 @@ class WorkbenchApp(ReplayControl, App[int]):
             return
         for pane in self.panes:
             pane.step_selected(self, self.module, self.step)
+
+    def execution_changed(self) -> None:
+        """The Executions pane's cursor moved: tell the panes."""
+        from workbench.tui.panes.executions import ExecutionsPane
+
+        if self.module is None:
+            return
+        execution = self.pane(ExecutionsPane).current
+        for pane in self.panes:
+            pane.execution_selected(self, self.module, execution)
 
     def results_changed(self, module_key: str) -> None:
         """Replay results of a module changed. Panes hear of it at most every

@@ -13,6 +13,7 @@ from workbench.tui.panes.base import Pane
 from workbench.tui.panes.breakpoints import BreakpointsPane
 from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.executions import ExecutionsPane
+from workbench.tui.panes.iree import IreePane
 from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.panes.replay_log import ReplayLogPane
 from workbench.tui.panes.stats import StatsPane
@@ -20,4 +21,4 @@ from workbench.tui.panes.timeline import TimelinePane
 
 LEFT_PANES: list[type[Pane]] = [ModulesPane, ExecutionsPane, TimelinePane]
 RIGHT_PANES: list[type[Pane]] = [DiffPane, ActionsPane, BreakpointsPane, StatsPane,
-                                  ReplayLogPane]
+                                  ReplayLogPane, IreePane]

@@ -8,6 +8,7 @@ needs; the app calls them on every pane:
 - `dump_changed(app)`: the folder's model was (re)built (first scan, live updates);
 - `module_selected(app, module)`: the user moved to another module (None: no module);
 - `step_selected(app, module, step)`: the user moved to another step of the timeline;
+- `execution_selected(app, module, execution)`: the user moved to another execution;
 - `results_changed(app, module_keys)`: replay results arrived for these modules;
 - `facts_changed(app, module_key)`: step statistics and changed flags arrived.
 
@@ -25,7 +26,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 
 if TYPE_CHECKING:
-    from workbench.model import Module, Step
+    from workbench.model import Execution, Module, Step
     from workbench.tui.app import WorkbenchApp
 
 
@@ -77,6 +78,10 @@ class Pane(Vertical):
 
     def step_selected(self, app: WorkbenchApp, module: Module, step: Step | None) -> None:
         """Another step was selected; the default ignores it."""
+
+    def execution_selected(self, app: WorkbenchApp, module: Module,
+                           execution: Execution | None) -> None:
+        """Another execution was selected in the Executions pane; the default ignores it."""
 
     def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
         """Replay results arrived; the default ignores them."""
