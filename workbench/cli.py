@@ -18,14 +18,19 @@ COMMAND_MODULES = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser for every command, or for `only` one of them.
+
+    Running one command builds just its parser: importing every command module would import
+    what all of them need (numpy, xDSL, ...), a cost `workbench ls` should not pay.
+    """
     parser = argparse.ArgumentParser(
         prog="workbench",
         description="Find the compiler pass that broke your numbers. "
         "Run `workbench DIR` for the terminal app, or a subcommand for headless use.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else [only]:
         module = importlib.import_module(f"workbench.commands.{name.replace('-', '_')}")
         module.register(subparsers)
     return parser
@@ -37,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         from workbench.commands import tui
 
         return tui.main(argv)
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv[0] in COMMAND_MODULES else None)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -74,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
         dump.problems.extend(check_dump(dump, _progress if sys.stderr.isatty() else None))
     if args.json:
-        json.dump(dump_json(dump), sys.stdout, indent=1)
+        # Compact: json's C encoder does not indent, and a large dump's listing is megabytes.
+        sys.stdout.write(json.dumps(dump_json(dump)))
         sys.stdout.write("\n")
         return 0
     from rich.console import Console

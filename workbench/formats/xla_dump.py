@@ -63,9 +63,10 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
 
     # (folder, module head) -> module, or None when the head is not an XLA module name.
     by_head: dict[tuple[str, str], _PendingModule | None] = {}
+    fast_step = _FAST_STEP_RE.fullmatch
     for path in paths:
         folder, _, basename = path.rpartition("/")
-        fast = _FAST_STEP_RE.fullmatch(basename)
+        fast = fast_step(basename) if ".after_" in basename else None
         if fast is not None:
             head_key = (folder, fast.group(1))
             module = by_head.get(head_key, False)
