@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from workbench.loader import ReadError
 from workbench.model import Artifact, Dump, Execution, Module
@@ -287,17 +287,12 @@ def _with_formats(executables: list[ReplayExecutable], records: list[ReplayRecor
         return executables
     try:
         with open(path, "rb") as handle:
-            filled = []
-            for executable in executables:
-                text = _range_text(handle, ranges.get(executable.id))
-                filled.append(ReplayExecutable(executable.id, text, executable.function_count,
-                                               executable.data_length, executable.prepared_at))
-            return filled
+            return [replace(e, format=_range_text(handle, ranges.get(e.id))) for e in executables]
     except OSError:  # the dumper just read it; if it is gone now, formats stay unknown
         return executables
 
 
-def _range_text(handle: Any, file_range: dict[str, Any] | None) -> str | None:
+def _range_text(handle: BinaryIO, file_range: dict[str, Any] | None) -> str | None:
     if not file_range or file_range.get("compression_type") != 0:
         return None
     offset, length = file_range.get("offset"), file_range.get("length")
@@ -307,9 +302,10 @@ def _range_text(handle: Any, file_range: dict[str, Any] | None) -> str | None:
         return None
     handle.seek(offset)
     data = handle.read(length)
-    if len(data) != length or not data.isascii() or not data.decode().isprintable():
+    if len(data) != length or not data.isascii():
         return None
-    return data.decode()
+    text = data.decode()
+    return text if text.isprintable() else None
 
 
 def _int_or_none(value: Any) -> int | None:
