@@ -68,3 +68,19 @@ def test_bad_trace_is_a_problem(corpus: Path, tmp_path: Path, damage: str) -> No
     assert [p.file for p in dump.problems] == [TRACE]
     with pytest.raises(ReadError):
         parse_trace(bad, TRACE)
+
+
+def test_trace_entry_that_is_not_utf8_is_a_read_error(corpus: Path, tmp_path: Path) -> None:
+    """A damaged byte in an entry's IR: the trace's strings are proto2 `string`s, which the
+    decoder does not check, so it hands the entry back as bytes instead of failing."""
+    data = (corpus / "mlir" / "mlir-trace-clean" / TRACE).read_bytes()
+    first = parse_trace(data, TRACE).passes[0].mlir_module.encode()
+    at = data.index(first) + 10
+    bad = data[:at] + b"\xff" + data[at + 1 :]
+    with pytest.raises(ReadError, match=r"pass 0: mlir_module is not UTF-8 text \(bad byte at "
+                                        r"offset 10 of it"):
+        parse_trace(bad, TRACE)
+    (tmp_path / TRACE).write_bytes(bad)
+    dump = scan(tmp_path)
+    assert dump.modules[0].steps == []
+    assert [(p.file, "not UTF-8" in p.reason) for p in dump.problems] == [(TRACE, True)]

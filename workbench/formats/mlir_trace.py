@@ -39,7 +39,23 @@ def parse_trace(data: bytes, file: str) -> MlirCompilationTrace:
         raise ReadError(file, f"not an MlirCompilationTrace proto: {error}") from None
     if not trace.passes:
         raise ReadError(file, "MlirCompilationTrace holds no pass")
+    for index, entry in enumerate(trace.passes):
+        # Its strings are proto2 `string`s: the decoder does not check their UTF-8 and gives
+        # a damaged one back as `bytes`.
+        for name in ("after_pass", "mlir_module"):
+            value = getattr(entry, name)
+            if isinstance(value, bytes):
+                raise ReadError(file, f"pass {index}: {name} is {_not_text(value)} "
+                                      "(truncated or damaged?)")
     return trace
+
+
+def _not_text(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"not UTF-8 text (bad byte at offset {error.start} of it)"
+    return "not text"
 
 
 def read_trace_entry(data: bytes, entry: int, file: str) -> str:
