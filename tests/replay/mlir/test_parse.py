@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from workbench.formats.mlir_trace import parse_trace
 from workbench.replay.errors import Unsupported
 from workbench.replay.mlir import evaluate_mlir
 from workbench.replay.mlir.parse import MlirParseError, parse_module
@@ -85,3 +90,36 @@ def test_unknown_ops_of_known_dialects_are_unsupported() -> None:
     }"""
     with pytest.raises(Unsupported, match="linalg.softmax"):
         parse_module(text)
+
+
+def _loops_step(corpus: Path) -> str:
+    """The IR after ConvertLinalgToLoopsPass in the corpus trace: loops of memref loads."""
+    trace = corpus / "mlir" / "mlir-trace-clean" / "module_0000.jit_f.mlir-trace.pb"
+    return parse_trace(trace.read_bytes(), trace.name).passes[7].mlir_module
+
+
+def _parse_error_within(text: str, seconds: float) -> str:
+    """The parse error `text` gives, from a child process (a regular expression that runs
+    away holds the GIL, so only a process can be stopped); fails the test if it does not end
+    in time."""
+    script = ("import sys\n"
+              "from workbench.replay.mlir.parse import MlirParseError, parse_module\n"
+              "try:\n"
+              "    parse_module(sys.stdin.read(), 'step.mlir')\n"
+              "except MlirParseError as error:\n"
+              "    print(error)\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", script], input=text, capture_output=True,
+                              text=True, timeout=seconds, check=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the parse did not end in {seconds} s")
+    return done.stdout
+
+
+def test_unterminated_string_in_a_damaged_dump_fails_fast(corpus: Path) -> None:
+    """One damaged byte, `memref.load` -> `memref"load`, opens a string that never closes;
+    xDSL's own string pattern backtracks exponentially over the rest of the line."""
+    text = _loops_step(corpus)
+    assert "memref.load %arg1[" in text
+    message = _parse_error_within(text.replace("memref.load %arg1[", 'memref"load %arg1[', 1), 30)
+    assert message.startswith("step.mlir:") and "closing string literal" in message

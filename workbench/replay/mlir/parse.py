@@ -24,6 +24,7 @@ What real dumps contain that xDSL's parser does not take as is, and how it is ha
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,10 +47,10 @@ from xdsl.dialects.builtin import (
     UnregisteredOp,
 )
 from xdsl.ir import Attribute, Dialect, Operation
-from xdsl.parser import Parser
+from xdsl.parser import Parser, ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
-from xdsl.utils.lexer import Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.mlir.dialects.bufferization import Bufferization
@@ -115,8 +116,27 @@ def _hex_float(text: str, element_type: AnyFloat) -> float:
     return float(bits.view(dtype)[0].astype(np.float64))
 
 
+class _ReplayLexer(MLIRLexer):
+    """xDSL's lexer with a string literal pattern that fails in linear time.
+
+    xDSL's pattern nests a `+` inside a `*` (`"(?:[^"\\...]+|\\...)*"`), so an unterminated
+    string, which a damaged dump easily has (`%1 = memref"load %arg1[...] : ...`), backtracks
+    exponentially in the length of the rest of its line: the parse never ends. This one
+    matches the same strings (plain characters, then escapes each followed by plain
+    characters) with a single way to split them.
+    """
+
+    _unescaped_characters_regex = re.compile(
+        r'"[^"\\\n\v\f]*(?:\\(?:["nt\\]|[0-9A-Fa-f]{2})[^"\\\n\v\f]*)*"'
+    )
+
+
 class ReplayParser(Parser):
     """xDSL's parser, taking the forms real compiler dumps print (see the module doc)."""
+
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>") -> None:
+        super().__init__(ctx, "", name)
+        self._parser_state = ParserState(_ReplayLexer(Input(text, name)))
 
     def _parse_location(self) -> LocationAttr:
         token = self._current_token
