@@ -123,3 +123,9 @@ def test_unterminated_string_in_a_damaged_dump_fails_fast(corpus: Path) -> None:
     assert "memref.load %arg1[" in text
     message = _parse_error_within(text.replace("memref.load %arg1[", 'memref"load %arg1[', 1), 30)
     assert message.startswith("step.mlir:") and "closing string literal" in message
+
+
+def test_damaged_first_token_is_a_parse_error(corpus: Path) -> None:
+    text = _loops_step(corpus)  # `module @jit_f {` -> `"odule @jit_f {`
+    with pytest.raises(MlirParseError, match=r"^step\.mlir:1:1\b"):
+        parse_module('"' + text[1:], "step.mlir")

@@ -288,8 +288,8 @@ def parse_module(text: str, name: str = "<ir>") -> tuple[ModuleOp, dict[str, str
     several executions), so the last few parses are kept; callers must not modify them.
     """
     context = _context()
-    parser = ReplayParser(context, text, name)
     try:
+        parser = ReplayParser(context, text, name)  # reads the first token already
         module = parser.parse_module()
     except ParseError as error:
         raise MlirParseError(str(error).strip()) from None
