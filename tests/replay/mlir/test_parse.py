@@ -92,10 +92,14 @@ def test_unknown_ops_of_known_dialects_are_unsupported() -> None:
         parse_module(text)
 
 
+def _trace_step(corpus: Path, index: int) -> str:
+    trace = corpus / "mlir" / "mlir-trace-clean" / "module_0000.jit_f.mlir-trace.pb"
+    return parse_trace(trace.read_bytes(), trace.name).passes[index].mlir_module
+
+
 def _loops_step(corpus: Path) -> str:
     """The IR after ConvertLinalgToLoopsPass in the corpus trace: loops of memref loads."""
-    trace = corpus / "mlir" / "mlir-trace-clean" / "module_0000.jit_f.mlir-trace.pb"
-    return parse_trace(trace.read_bytes(), trace.name).passes[7].mlir_module
+    return _trace_step(corpus, 7)
 
 
 def _parse_error_within(text: str, seconds: float) -> str:
@@ -129,3 +133,20 @@ def test_damaged_first_token_is_a_parse_error(corpus: Path) -> None:
     text = _loops_step(corpus)  # `module @jit_f {` -> `"odule @jit_f {`
     with pytest.raises(MlirParseError, match=r"^step\.mlir:1:1\b"):
         parse_module('"' + text[1:], "step.mlir")
+
+
+@pytest.mark.parametrize(("index", "good", "bad", "raised"), [
+    (0, "ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8x8xf32>)", "ins(%arg0 : tensor<4x8xf32>)",
+     "IndexError"),
+    (3, 'iterator_types = ["parallel", "parallel"]', "iterator_types = 7", "AssertionError"),
+])
+def test_damaged_operation_xdsl_cannot_build_is_a_parse_error(
+        corpus: Path, index: int, good: str, bad: str, raised: str) -> None:
+    """xDSL asserts, or indexes operands, while it builds some ops from their custom form: a
+    `linalg.matmul` left with one input, a `linalg.generic` whose iterator types are not a
+    list."""
+    text = _trace_step(corpus, index)
+    assert good in text
+    with pytest.raises(MlirParseError, match=rf"^step\.mlir:\d+:\d+: cannot build the "
+                                             rf"operation before this point \({raised}"):
+        parse_module(text.replace(good, bad, 1), "step.mlir")

@@ -293,9 +293,14 @@ def parse_module(text: str, name: str = "<ir>") -> tuple[ModuleOp, dict[str, str
         module = parser.parse_module()
     except ParseError as error:
         raise MlirParseError(str(error).strip()) from None
-    except (VerifyException, NotImplementedError, ValueError, KeyError) as error:
-        # xDSL checks some constraints while it builds ops; say which and where we were.
-        raise MlirParseError(f"{name}: {type(error).__name__}: {error}") from None
+    except (VerifyException, NotImplementedError, ValueError, KeyError, IndexError,
+            AssertionError) as error:
+        # xDSL checks some constraints while it builds ops, some by asserting or by indexing
+        # operands a damaged op lacks (`linalg.matmul` with one input); say where we were.
+        where = parser._current_token.span.get_location()
+        detail = f": {error}" if str(error) else ""
+        raise MlirParseError(f"{where}: cannot build the operation before this point "
+                             f"({type(error).__name__}{detail})") from None
     interface = context.get_dialect("builtin").get_interface(OpAsmDialectInterface)
     handles = [key for dialect, key in parser.dialect_resources if dialect == "builtin"]
     resources = interface.build_resources(handles) if interface is not None else {}
