@@ -325,6 +325,8 @@ def where(text: str, needle: str) -> tuple[int, int]:
     [
         ("%x.1 = f32[6,8]{1,0}", "%x.1 = f33[6,8]{1,0}", "f33[", "unknown element type 'f33'"),
         ("%x.1 = f32[6,8]{1,0}", "%x.1 = f32[6,8]{1,0,2}", "{1,0,2}", "does not match rank"),
+        # a digit-like character that is not a decimal digit (str.isdigit takes it, int not)
+        ("%x.1 = f32[6,8]{1,0}", "%x.1 = f32[6,\u00b2]{1,0}", "\u00b2", "bad dimension '\u00b2'"),
         ("%broadcast.15 = f32[6]{0} broadcast(%constant.2)",
          "%broadcast.15 = f32[6]{0} broadcast(%constant.9)", "%constant.9", "unknown operand"),
         ("calls=%fused_computation.1,", "calls=%no_such_computation,", "%no_such_computation",

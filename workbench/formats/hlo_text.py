@@ -297,7 +297,7 @@ class _Parser:
                 number = item[2:] if item.startswith("<=") else item
                 if item == "?":
                     dims.append(-1)
-                elif number.isdigit():
+                elif number.isascii() and number.isdigit():
                     dims.append(int(number))
                 else:
                     raise self.error(f"bad dimension {item!r}", offset)
