@@ -161,6 +161,24 @@ def test_sharding_text() -> None:
     # A named sharding (XLA's field 14, not in our subset) is not mistaken for "replicated".
     named = sharding.FromString(b"\x72\x02\x12\x00")  # field 14, length 2: an empty mesh
     assert sharding_text(named) == "{unrecognized sharding (fields 14)}"
+    # Proto3 enums are open: a type this subset does not know (a newer XLA's) is named so.
+    assert sharding_text(sharding(type=77)) == "{unknown_77}"
+    assert sharding_text(sharding(type=sharding.OTHER, tile_assignment_dimensions=[2, 2],
+                                  tile_assignment_devices=[0, 1, 2, 3],
+                                  last_tile_dims=[sharding.MANUAL, 9])) == \
+        "{devices=[2,2]0,1,2,3 last_tile_dims={manual, unknown_9}}"
+
+
+def test_unknown_enum_value_in_a_module(corpus: Path) -> None:
+    """The corpus's one sharded instruction with a sharding type from outside this subset
+    (a newer XLA's, or a damaged byte): the module still reads."""
+    path = corpus / "xla" / "mlp" / "module_0004.jit__normal.before_optimizations.hlo.pb"
+    proto = hlo_pb2.HloProto.FromString(path.read_bytes())
+    (sharded,) = [i for c in proto.hlo_module.computations for i in c.instructions
+                  if i.HasField("sharding")]
+    sharded.sharding.type = 77
+    module = read_hlo_proto(proto.SerializeToString(), path.name)
+    assert module.entry.by_name[sharded.name].sharding == "{unknown_77}"
 
 
 def test_layout_extras() -> None:

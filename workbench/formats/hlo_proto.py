@@ -12,6 +12,7 @@ text dump elides them.
 
 from __future__ import annotations
 
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
@@ -184,13 +185,13 @@ class _Converter:
             fields["exponent_bits"] = present.get("exponent_bits", 0)
             fields["mantissa_bits"] = present.get("mantissa_bits", 0)
         elif opcode == "rng-bit-generator":
-            fields["rng_algorithm"] = xla_data_pb2.RandomAlgorithm.Name(
-                present.get("rng_algorithm", 0)).lower()
+            fields["rng_algorithm"] = _enum_name(xla_data_pb2.RandomAlgorithm,
+                                                 present.get("rng_algorithm", 0)).lower()
         elif opcode == "rng":
-            fields["distribution"] = xla_data_pb2.RandomDistribution.Name(
-                present.get("distribution", 0)).lower()
+            fields["distribution"] = _enum_name(xla_data_pb2.RandomDistribution,
+                                                present.get("distribution", 0)).lower()
         elif opcode == "fft":
-            fields["fft_type"] = xla_data_pb2.FftType.Name(present.get("fft_type", 0))
+            fields["fft_type"] = _enum_name(xla_data_pb2.FftType, present.get("fft_type", 0))
         elif opcode == "topk":
             fields["k"] = present.get("k", 0)
             fields["largest"] = present.get("largest", False)
@@ -272,6 +273,16 @@ class _Converter:
         return metadata
 
 
+def _enum_name(enum: EnumTypeWrapper, value: int) -> str:
+    """The name of an enum value; `unknown_<n>` for a value this subset does not know (a
+    newer XLA's, or a damaged file's): proto3 enums are open, the decoder keeps any number.
+    The evaluator then reports the op as unsupported instead of guessing."""
+    try:
+        return enum.Name(value)
+    except ValueError:
+        return f"unknown_{value}"
+
+
 def _default_comparison(element_type: str) -> str:
     """XLA prints `type=` only when it differs from the default for the operand type."""
     if element_type in _FLOAT_TYPES:
@@ -320,8 +331,8 @@ def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
         for flag in ("left_side", "lower", "unit_diagonal"):
             if getattr(options, flag):
                 attrs[flag] = "true"
-        attrs["transpose_a"] = xla_data_pb2.TriangularSolveOptions.Transpose.Name(
-            options.transpose_a)
+        attrs["transpose_a"] = _enum_name(xla_data_pb2.TriangularSolveOptions.Transpose,
+                                          options.transpose_a)
     if "cholesky_options" in present and present["cholesky_options"].lower:
         attrs["lower"] = "true"
     thread = present.get("async_execution_thread")
@@ -366,9 +377,9 @@ def sharding_text(proto: xla_data_pb2.OpSharding) -> str:
             text += " last_tile_dim_replicate"
         if proto.last_tile_dims:
             text += " last_tile_dims={" + ", ".join(
-                _SHARDING.Type.Name(t).lower() for t in proto.last_tile_dims) + "}"
+                _enum_name(_SHARDING.Type, t).lower() for t in proto.last_tile_dims) + "}"
         return "{" + text + "}"
-    return "{" + _SHARDING.Type.Name(kind).lower() + "}"
+    return "{" + _enum_name(_SHARDING.Type, kind).lower() + "}"
 
 
 def _source_tables(proto: hlo_pb2.StackFrameIndexProto) -> SourceTables:
