@@ -70,3 +70,13 @@ def test_names_printed_without_sigils_get_them_back(corpus: Path) -> None:
     assert stripped.lines == sigiled.lines
     assert stripped.keys == sigiled.keys
     assert stripped.canonical_lines() == sigiled.canonical_lines()
+
+
+def test_text_cut_after_its_last_computation_header(corpus: Path) -> None:
+    """The tail of a dump: the entry computation's instructions and its `}`, no header."""
+    text = _step(corpus, "layernorm", "module_0010.jit_ln", "0028")
+    entry = text.index("\nENTRY ")
+    tail = text[text.index("\n", entry + 1) + 1 :]
+    normalized = normalize(tail, "hlo")
+    assert [s.name for s in normalized.sections] == ["(module)"]
+    assert len(normalized.lines) == tail.count("\n")

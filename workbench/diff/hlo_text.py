@@ -178,7 +178,8 @@ def _sections(raw: list[str]) -> list[Section]:
         return sections
     closer_iter = iter(closers)
     closer = next(closer_iter, total)
-    for opener, following in zip(openers, [*openers[1:], total], strict=True):
+    # Not strict: with no header at all (a module cut after its last header) there is no pair.
+    for opener, following in zip(openers, [*openers[1:], total], strict=False):
         while closer < opener:
             closer = next(closer_iter, total)
         if closer < following:  # a header without its `}` before the next one is no section
