@@ -149,6 +149,20 @@ def test_garbage_and_non_utf8(compile_dir: Path) -> None:
     assert any("matches no open action" in p.reason for p in stray.problems)
 
 
+def test_crlf_line_ends(corpus: Path) -> None:
+    """A log that went through a tool writing CRLF line ends reads as the original."""
+    data = (corpus / "mlir" / "iree-opt-to-loops" / "actions.log").read_bytes()
+    logs = [read_action_log(d, "actions.log") for d in (data, data.replace(b"\n", b"\r\n"))]
+
+    def summary(log) -> list[tuple]:
+        return [(a.tag, a.printed, a.units.replace("\r", ""), a.pass_name, a.operation,
+                 a.target, a.pattern, a.completed, a.depth) for a in log.actions]
+
+    assert len(logs[0].actions) == 561
+    assert summary(logs[1]) == summary(logs[0])
+    assert logs[1].problems == logs[0].problems == []
+
+
 def test_skipping_and_breakpoints() -> None:
     """Lines as ActionLogging.cpp writes them when a breakpoint skips an action."""
     text = ("[thread 7] begins (on breakpoint: Tag: `pass-execution`) Action `pass-execution` "

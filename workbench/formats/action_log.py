@@ -171,7 +171,7 @@ def parse_action_log(text: str, file: str) -> ActionLog:
         previous = start
         stop = matches[number + 1].start() if number + 1 < len(matches) else len(text)
         thread, event = match["thread"], match["event"]
-        rest = text[match.end() : stop].rstrip("\n")
+        rest = text[match.end() : stop].rstrip("\r\n")  # a log saved with CRLF line ends too
         stack = stacks.setdefault(thread, [])
         if event == "completed":
             tag_match = _COMPLETED_RE.match(rest)
