@@ -329,6 +329,11 @@ def where(text: str, needle: str) -> tuple[int, int]:
         ("%x.1 = f32[6,8]{1,0}", "%x.1 = f32[6,\u00b2]{1,0}", "\u00b2", "bad dimension '\u00b2'"),
         ("%broadcast.15 = f32[6]{0} broadcast(%constant.2)",
          "%broadcast.15 = f32[6]{0} broadcast(%constant.9)", "%constant.9", "unknown operand"),
+        # an operand renamed to one defined later, or to the instruction itself
+        ("subtract(%param_3.2, %sub.1)", "subtract(%param_3.2, %mul.2)", "%mul.2)",
+         "operand %mul.2 is used before its definition"),
+        ("subtract(%param_3.2, %sub.1)", "subtract(%param_3.2, %sub.0)", "%sub.0)",
+         "operand %sub.0 is used before its definition"),
         ("calls=%fused_computation.1,", "calls=%no_such_computation,", "%no_such_computation",
          "unknown computation 'no_such_computation'"),
         ("%constant.6 = f32[] constant(1e-05)", "%constant.6 = f32[] constant(1e-05x)",

@@ -16,6 +16,7 @@ Errors are `HloParseError` with the file, 1-based line and column, and what was 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -467,10 +468,17 @@ class _Parser:
             self.raw_value()
         if not instructions:
             raise self.error(f"computation {name!r} has no instructions", start)
+        starts = list(positions.values())  # instruction starts, in text order
         for operand, pos in operand_refs:
-            if operand not in positions:
+            defined = positions.get(operand)
+            if defined is None:
                 raise self.error(f"unknown operand %{operand} in computation {name!r}",
                                  self.operand_position(operand, pos))
+            # XLA prints operands before their users and its parser requires it (as the
+            # proto reader does); a use before the definition would evaluate nothing.
+            if defined >= starts[bisect_right(starts, pos) - 1]:
+                raise self.error(f"operand %{operand} is used before its definition in "
+                                 f"computation {name!r}", self.operand_position(operand, pos))
         return Computation(name=name, instructions=instructions,
                            root_name=root or instructions[-1].name, is_entry=is_entry)
 
