@@ -139,12 +139,14 @@ def test_damaged_first_token_is_a_parse_error(corpus: Path) -> None:
     (0, "ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8x8xf32>)", "ins(%arg0 : tensor<4x8xf32>)",
      "IndexError"),
     (3, 'iterator_types = ["parallel", "parallel"]', "iterator_types = 7", "AssertionError"),
+    (7, "arith.constant 2.000000e+00 : f32", "arith.constant 2.000000e+99 : f32",
+     "OverflowError"),
 ])
 def test_damaged_operation_xdsl_cannot_build_is_a_parse_error(
         corpus: Path, index: int, good: str, bad: str, raised: str) -> None:
-    """xDSL asserts, or indexes operands, while it builds some ops from their custom form: a
-    `linalg.matmul` left with one input, a `linalg.generic` whose iterator types are not a
-    list."""
+    """xDSL asserts, indexes operands or packs values while it builds some ops from their
+    custom form: a `linalg.matmul` left with one input, a `linalg.generic` whose iterator
+    types are not a list, an f32 constant out of the type's range."""
     text = _trace_step(corpus, index)
     assert good in text
     with pytest.raises(MlirParseError, match=rf"^step\.mlir:\d+:\d+: cannot build the "

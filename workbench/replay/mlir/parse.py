@@ -294,9 +294,10 @@ def parse_module(text: str, name: str = "<ir>") -> tuple[ModuleOp, dict[str, str
     except ParseError as error:
         raise MlirParseError(str(error).strip()) from None
     except (VerifyException, NotImplementedError, ValueError, KeyError, IndexError,
-            AssertionError) as error:
+            AssertionError, OverflowError) as error:
         # xDSL checks some constraints while it builds ops, some by asserting or by indexing
-        # operands a damaged op lacks (`linalg.matmul` with one input); say where we were.
+        # operands a damaged op lacks (`linalg.matmul` with one input), or packing a float
+        # constant that its type cannot hold; say where we were.
         where = parser._current_token.span.get_location()
         detail = f": {error}" if str(error) else ""
         raise MlirParseError(f"{where}: cannot build the operation before this point "
