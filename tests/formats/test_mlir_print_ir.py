@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from damage import huge_line, output_within
 
 from workbench.formats.mlir_print_ir import (
     dumps_to_steps,
@@ -158,6 +159,22 @@ def test_truncated_log_keeps_whole_dumps_and_flags_the_cut(to_loops: Path,
     log = scan_print_ir(cut.read_bytes(), "cut.log")
     assert len(log.dumps) == 4
     assert any("unreadable IR dump header" in p.reason for p in log.problems)
+
+
+def test_long_header_line_cut_short(corpus: Path) -> None:
+    """The failure log's header line (long pass options) grown to 1 MiB by repeating it, then
+    cut before its end: a log whose line ends were lost while it was written. The header
+    pattern used to backtrack over it for minutes."""
+    data = (corpus / "mlir" / "crash-reproducer" / "print-ir-after-failure.log").read_bytes()
+    header_at = data.index(b"// -----// IR Dump After")
+    damaged = huge_line(data, header_at, 1024 * 1024).data
+    damaged = damaged[: header_at + 1024 * 1024 - 7]
+    script = ("import sys\n"
+              "from workbench.formats.mlir_print_ir import scan_print_ir\n"
+              "log = scan_print_ir(sys.stdin.buffer.read(), 'cut.log')\n"
+              "print(len(log.dumps), log.problems[0].reason)\n")
+    assert output_within(30, script, damaged).startswith(
+        f"0 unreadable IR dump header at byte {header_at}: '// -----// IR Dump After")
 
 
 def test_garbage_and_non_utf8_become_problems(to_loops: Path, tmp_path: Path) -> None:

@@ -73,7 +73,10 @@ class PrintIrLog:
 
 def parse_header(line: str) -> DumpHeader | None:
     """Read one dump header line (either style); None when the line is not one."""
-    if match := _NEW_HEADER_RE.match(line):
+    # Only a line that ends as a header can be one. Checked first: on a long line that starts
+    # like a header but does not end like one (cut short while the log was written, its line
+    # ends lost) the pattern backtracks for minutes.
+    if line.endswith(" //----- //") and (match := _NEW_HEADER_RE.match(line)):
         argument, options = split_pass_options(match["pipeline"])
         target = scope_label(match["op"], match["sym"]) if match["op"] else None
         return DumpHeader(match["when"], match["pass"], bool(match["failed"]), argument,

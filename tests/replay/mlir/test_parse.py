@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from damage import output_within
 
 from workbench.formats.mlir_trace import parse_trace
 from workbench.replay.errors import Unsupported
@@ -102,22 +101,14 @@ def _loops_step(corpus: Path) -> str:
     return _trace_step(corpus, 7)
 
 
-def _parse_error_within(text: str, seconds: float) -> str:
-    """The parse error `text` gives, from a child process (a regular expression that runs
-    away holds the GIL, so only a process can be stopped); fails the test if it does not end
-    in time."""
-    script = ("import sys\n"
-              "from workbench.replay.mlir.parse import MlirParseError, parse_module\n"
-              "try:\n"
-              "    parse_module(sys.stdin.read(), 'step.mlir')\n"
-              "except MlirParseError as error:\n"
-              "    print(error)\n")
-    try:
-        done = subprocess.run([sys.executable, "-c", script], input=text, capture_output=True,
-                              text=True, timeout=seconds, check=True)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the parse did not end in {seconds} s")
-    return done.stdout
+_PRINT_PARSE_ERROR = """
+import sys
+from workbench.replay.mlir.parse import MlirParseError, parse_module
+try:
+    parse_module(sys.stdin.read(), "step.mlir")
+except MlirParseError as error:
+    print(error)
+"""
 
 
 def test_unterminated_string_in_a_damaged_dump_fails_fast(corpus: Path) -> None:
@@ -125,7 +116,8 @@ def test_unterminated_string_in_a_damaged_dump_fails_fast(corpus: Path) -> None:
     xDSL's own string pattern backtracks exponentially over the rest of the line."""
     text = _loops_step(corpus)
     assert "memref.load %arg1[" in text
-    message = _parse_error_within(text.replace("memref.load %arg1[", 'memref"load %arg1[', 1), 30)
+    damaged = text.replace("memref.load %arg1[", 'memref"load %arg1[', 1)
+    message = output_within(30, _PRINT_PARSE_ERROR, damaged.encode())
     assert message.startswith("step.mlir:") and "closing string literal" in message
 
 
