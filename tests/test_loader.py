@@ -38,6 +38,21 @@ def test_bad_text(tmp_path: Path, content: bytes, reason: str) -> None:
         read_text(tmp_path, Source("f.txt"))
 
 
+def test_text_cut_inside_a_character(corpus: Path, tmp_path: Path) -> None:
+    """XLA's live-range report draws with box characters (3 bytes each in UTF-8): cut inside
+    one, it is a file still being written, not text in another encoding."""
+    report = "module_0010.jit_ln.cpu_after_optimizations-live-range.txt"
+    data = (corpus / "xla" / "layernorm" / report).read_bytes()
+    box = data.index("├".encode())
+    (tmp_path / report).write_bytes(data[: box + 1])
+    with pytest.raises(ReadError, match=f"{report}: text ends inside a UTF-8 character at "
+                                        rf"offset {box} \(cut short, or still being written\?\)"):
+        read_text(tmp_path, Source(report))
+    (tmp_path / report).write_bytes(data[: box + 1] + data[box + 3 :])
+    with pytest.raises(ReadError, match=rf"not UTF-8 text \(bad byte at offset {box}\)"):
+        read_text(tmp_path, Source(report))
+
+
 def test_missing_and_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ReadError, match="gone.txt: file not found"):
         read_text(tmp_path, Source("gone.txt"))

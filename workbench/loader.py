@@ -79,10 +79,14 @@ def read_bytes(root: Path, source: Source) -> bytes:
 
 
 def decode_text(data: bytes, file: str) -> str:
-    """Strict UTF-8; the error says where the first bad byte is."""
+    """Strict UTF-8; the error says where the first bad byte is, or that the text stops in
+    the middle of a character (a file still being written, or cut short)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
+        if error.end == len(data) and error.reason == "unexpected end of data":
+            raise ReadError(file, f"text ends inside a UTF-8 character at offset {error.start} "
+                                  "(cut short, or still being written?)") from None
         raise ReadError(file, f"not UTF-8 text (bad byte at offset {error.start})") from None
 
 
