@@ -98,3 +98,19 @@ def test_triage_json(corpus: Path, capsys: pytest.CaptureFixture[str], folder: s
         assert result["evaluations"] <= evaluation_bound(10)
     else:
         assert result["status"] == "ok" and result["culprit"] is None
+
+
+def test_fake_data_for_a_damaged_first_step_names_the_file(corpus: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    """A print-ir log cut inside its first dump: the parameter types cannot be read, and the
+    replay says which file and why instead of only that they are unknown."""
+    log = "print-ir-after-change.log"
+    data = (corpus / "mlir" / "iree-opt-to-loops" / log).read_bytes()
+    first = data.index(b"// -----// IR Dump After")
+    (tmp_path / log).write_bytes(data[: data.index(b"tensor.empty", first)])
+    status = main(["replay", str(tmp_path), log, "--fake-data"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith(f"workbench replay: cannot get the inputs: {log}: the IR of step 0 "
+                          "(ConvertStableHloToIreeInputDialects) cannot be parsed: ")

@@ -47,17 +47,28 @@ class MlirBackend:
         return read_text(self.root, step.text)
 
     def parameter_specs(self) -> list[ParamSpec] | None:
-        """The entry function's parameter types, read from the first step's IR."""
+        """The entry function's parameter types, read from the first step's IR; None when
+        they cannot be known (a dynamic size, an unsupported op, no entry function). Raises
+        `ReadError` naming the step's file when that IR cannot be read or parsed, as the HLO
+        backend does: "the types are unknown" would hide which file is damaged."""
         from workbench.loader import ReadError
         from workbench.replay.mlir.evaluate import entry_function
-        from workbench.replay.mlir.parse import parse_module
+        from workbench.replay.mlir.parse import MlirParseError, parse_module
         from workbench.replay.mlir.values import is_shaped, value_dtype
 
         steps = self.steps()
         if not steps:
             return None
+        step = steps[0]
         try:
-            module, _ = parse_module(self.text(steps[0]))
+            module, _ = parse_module(self.text(step))
+        except MlirParseError as error:
+            file = step.text.file if step.text is not None else step.label
+            raise ReadError(file, f"the IR of step {step.index} ({step.pass_name}) cannot be "
+                                  f"parsed: {error}") from None
+        except Unsupported:
+            return None
+        try:
             function = entry_function(module, self.entry_point)
             specs: list[ParamSpec] = []
             for type_ in function.function_type.inputs.data:
@@ -66,7 +77,7 @@ class MlirBackend:
                     return None
                 specs.append((value_dtype(type_), dims))
             return specs
-        except (ReadError, EvaluationError, Unsupported):
+        except (EvaluationError, Unsupported):
             return None
 
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
