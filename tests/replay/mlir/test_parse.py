@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from damage import output_within
+from damage import huge_line, output_within
 
 from workbench.formats.mlir_trace import parse_trace
 from workbench.replay.errors import Unsupported
@@ -144,3 +144,12 @@ def test_damaged_operation_xdsl_cannot_build_is_a_parse_error(
     with pytest.raises(MlirParseError, match=rf"^step\.mlir:\d+:\d+: cannot build the "
                                              rf"operation before this point \({raised}"):
         parse_module(text.replace(good, bad, 1), "step.mlir")
+
+
+def test_nesting_too_deep_is_a_parse_error(corpus: Path) -> None:
+    """The first line of a real dump, `module @jit_f {`, repeated over 64 KiB: regions
+    nested thousands deep."""
+    text = (corpus / "mlir" / "iree-opt-to-loops" / "output.mlir").read_bytes()
+    damaged = huge_line(text, 0, 64 * 1024).data.decode()
+    with pytest.raises(MlirParseError, match=r"^step\.mlir: nested too deeply to parse$"):
+        parse_module(damaged, "step.mlir")

@@ -302,6 +302,10 @@ def parse_module(text: str, name: str = "<ir>") -> tuple[ModuleOp, dict[str, str
         detail = f": {error}" if str(error) else ""
         raise MlirParseError(f"{where}: cannot build the operation before this point "
                              f"({type(error).__name__}{detail})") from None
+    except RecursionError:
+        # xDSL parses nested regions recursively: IR nested thousands deep (a damaged dump,
+        # `module {module {...`) exhausts Python's stack.
+        raise MlirParseError(f"{name}: nested too deeply to parse") from None
     interface = context.get_dialect("builtin").get_interface(OpAsmDialectInterface)
     handles = [key for dialect, key in parser.dialect_resources if dialect == "builtin"]
     resources = interface.build_resources(handles) if interface is not None else {}
