@@ -7,15 +7,17 @@ Container formats (an mlir-trace proto holding one IR per pass) register an entr
 
 from __future__ import annotations
 
+import errno
 import gzip
 import importlib
 import os
+import stat
 import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from workbench.model import Execution, Source, Step
 
@@ -50,11 +52,31 @@ def _entry_reader(file: str) -> Callable[[bytes, int, str], str] | None:
     return None
 
 
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+
+
+def open_file(path: Path | str) -> BinaryIO:
+    """Open a file of a dump for reading, in binary. A fifo is opened without waiting for a
+    writer (a plain open would wait forever): with none it reads as an empty file, one being
+    written is read to its end. A device is refused (OSError)."""
+    handle = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115 (returned open)
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            raise OSError(errno.ENODEV, "a device, not a file")
+        os.set_blocking(handle.fileno(), True)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
 def read_bytes(root: Path, source: Source) -> bytes:
     """The bytes of `source` (a whole file or a byte range), gunzipped when the file is `.gz`."""
     path = root / source.file
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             if source.start or source.end is not None:
                 handle.seek(source.start)
                 size = None if source.end is None else source.end - source.start

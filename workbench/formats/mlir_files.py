@@ -24,7 +24,7 @@ from workbench.formats.crash_reproducer import read_crash_reproducer
 from workbench.formats.mlir_print_ir import dumps_to_steps, module_name, scan_print_ir
 from workbench.formats.mlir_reports import apply_timing, find_reports
 from workbench.formats.mlir_text import first_operation_line, operation_of_line
-from workbench.loader import ReadError, read_bytes
+from workbench.loader import ReadError, open_file, read_bytes
 from workbench.model import Artifact, Dump, Module, Problem, Source, Step
 
 SNIFF_SUFFIXES = (".log", ".mlir", ".txt", ".err", ".out")
@@ -55,7 +55,7 @@ def sniff(head: bytes, tail: bytes, suffix: str) -> str | None:
 
 
 def _read_head_tail(path: Path) -> tuple[bytes, bytes]:
-    with open(path, "rb") as handle:
+    with open_file(path) as handle:
         head = handle.read(HEAD_BYTES)
         size = os.fstat(handle.fileno()).st_size
         if size <= HEAD_BYTES:
@@ -148,7 +148,7 @@ def expand_print_ir(dump: Dump) -> None:
             continue
         path = dump.path(module.id)
         try:
-            with open(path, "rb") as handle:
+            with open_file(path) as handle:
                 if os.fstat(handle.fileno()).st_size == 0:
                     dump.problems.append(Problem(module.id, "empty file (still being written?)"))
                     continue

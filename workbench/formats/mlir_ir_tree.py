@@ -31,6 +31,7 @@ from workbench.formats.mlir_text import (
     operation_of_line,
     scope_label,
 )
+from workbench.loader import open_file
 from workbench.model import Dump, Module, Problem, Source, Step
 
 _FILE_RE = re.compile(r"^(?P<counters>\d+(?:_\d+)*)_(?P<argument>[^/]+)\.mlir$")
@@ -163,13 +164,13 @@ def _steps(files: list[TreeFile]) -> list[Step]:
 # --- expansion: headers, readable scopes, sibling order from the parent's IR ---------------
 
 def _read_head(path: Path, size: int) -> bytes:
-    with open(path, "rb") as handle:
+    with open_file(path) as handle:
         return handle.read(size)
 
 
 def _read_first_line(path: Path) -> bytes:
     """The header line (pass options can make it long); at most `_PEEK_BYTES`."""
-    with open(path, "rb") as handle:
+    with open_file(path) as handle:
         data = handle.read(4096)
         while b"\n" not in data and len(data) < _PEEK_BYTES:
             more = handle.read(16384)
@@ -301,7 +302,8 @@ def _sibling_ranks(dump: Dump, files: list[TreeFile]) -> dict[tuple, int]:
             continue
         if source not in texts:
             try:
-                texts[source] = dump.path(source).read_bytes().decode("utf-8", "replace")
+                with open_file(dump.path(source)) as handle:
+                    texts[source] = handle.read().decode("utf-8", "replace")
             except OSError as error:
                 dump.problems.append(Problem(source, f"cannot read: {error.strerror}"))
                 texts[source] = ""
