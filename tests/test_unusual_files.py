@@ -8,8 +8,10 @@ or replaced by a folder between listing and reading, files still being written.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 from damage import manifest
 
 from workbench.check import check_dump
+from workbench.cli import main
 from workbench.index import claim_paths, list_files, scan
 from workbench.loader import read_bytes
 from workbench.model import Dump, Source
@@ -103,3 +106,33 @@ def test_fifos_do_not_block_the_index(fifos: Path) -> None:
 
 def test_reading_a_fifo_with_no_writer_is_reading_an_empty_file(fifos: Path) -> None:
     assert finishes(lambda: read_bytes(fifos, Source("loops/stderr.log"))) == b""
+
+
+# --- names that are not UTF-8 ---------------------------------------------------------------
+
+def test_names_that_are_not_utf8(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+                                 ) -> None:
+    """Linux file names are bytes: Python hands the undecodable ones over as lone surrogates.
+    They are listed, read, and printed back as the bytes they are (the JSON escapes them)."""
+    root = small_dump(tmp_path / "dump")
+    folder = os.fsencode(root)
+    os.rename(folder + b"/loops/" + LOG.encode(), folder + b"/loops/print-ir-\xff.log")
+    os.rename(folder + b"/trace", folder + b"/trace-\xe9")
+    log = os.fsdecode(b"print-ir-\xff.log")
+    before = manifest(root)
+    dump = scan(root)
+    assert {f"loops/{log}", os.fsdecode(b"trace-\xe9/module_0000")} <= set(keys(dump))
+    assert check_dump(dump) == []
+    assert sys.stdout.errors == "strict"  # as in a UTF-8 locale, unlike Python's C locale
+    for argv in (["ls", str(root)], ["ls", str(root), "--check"], ["ls", str(root), "--json"],
+                 ["show", str(root / "loops"), log], ["show", str(root / "loops"), log, "--json"],
+                 ["report", str(root / "loops" / log)]):
+        status = main(argv)
+        out = capsysbinary.readouterr().out
+        assert status == 0, argv
+        if "--json" in argv:
+            listed = json.loads(out)
+            assert log in json.dumps(listed, ensure_ascii=False)
+        elif argv[0] != "report":  # its tables do not repeat the file's name
+            assert b"print-ir-\xff" in out or b"trace-\xe9" in out, argv
+    assert manifest(root) == before

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import sys
 
 # Commands (modules under workbench.commands), in the order `--help` lists them.
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         return tui.main(argv)
     parser = build_parser(argv[0] if argv[0] in COMMAND_MODULES else None)
     args = parser.parse_args(argv)
+    _print_names_as_they_are(sys.stdout)
     try:
         return args.func(args)
     except BrokenPipeError:  # `workbench ls DIR | head`
@@ -51,3 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+
+
+def _print_names_as_they_are(stream: object) -> None:
+    """File names that are not UTF-8 (any bytes are allowed on Linux) reach Python as lone
+    surrogates; print them back as the bytes they are, as `ls` does, instead of stopping at
+    the first one with UnicodeEncodeError (the default for a UTF-8 locale's stdout)."""
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="surrogateescape")
