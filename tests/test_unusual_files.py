@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -22,8 +23,9 @@ from damage import manifest
 from workbench.check import check_dump
 from workbench.cli import main
 from workbench.index import claim_paths, list_files, scan
-from workbench.loader import read_bytes
+from workbench.loader import ReadError, load_step_hlo, read_bytes
 from workbench.model import Dump, Source
+from workbench.replay.steps import open_replay
 from workbench.watch import ChangeBatch, LiveIndex
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
@@ -136,3 +138,197 @@ def test_names_that_are_not_utf8(tmp_path: Path, capsysbinary: pytest.CaptureFix
         elif argv[0] != "report":  # its tables do not repeat the file's name
             assert b"print-ir-\xff" in out or b"trace-\xe9" in out, argv
     assert manifest(root) == before
+
+
+# --- links, folders that cannot be listed or read --------------------------------------------
+
+def test_symlink_loops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = small_dump(tmp_path / "dump")
+    expected = keys(scan(root))
+    (root / "self.log").symlink_to("self.log")
+    (root / "ping.mlir").symlink_to("pong.mlir")
+    (root / "pong.mlir").symlink_to("ping.mlir")
+    (root / "xla" / "up").symlink_to("..")
+    (root / "loops" / "gone.log").symlink_to("nowhere.log")
+    before = manifest(root)
+    dump = finishes(lambda: scan(root))
+    assert keys(dump) == expected
+    reasons = {p.file: p.reason for p in dump.problems}
+    assert reasons == {name: "cannot stat: Too many levels of symbolic links"
+                       for name in ("self.log", "ping.mlir", "pong.mlir")}
+    assert main(["ls", str(root), "--check", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        {"file": p.file, "reason": p.reason} for p in dump.problems]
+    loop = root / "self.log"
+    assert main(["ls", str(loop)]) == 0 and "problem" in capsys.readouterr().out
+    assert manifest(root) == before
+
+
+def test_folders_that_cannot_be_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulated (tests may run as root, who can list anything)."""
+    root = small_dump(tmp_path / "dump")
+    real = os.scandir
+
+    def scandir(path: object) -> object:
+        if os.fspath(path).endswith("loops"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    dump = scan(root)
+    assert [(p.file, p.reason) for p in dump.problems] == [
+        ("loops", "cannot list folder: Permission denied")]
+    assert keys(dump) == ["trace/module_0000", "xla/module_0010"]
+
+
+def test_files_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A log, a trace and a snapshot the user may not read (simulated): each is a problem
+    naming it, and the rest is listed, checked and replayed."""
+    root = small_dump(tmp_path / "dump")
+    locked = {f"loops/{LOG}", f"trace/{TRACE}", "xla/module_0010.jit_ln.snapshot.-17687811.pb"}
+    real = os.open
+
+    def denied(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if any(os.fspath(path).endswith(name) for name in locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", denied)
+    dump = scan(root)
+    assert {(p.file, p.reason) for p in dump.problems} == {
+        (f"loops/{LOG}", "cannot read: Permission denied"),
+        (f"trace/{TRACE}", "permission denied")}
+    assert "xla/module_0010" in keys(dump)
+    assert [(p.file, p.reason) for p in check_dump(dump)] == [
+        ("xla/module_0010.jit_ln.snapshot.-17687811.pb", "permission denied")]
+    assert main(["replay", str(root / "xla"), "module_0010"]) == 2
+    assert capsys.readouterr().err == (
+        "workbench replay: cannot get the inputs: module_0010.jit_ln.snapshot.-17687811.pb: "
+        "permission denied\n")
+
+
+# --- files deleted or replaced between listing and reading ----------------------------------
+
+def test_files_deleted_after_listing(tmp_path: Path) -> None:
+    root = small_dump(tmp_path / "dump")
+    listing = list_files(root, [])
+    for name in (f"loops/{LOG}", f"trace/{TRACE}"):
+        (root / name).unlink()
+    dump = claim_paths(Dump(root=root), listing)  # as the live index does with its listing
+    assert {(p.file, p.reason) for p in dump.problems} == {
+        (f"loops/{LOG}", "cannot read: No such file or directory"),
+        (f"trace/{TRACE}", "file not found (deleted since the folder was listed?)")}
+    module = dump.find_module("module_0010")
+    step = module.steps[5]
+    assert step.text is not None and step.proto is not None
+    (root / step.text.file).unlink()
+    (root / step.proto.file).unlink()
+    with pytest.raises(ReadError, match="file not found"):
+        load_step_hlo(root, step)
+
+
+def test_files_replaced_by_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = small_dump(tmp_path / "dump")
+    dump = scan(root)
+    module = dump.find_module("module_0010")
+    step = module.steps[3]
+    assert step.text is not None and step.proto is not None
+    snapshot = module.executions[0].file
+    for name in (step.text.file, step.proto.file, snapshot, f"loops/{LOG}"):
+        (root / name).unlink()
+        (root / name).mkdir()
+    reasons = {p.file: p.reason for p in check_dump(dump)}
+    for name in (step.text.file, step.proto.file, snapshot):
+        assert reasons[name] == "is a folder, not a file", name
+    with pytest.raises(ReadError, match="is a folder, not a file"):
+        load_step_hlo(root, step)
+    with pytest.raises(ReadError, match="is a folder, not a file"):
+        open_replay(root, module, module.executions[0])
+    # Listed again, the folder is no snapshot: the module has no execution left.
+    assert main(["replay", str(root / "xla"), "module_0010"]) == 2
+    assert "this module has no recorded execution" in capsys.readouterr().err
+    assert main(["ls", str(root), "--check", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert "xla/module_0010" in [m["key"] for m in listed["modules"]]
+
+
+# --- files still being written --------------------------------------------------------------
+
+def test_proto_created_empty_then_written(tmp_path: Path) -> None:
+    """XLA creates a `.hlo.pb`, then fills it: a problem while it is empty (the text stands
+    in for it), none once it has its content, and the cache does not keep the stand-in."""
+    root = small_dump(tmp_path / "dump")
+    dump = scan(root)
+    step = dump.find_module("module_0010").steps[7]
+    assert step.proto is not None
+    content = (root / step.proto.file).read_bytes()
+    (root / step.proto.file).write_bytes(b"")
+    assert [(p.file, p.reason) for p in check_dump(dump)] == [
+        (step.proto.file, "empty file (still being written?)")]
+    assert load_step_hlo(root, step).id is None  # from the text: it carries no module id
+    (root / step.proto.file).write_bytes(content)
+    assert check_dump(scan(root)) == []
+    assert load_step_hlo(root, step).id == 10  # from the proto now
+
+
+def cut_then_complete(path: Path, at: int) -> bytes:
+    """Leave the first `at` bytes of `path` (a writer caught mid-way); returns the rest."""
+    data = path.read_bytes()
+    path.write_bytes(data[:at])
+    return data[at:]
+
+
+def test_logs_and_traces_still_being_written(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    root = small_dump(tmp_path / "dump")
+    complete = scan(root)
+    live = LiveIndex(root)
+    log, actions, trace = root / "loops" / LOG, root / "loops" / "actions.log", \
+        root / "trace" / TRACE
+    rests = {path: cut_then_complete(path, path.stat().st_size // 2)
+             for path in (log, actions, trace)}
+    partial = live.scan().dump
+    reasons = {p.file: p.reason for p in partial.problems}
+    assert "not an MlirCompilationTrace" in reasons[f"trace/{TRACE}"]
+    assert 0 < len(partial.find_module(f"loops/{LOG}").steps) < 6
+    assert main(["actions", str(actions), "--json"]) == 0
+    assert "never completed" in json.dumps(json.loads(capsys.readouterr().out)["problems"])
+    for path, rest in rests.items():
+        with open(path, "ab") as handle:
+            handle.write(rest)
+    change = live.apply(ChangeBatch(changed=frozenset(
+        str(path.relative_to(root)) for path in rests)))
+    assert change is not None
+    assert change.dump.problems == []
+    assert [(m.key, len(m.steps)) for m in change.dump.modules] == \
+        [(m.key, len(m.steps)) for m in complete.modules]
+    assert main(["actions", str(actions), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["problems"] == []
+
+
+def test_log_truncated_while_the_index_reads_it(tmp_path: Path) -> None:
+    """A compiler run again truncates its log (`2> log`) while the index reads the previous
+    one: the index must see a shorter log, not die of SIGBUS on memory that was the file.
+    Run in a child process, which the signal would kill."""
+    root = small_dump(tmp_path / "dump")
+    log = root / "loops" / LOG
+    script = f"""
+import os
+import workbench.formats.mlir_files as mlir_files
+from workbench.index import scan
+
+check = mlir_files._utf8_problem
+
+def truncated_first(*args, **kwargs):
+    os.truncate({str(log)!r}, 100)
+    return check(*args, **kwargs)
+
+mlir_files._utf8_problem = truncated_first
+dump = scan({str(log)!r})
+print(len(dump.modules[0].steps), [p.reason for p in dump.problems])
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert done.stdout.startswith("0 ["), done.stdout

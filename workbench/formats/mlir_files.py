@@ -14,11 +14,11 @@ Expanding reads the logs whole (once) to find their dumps and reports.
 from __future__ import annotations
 
 import codecs
-import mmap
 import os
 import posixpath
 import re
 from pathlib import Path
+from typing import BinaryIO
 
 from workbench.formats.crash_reproducer import read_crash_reproducer
 from workbench.formats.mlir_print_ir import dumps_to_steps, module_name, scan_print_ir
@@ -128,16 +128,22 @@ def _attach_log(dump: Dump, path: str, kind: str) -> None:
 
 # --- expanders ---------------------------------------------------------------------------
 
-def _utf8_problem(data: bytes | mmap.mmap, file: str) -> Problem | None:
+def _utf8_problem(handle: BinaryIO, file: str) -> Problem | None:
     """Checks the whole file in chunks (bounded memory); names the first bad byte."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    chunk = 1 << 20
-    for offset in range(0, len(data), chunk):
+    offset = 0
+    while chunk := handle.read(1 << 20):
         try:
-            decoder.decode(data[offset : offset + chunk], final=offset + chunk >= len(data))
+            decoder.decode(chunk)
         except UnicodeDecodeError as error:
             return Problem(file, f"not UTF-8 text (bad byte at offset {offset + error.start}); "
                                  "dumps holding it cannot be shown")
+        offset += len(chunk)
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return Problem(file, "text ends inside a UTF-8 character (cut short, or still being "
+                             "written?)")
     return None
 
 
@@ -152,24 +158,27 @@ def expand_print_ir(dump: Dump) -> None:
                 if os.fstat(handle.fileno()).st_size == 0:
                     dump.problems.append(Problem(module.id, "empty file (still being written?)"))
                     continue
-                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    _fill_print_ir(dump, module, data)
+                _fill_print_ir(dump, module, handle)
         except OSError as error:
             dump.problems.append(Problem(module.id, f"cannot read: {error.strerror}"))
 
 
-def _fill_print_ir(dump: Dump, module: Module, data: mmap.mmap) -> None:
-    bad_text = _utf8_problem(data, module.id)
+def _fill_print_ir(dump: Dump, module: Module, handle: BinaryIO) -> None:
+    """Reads the log in pieces, never mapped: a log truncated meanwhile (a compiler run
+    again) just reads shorter, where a mapping of it would die of SIGBUS."""
+    bad_text = _utf8_problem(handle, module.id)
     if bad_text is not None:
         dump.problems.append(bad_text)
-    log = scan_print_ir(data, module.id)  # type: ignore[arg-type]  # mmap acts as bytes
+    handle.seek(0)
+    log = scan_print_ir(handle, module.id)
     dump.problems.extend(log.problems)
     module.steps = dumps_to_steps(log)
     module.name = module_name(module.steps) or module.name
     if not module.steps:
         dump.problems.append(Problem(module.id, "no readable IR dump in the log"))
-    if _REPORT_RE.search(data):  # type: ignore[call-overload]
-        reports = find_reports(bytes(data).decode("utf-8", "replace"), module.id)
+    if log.has_reports:
+        handle.seek(0)
+        reports = find_reports(handle.read().decode("utf-8", "replace"), module.id)
         dump.problems.extend(reports.problems)
         if reports.timing or reports.statistics:
             module.artifacts.append(Artifact(kind="mlir-reports", file=module.id))

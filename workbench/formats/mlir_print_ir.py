@@ -16,8 +16,11 @@ Header styles (MLIR's `mlir/lib/Pass/IRPrinting.cpp`):
 
 from __future__ import annotations
 
+import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from workbench.formats.mlir_text import scope_label, scope_of_text
 from workbench.model import Problem, Source, Step
@@ -40,6 +43,10 @@ _MARK_RE = re.compile(
 )
 # How far into a dump to look for its top operation (after alias definitions).
 _SCOPE_PEEK = 64 * 1024
+# How much of a log is read at once.
+_PIECE = 8 * 1024 * 1024
+# The title line of a timing or statistics report (read by `mlir_reports`).
+_REPORT_TITLE_RE = re.compile(rb"\.\.\. (?:Pass statistics|Execution time) report \.\.\.")
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ class PrintIrLog:
     file: str
     dumps: list[IrDump] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    has_reports: bool = False  # a timing or statistics report's title line was seen
 
 
 def parse_header(line: str) -> DumpHeader | None:
@@ -104,37 +112,83 @@ def split_pass_options(pipeline: str) -> tuple[str | None, str | None]:
     return pipeline[:brace], pipeline[brace + 1 : -1]
 
 
-def _rstrip_end(data: bytes, start: int, end: int) -> int:
-    while end > start and data[end - 1] in b" \t\r\n":
-        end -= 1
-    return end
+def _pieces(handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) pieces of a file, each ending at a line end (the last at its end), so
+    patterns of one line never straddle two pieces."""
+    offset = 0
+    carry = b""
+    while more := handle.read(_PIECE):
+        data = carry + more
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield offset, data[:cut]
+            offset += cut
+        carry = data[cut:]
+    if carry:
+        yield offset, carry
 
 
-def scan_print_ir(data: bytes, file: str) -> PrintIrLog:
-    """Find every dump in `data` (the bytes of `file`); never raises for bad content."""
+def _read_at(handle: BinaryIO, start: int, end: int) -> bytes:
+    handle.seek(start)
+    return handle.read(max(0, end - start))
+
+
+def _rstrip_end(handle: BinaryIO, start: int, end: int) -> int:
+    """`end` moved back over the whitespace before it, and to the end of the file if that is
+    nearer now (truncated since it was scanned); never before `start`."""
+    while end > start:
+        window_start = max(start, end - 4096)
+        window = _read_at(handle, window_start, end)
+        if len(window) < end - window_start:
+            end = window_start + len(window)
+            continue
+        kept = len(window.rstrip(b" \t\r\n"))
+        if kept:
+            return window_start + kept
+        end = window_start
+    return start
+
+
+def scan_print_ir(data: bytes | BinaryIO, file: str) -> PrintIrLog:
+    """Find every dump in `data`, the bytes of `file` or the file open for reading; never
+    raises for bad content. A file is read in pieces, never whole: a log of gigabytes costs
+    a few megabytes, and one truncated meanwhile (a compiler run again) reads shorter."""
+    handle = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
     log = PrintIrLog(file)
+    # (offset, header line or None for another mark, offset of the line after it)
+    marks: list[tuple[int, str | None, int]] = []
+    size = 0
+    for offset, piece in _pieces(handle):
+        for mark in _MARK_RE.finditer(piece):
+            if mark["header"] is None:
+                marks.append((offset + mark.start(), None, 0))
+                continue
+            line_end = piece.find(b"\n", mark.start())
+            line_end = len(piece) if line_end < 0 else line_end
+            line = piece[mark.start() : line_end].decode("utf-8", "replace").rstrip("\r")
+            marks.append((offset + mark.start(), line, offset + min(line_end + 1, len(piece))))
+        if not log.has_reports and _REPORT_TITLE_RE.search(piece):
+            log.has_reports = True
+        size = offset + len(piece)
     open_dump: IrDump | None = None
-    for mark in _MARK_RE.finditer(data):
+    for start, line, ir_start in marks:
         if open_dump is not None:
-            open_dump.end = _rstrip_end(data, open_dump.start, mark.start())
+            open_dump.end = start
             log.dumps.append(open_dump)
             open_dump = None
-        if mark["header"] is None:
+        if line is None:
             continue
-        line_end = data.find(b"\n", mark.start())
-        line_end = len(data) if line_end < 0 else line_end
-        line = data[mark.start() : line_end].decode("utf-8", "replace").rstrip("\r")
         header = parse_header(line)
         if header is None:
             log.problems.append(Problem(file, f"unreadable IR dump header at byte "
-                                              f"{mark.start()}: {line[:120]!r}"))
+                                              f"{start}: {line[:120]!r}"))
             continue
-        open_dump = IrDump(header, min(line_end + 1, len(data)), len(data))
+        open_dump = IrDump(header, ir_start, size)
     if open_dump is not None:
-        open_dump.end = _rstrip_end(data, open_dump.start, len(data))
         log.dumps.append(open_dump)
     for dump in log.dumps:
-        peek = data[dump.start : min(dump.end, dump.start + _SCOPE_PEEK)]
+        dump.end = _rstrip_end(handle, dump.start, dump.end)
+        peek = _read_at(handle, dump.start, min(dump.end, dump.start + _SCOPE_PEEK))
         dump.scope = scope_of_text(peek.decode("utf-8", "replace"))
         if dump.start == dump.end:
             log.problems.append(Problem(file, f"IR dump after header at byte {dump.start} is "
