@@ -16,7 +16,7 @@ import random
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -30,7 +30,7 @@ class Damage:
     """What was done to a file (shown when an example fails) and the bytes it left."""
 
     what: str
-    data: bytes
+    data: bytes = field(repr=False)
 
 
 @cache
