@@ -105,7 +105,11 @@ class ReplayControl:
 
     def _selected(self: WorkbenchApp) -> tuple[Module, Execution | None] | None:
         from workbench.tui.panes.executions import ExecutionsPane
+        from workbench.tui.panes.modules import ModulesPane
 
+        listed = self.pane(ModulesPane).table.current_key
+        if listed is not None and (self.module is None or self.module.key != listed):
+            self.select_module(listed)  # a key pressed before the selection settled
         if self.module is None:
             self.notify("select a module first", timeout=3)
             return None

@@ -33,7 +33,11 @@ class StatusBar(Widget):
 
     def render(self) -> Text:
         width = self.size.width
-        left = Text.assemble(("workbench ", "bold"), (self.folder, ""))
+        folder = self.folder
+        room_for_folder = max(width // 3, 12)
+        if len(folder) > room_for_folder:  # keep the end of a long path: the dump's own name
+            folder = "…" + folder[-(room_for_folder - 1):]
+        left = Text.assemble(("workbench ", "bold"), (folder, ""))
         right = Text(self.job, style="bold")
         middle = Text(f"  {self.scan}", style="dim")
         line = Text.assemble(left, middle)

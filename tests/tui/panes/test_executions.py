@@ -1,13 +1,15 @@
-"""Executions pane: the selected module's recorded runs."""
+"""Executions pane: the selected module's recorded runs, argument types, recorded result."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from textual.pilot import Pilot
 
+from workbench.loader import load_snapshot
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.panes.executions import ExecutionsPane
+from workbench.tui.panes.executions import ExecutionsPane, value_summary
 
 
 def test_executions_follow_the_module(example: Path, drive, wait, lines) -> None:
@@ -16,11 +18,41 @@ def test_executions_follow_the_module(example: Path, drive, wait, lines) -> None
     async def scenario(pilot: Pilot) -> None:
         pane = app.pane(ExecutionsPane)
         assert [e.id for e in pane.table.rows] == ["snapshot.-17687811"]
-        assert lines(pane.table)[1].startswith("snapshot.-17687811")
+        row = lines(pane.table)[1]
+        assert row.startswith("snapshot.-17687811")
+        assert "f32[6,8], f32[8], f32[8]" in row  # jit_ln(x, g, b)
+        snapshot = load_snapshot(app.dump.root, pane.table.rows[0])
+        result = np.asarray(snapshot.result)
+        arguments, recorded = pane.described[pane.table.rows[0].file]
+        assert arguments == "f32[6,8], f32[8], f32[8]"
+        assert recorded == f"f32[6,8] in [{result.min():.4g}, {result.max():.4g}]"
         await pilot.press("t")  # show helpers; jit_convert_element_type has two snapshots
         await pilot.press("slash", *"convert", "enter")
         await wait(pilot)
         assert app.module is not None and app.module.name == "jit_convert_element_type"
         assert len(pane.table.rows) == 2
 
-    drive(app, scenario)
+    drive(app, scenario, size=(120, 40))
+
+
+def test_broken_snapshot_is_named_not_fatal(example: Path, tmp_path: Path, drive, wait,
+                                             lines) -> None:
+    for file in example.glob("module_0010.*"):
+        if file.is_file():
+            (tmp_path / file.name).write_bytes(file.read_bytes())
+    snapshot = next(tmp_path.glob("*.snapshot.*.pb"))
+    snapshot.write_bytes(snapshot.read_bytes()[:100])  # truncated copy
+    app = WorkbenchApp(tmp_path, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        row = lines(app.pane(ExecutionsPane).table)[1]
+        assert "! " in row and "HloSnapshot" in row
+
+    drive(app, scenario, size=(120, 40))
+
+
+def test_value_summary() -> None:
+    assert value_summary(np.array([1.0, np.nan, -2.0], np.float32)) == \
+        "f32[3] in [-2, 1], 1 NaN/Inf"
+    assert value_summary((np.zeros((2,), np.int32), np.array(True))) == \
+        "(s32[2] in [0, 0], pred[] in [1, 1])"

@@ -1,0 +1,87 @@
+"""The installed `workbench` command in a real terminal (tmux): keys in, screen out."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+COMMAND = Path(sys.executable).parent / "workbench"  # the console script pip installed
+
+
+class Terminal:
+    """A tmux server of our own (its own socket), one window running a command."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-u", "-L", self.socket, *args], check=True,
+                              capture_output=True, text=True).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "smoke")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "smoke", *keys)
+
+    def wait_for(self, condition: Callable[[str], bool], timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            try:
+                screen = self.screen()
+            except subprocess.CalledProcessError:  # the window is gone
+                screen = ""
+            if condition(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"the screen never showed what was expected:\n{screen}")
+
+    def alive(self) -> bool:
+        result = subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "smoke"],
+                                capture_output=True)
+        return result.returncode == 0
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    assert shutil.which("tmux"), "this test needs tmux"
+    assert COMMAND.exists(), f"no installed workbench command at {COMMAND}"
+    terminal = Terminal(f"workbench-smoke-{os.getpid()}")
+    yield terminal
+    subprocess.run(["tmux", "-L", terminal.socket, "kill-server"], capture_output=True)
+
+
+def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example: Path,
+                                                     tmp_path: Path) -> None:
+    env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
+                  f"{COMMAND} {example} --theme mono; sleep 30")
+    terminal.tmux("resize-window", "-t", "smoke", "-x", "100", "-y", "30")
+    assert terminal.tmux("display", "-p", "-t", "smoke", "#{pane_width}x#{pane_height}") \
+        .strip() == "100x30"
+    screen = terminal.wait_for(lambda s: "jit_ln" in s and "7 modules" in s)
+    assert "theme not loaded" not in screen and "no theme" not in screen  # themes installed
+    assert "Modules" in screen and "Timeline" in screen and "IR diff" in screen
+
+    terminal.keys("b")  # bisect the selected execution
+    screen = terminal.wait_for(lambda s: "0028 fusion vs 0027" in s)
+    assert "✗" in screen  # the failing badge, a symbol not just a colour
+    assert " + " in screen  # the diff is open on the culprit's changes
+
+    terminal.keys("?")
+    terminal.wait_for(lambda s: "Keys everywhere" in s)
+    terminal.keys("Escape")
+    terminal.wait_for(lambda s: "Keys everywhere" not in s and "jit_ln" in s)
+
+    terminal.keys("q")
+    terminal.wait_for(lambda s: "jit_ln" not in s, timeout=20)
