@@ -18,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.dom import DOMNode
+from textual.lazy import Lazy
 from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
@@ -90,9 +91,10 @@ class WorkbenchApp(ReplayControl, App[int]):
         self.watching = watch
         self.watcher: FolderWatcher | None = None
         self.scanned = False
-        self._requested_theme = theme
         self._selection_timer: Timer | None = None
         self._theme_names: list[str] = []
+        self._theme_problems: list[str] = []
+        self._register_themes(theme)  # before the DOM exists: styling it once, not twice
         self.jobs = Jobs(self)
         self._changed_results: set[str] = set()
         self._modules_by_key: tuple[Dump, dict[str, Module]] | None = None
@@ -111,9 +113,10 @@ class WorkbenchApp(ReplayControl, App[int]):
                 for pane in LEFT_PANES:
                     yield self._panes[pane]
             with TabbedContent(id="right"):
-                for pane in RIGHT_PANES:
+                for index, pane in enumerate(RIGHT_PANES):
                     with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
-                        yield self._panes[pane]
+                        # Tabs not shown first are mounted after the first frame.
+                        yield self._panes[pane] if index == 0 else Lazy(self._panes[pane])
         yield BisectBar(id="bisect-bar")
         yield Footer(compact=True)
 
@@ -126,7 +129,8 @@ class WorkbenchApp(ReplayControl, App[int]):
         return self._panes[pane_type]  # type: ignore[return-value]
 
     def on_mount(self) -> None:
-        self._register_themes()
+        for problem in self._theme_problems:
+            self.notify(problem, severity="warning", timeout=8)
         self.status_bar.folder = self._folder_label()
         self.pane(LEFT_PANES[0]).focus_target().focus()
         if self.watching:
@@ -157,24 +161,22 @@ class WorkbenchApp(ReplayControl, App[int]):
 
     # ----- themes -----------------------------------------------------------------------------
 
-    def _register_themes(self) -> None:
+    def _register_themes(self, wanted: str | Theme | None) -> None:
         themes, errors = load_themes()
         for theme in themes:
             self.register_theme(theme)
         self._theme_names = [t.name for t in themes]
         self._theme_names.sort(key=lambda n: (SHIPPED_ORDER.index(n)
                                               if n in SHIPPED_ORDER else len(SHIPPED_ORDER), n))
-        for error in errors:
-            self.notify(f"theme not loaded: {error}", severity="warning", timeout=8)
-        wanted = self._requested_theme
+        self._theme_problems = [f"theme not loaded: {error}" for error in errors]
         if isinstance(wanted, Theme):
             self.register_theme(wanted)
             self._theme_names.append(wanted.name)
             wanted = wanted.name
         name = wanted or DEFAULT_THEME
         if name not in self.available_themes:
-            self.notify(f"no theme {name!r}; themes: {', '.join(self._theme_names)}",
-                        severity="warning", timeout=8)
+            self._theme_problems.append(
+                f"no theme {name!r}; themes: {', '.join(self._theme_names)}")
             name = DEFAULT_THEME
         self.theme = name
 
@@ -226,6 +228,8 @@ class WorkbenchApp(ReplayControl, App[int]):
     # ----- selection --------------------------------------------------------------------------
 
     def on_row_table_highlighted(self, event: RowTable.Highlighted) -> None:
+        if event.typing:
+            return  # a filter is being typed: select when it is done (the pane announces)
         table_id = event.table.id
         if table_id == "modules-table":
             self._later(lambda: self.select_module(event.key), MODULE_DELAY)

@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widgets import Input
 
 Item = TypeVar("Item")
 Cell = tuple[str, str]  # (text, component class giving its style, or "")
@@ -118,12 +119,14 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
 
     class Highlighted(Message):
-        """The cursor moved to another row (or the rows changed under it)."""
+        """The cursor moved to another row (or the rows changed under it). `typing` is True
+        while the table's filter is being typed into: the owner may wait for the result."""
 
-        def __init__(self, table: RowTable, key: str | None) -> None:
+        def __init__(self, table: RowTable, key: str | None, typing: bool = False) -> None:
             super().__init__()
             self.table = table
             self.key = key
+            self.typing = typing
 
         @property
         def control(self) -> RowTable:
@@ -211,11 +214,17 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         # handles an event would have the pane as sender, and Textual stops bubbling there.
         self.call_later(self._announce, force)
 
-    def _announce(self, force: bool) -> None:
+    def announce(self) -> None:
+        """Say again which row is under the cursor (a filter was typed meanwhile)."""
+        self.call_later(self._announce, True, False)
+
+    def _announce(self, force: bool, typing: bool | None = None) -> None:
         key = self.current_key
         if force or key != self._highlighted_key:
             self._highlighted_key = key
-            self.post_message(self.Highlighted(self, key))
+            if typing is None:
+                typing = isinstance(self.screen.focused, Input)
+            self.post_message(self.Highlighted(self, key, typing))
 
     def watch_cursor(self) -> None:
         self._line_cache.clear()

@@ -14,7 +14,7 @@ def test_action_log_tree_filter_backtrace_and_jump(corpus: Path, drive, wait) ->
     app = WorkbenchApp(corpus / "mlir" / "iree-compile-jit_f", watch=False)
 
     async def scenario(pilot: Pilot) -> None:
-        await pilot.press("t", "slash", *"ir-tree", "enter")
+        await pilot.press("t", "slash", *"tree", "enter")
         await wait(pilot)
         assert app.module is not None and app.module.format == "mlir-ir-tree"
         pane = app.pane(ActionsPane)
@@ -27,10 +27,11 @@ def test_action_log_tree_filter_backtrace_and_jump(corpus: Path, drive, wait) ->
         assert len(tree.root.children) == len(pane.action_log.roots)
 
         assert tree.has_focus
-        await pilot.press("slash", *"tag:pass-execution pass:CSEPass", "enter")
+        await pilot.press("slash", *"pass:CSEPass", "enter")
         await wait(pilot)
         shown = [node.data for node in tree.root.children]
-        assert shown and all(a is not None and a.pass_name == "CSEPass" for a in shown)
+        assert shown and all(a is not None and a.pass_run().pass_name == "CSEPass"
+                             for a in shown)
         await pilot.press("down")
         assert "CSEPass" in str(pane.backtrace.render())
         action = tree.cursor_node.data  # type: ignore[union-attr]

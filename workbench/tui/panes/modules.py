@@ -163,3 +163,4 @@ class ModulesPane(Pane):
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
         self.table.focus()
+        self.table.announce()  # what the cursor rests on now is the selection

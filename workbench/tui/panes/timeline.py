@@ -250,3 +250,4 @@ class TimelinePane(Pane):
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
         self.table.focus()
+        self.table.announce()  # what the cursor rests on now is the selection
