@@ -84,17 +84,23 @@ async def run(keys: int, interval: float) -> None:
         idle = await timeline_keys(app, keys, interval)
         print(f"  idle                  {percentiles(idle)}")
 
-        app.action_triage()
-        job = app.jobs.current
-        assert job is not None
-        while job.done == 0 and app.jobs.busy:  # the workers are up and reporting
-            await asyncio.sleep(0.05)
-        loaded = await timeline_keys(app, keys, interval, until=lambda: not app.jobs.busy)
-        print(f"  during triage         {percentiles(loaded)}  "
-              f"({job.done}/{job.total} executions triaged meanwhile)")
-        app.action_cancel()
-        while app.jobs.busy:
-            await asyncio.sleep(0.05)
+        loaded: list[float] = []
+        triaged = triages = 0
+        while len(loaded) < keys:  # triage again if it ends before enough keys were timed
+            app.action_triage()
+            job = app.jobs.current
+            assert job is not None
+            triages += 1
+            while job.done == 0 and app.jobs.busy:  # the workers are up and reporting
+                await asyncio.sleep(0.05)
+            loaded += await timeline_keys(app, keys - len(loaded), interval,
+                                          until=lambda: not app.jobs.busy)
+            app.action_cancel()
+            while app.jobs.busy:
+                await asyncio.sleep(0.05)
+            triaged += job.done
+        print(f"  during triage         {percentiles(loaded)}  ({triages} triage runs, "
+              f"{triaged} executions triaged while keys were pressed)")
         if idle and loaded:
             ratio = sorted(loaded)[len(loaded) // 2] / sorted(idle)[len(idle) // 2]
             print(f"  median ratio, triage / idle: {ratio:.2f}x")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import shutil
 import subprocess
@@ -34,6 +35,7 @@ from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.modules import ModulesPane, is_helper_module
 
 COMMAND = Path(sys.executable).parent / "workbench"
+RUNS = itertools.count()
 
 
 def find_seconds(folder: Path) -> float:
@@ -64,7 +66,7 @@ def in_process(folder: Path, visible: int) -> tuple[float, float]:
 
 def in_tmux(folder: Path, modules: int) -> float:
     """Seconds from launching the installed command to a screen showing the module count."""
-    socket = f"workbench-bench-{os.getpid()}"
+    socket = f"workbench-bench-{os.getpid()}-{next(RUNS)}"  # a fresh tmux server each run
     tmux = ["tmux", "-u", "-L", socket]
     try:
         started = time.perf_counter()

@@ -63,7 +63,10 @@ def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines) -> None:
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("B")
         bar = app.query_one(BisectBar)
-        assert bar.has_class("-active") and "g good" in str(bar.render())
+        assert bar.has_class("-active") and "try " in str(bar.render())
+        footer_keys = {b.binding.key for b in app.screen.active_bindings.values()
+                       if b.binding.action.startswith("bisect_") and b.enabled}
+        assert footer_keys == {"g", "b", "s", "e"}
         manual = app.manual
         assert manual is not None
         first = manual.proposal

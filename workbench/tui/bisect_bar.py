@@ -86,8 +86,7 @@ class BisectBar(Static):
     DEFAULT_CSS = """
     BisectBar {
         dock: bottom;
-        height: auto;
-        max-height: 3;
+        height: 1;
         display: none;
         background: $warning 20%;
         padding: 0 1;
@@ -107,20 +106,9 @@ class BisectBar(Static):
         if proposal is None:
             text.append(bisect.outcome(), style="bold")
             text.append("   escape: close")
-        else:
+        else:  # the keys (g, b, s, e, escape) are in the footer
             text.append(f"try {proposal.label}")
-            text.append(f"  ·  {state.remaining} candidates, ~{state.steps_left} steps left")
+            text.append(f" · {state.remaining} left, ~{state.steps_left} steps")
             if bisect.last_result:
-                text.append(f"  ·  {bisect.last_result}")
-            text.append("\n")
-            text.append("g", style="bold")
-            text.append(" good  ")
-            text.append("b", style="bold")
-            text.append(" bad  ")
-            text.append("s", style="bold")
-            text.append(" skip  ")
-            text.append("e", style="bold")
-            text.append(" evaluate  ")
-            text.append("escape", style="bold")
-            text.append(" stop")
+                text.append(f" · {bisect.last_result}")
         self.update(text)
