@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 
 class Pane(Vertical):
+    ALLOW_MAXIMIZE = True  # `z` zooms a pane to the whole screen
     TITLE: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
     HELP: ClassVar[str] = ""  # one paragraph for the help screen

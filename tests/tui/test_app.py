@@ -1,0 +1,44 @@
+"""App-level keys: pane digits (switching tabs), zoom, quit; a missing folder is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import TabbedContent
+
+from workbench.tui.app import WorkbenchApp, run_app
+from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
+
+
+def test_digits_zoom_and_quit(example: Path, drive) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        tabs = app.query_one("#right", TabbedContent)
+        for pane_type in (*LEFT_PANES, *RIGHT_PANES):
+            await pilot.press(pane_type.KEY)
+            await pilot.pause()
+            pane = app.pane(pane_type)
+            assert pane.has_focus_within, pane_type.__name__
+            if pane_type in RIGHT_PANES:
+                assert tabs.active == f"tab-{pane_type.__name__.lower()}"
+        await pilot.press("3", "z")
+        assert app.screen.maximized is app.pane(LEFT_PANES[2])
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_value == 0
+
+    drive(app, scenario)
+
+
+def test_missing_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_app(tmp_path / "nope") == 2
+    assert "no such folder or file" in capsys.readouterr().err
+    broken = tmp_path / "t.json"
+    broken.write_text("{")
+    assert run_app(tmp_path, theme=str(broken)) == 2
+    assert "t.json: not JSON" in capsys.readouterr().err
