@@ -296,14 +296,20 @@ class LiveIndex:
                 paths = []
             else:
                 last = time.monotonic()
+                claimed = 0  # files in the last partial model
 
                 def listed(found: list[str]) -> None:
-                    nonlocal last
+                    # A partial model costs a claim of everything found so far: make one only
+                    # when the listing grew by half since the last, so all of them together
+                    # cost about two claims of the whole folder.
+                    nonlocal last, claimed
                     now = time.monotonic()
-                    if progress is not None and now - last >= progress_interval:
-                        last = now
-                        partial = claim_paths(Dump(root=self.root), sorted(found), expand=False)
-                        progress(partial, len(found))
+                    if progress is None or now - last < progress_interval or \
+                            len(found) < claimed * 1.5:
+                        return
+                    last, claimed = now, len(found)
+                    partial = claim_paths(Dump(root=self.root), sorted(found), expand=False)
+                    progress(partial, len(found))
 
                 paths = list_files(self.root, problems, progress=listed)
             self._paths = set(paths)
