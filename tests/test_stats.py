@@ -12,7 +12,6 @@ from workbench.model import Source, Step
 from workbench.stats import (
     hlo_stats,
     mlir_stats,
-    module_stats,
     op_delta,
     step_reports,
     step_stats,
@@ -80,14 +79,7 @@ def test_mlir_generic_form(corpus: Path) -> None:
     assert not any(op.startswith('"') for op in stats.ops)
 
 
-def test_module_stats_streams_and_reports_read_errors(corpus: Path, tmp_path: Path) -> None:
-    dump = scan(corpus / LN)
-    ln = dump.find_module("jit_ln")
-    seen: list[int] = []
-    results = module_stats(dump.root, ln, on_step=lambda index, _: seen.append(index))
-    assert seen == list(range(len(ln.steps)))
-    assert all(not isinstance(r, ReadError) for r in results)
-
+def test_unreadable_steps_raise_read_errors(tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_bytes(b"")
     step = Step(index=0, pass_name="x", ir="hlo", kind="pass", text=Source("empty.txt"))
     with pytest.raises(ReadError, match="empty file"):
@@ -95,13 +87,6 @@ def test_module_stats_streams_and_reports_read_errors(corpus: Path, tmp_path: Pa
     proto_only = Step(index=0, pass_name="x", ir="hlo", kind="pass", proto=Source("a.hlo.pb"))
     with pytest.raises(ReadError, match="no printed IR"):
         step_stats(tmp_path, proto_only)
-
-
-def test_module_stats_can_be_cancelled(corpus: Path) -> None:
-    dump = scan(corpus / LN)
-    ln = dump.find_module("jit_ln")
-    results = module_stats(dump.root, ln, cancelled=lambda: True)
-    assert results == []
 
 
 def test_reports_joined_to_steps(corpus: Path) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,31 +122,6 @@ def op_delta(before: IrStats | None, after: IrStats) -> dict[str, int]:
     names = set(old) | set(after.ops)
     delta = {name: after.ops.get(name, 0) - old.get(name, 0) for name in names}
     return {name: change for name, change in sorted(delta.items()) if change}
-
-
-def module_stats(
-    root: Path,
-    module: Module,
-    on_step: Callable[[int, IrStats | ReadError], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
-) -> list[IrStats | ReadError]:
-    """Stats of every step of `module` in order; a step that cannot be read gives its error.
-
-    `on_step(index, result)` streams results as they are made; `cancelled()` stops early.
-    """
-    results: list[IrStats | ReadError] = []
-    for step in module.steps:
-        if cancelled is not None and cancelled():
-            break
-        try:
-            result: IrStats | ReadError = step_stats(root, step)
-        except ReadError as error:
-            result = error
-        results.append(result)
-        if on_step is not None:
-            on_step(step.index, result)
-    return results
-
 
 
 @dataclass

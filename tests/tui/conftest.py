@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -24,6 +25,14 @@ async def settle(pilot: Pilot, rounds: int = 3) -> None:
         await pilot.pause(SELECTION_DELAY * 2)
         await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def wait_until(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
+    """Poll `condition` (without waiting for the app to be idle) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.05)
 
 
 def run_headless(app: WorkbenchApp, scenario: Scenario, size: tuple[int, int] = (80, 24)) -> None:
@@ -61,3 +70,8 @@ def wait() -> Callable[[Pilot], Awaitable[None]]:
 @pytest.fixture
 def lines() -> Callable[[Widget], list[str]]:
     return screen_lines
+
+
+@pytest.fixture
+def until() -> Callable[..., Awaitable[None]]:
+    return wait_until

@@ -42,3 +42,25 @@ def test_missing_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture
     broken.write_text("{")
     assert run_app(tmp_path, theme=str(broken)) == 2
     assert "t.json: not JSON" in capsys.readouterr().err
+
+
+def test_enter_drills_down_to_the_diff(example: Path, drive, wait) -> None:
+    from workbench.tui.panes.diff import DiffPane
+    from workbench.tui.panes.timeline import TimelinePane
+
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("1", "enter")
+        timeline = app.pane(TimelinePane)
+        assert timeline.table.has_focus
+        timeline.table.move_to(30)
+        await wait(pilot)
+        await pilot.press("enter")
+        diff = app.pane(DiffPane)
+        assert diff.view.has_focus
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        total = len(diff.view.document.hunks)
+        assert str(diff.header.render()).endswith(f"change 2/{total}")
+
+    drive(app, scenario)

@@ -3,7 +3,6 @@ both end on the culprit, XLA step 0028 (pass fusion) of module_0010 jit_ln, its 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -15,13 +14,6 @@ from workbench.tui.ir_view import IrView
 from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.panes.replay_log import ReplayLogPane
-
-
-async def until(pilot: Pilot, condition, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
 
 
 def assert_on_culprit_with_diff(app: WorkbenchApp, lines) -> None:  # type: ignore[no-untyped-def]
@@ -40,7 +32,8 @@ def assert_on_culprit_with_diff(app: WorkbenchApp, lines) -> None:  # type: igno
     assert any(" sqrt(" in text for text in added)  # the planted bug is among the changes
 
 
-def test_automatic_bisect_lands_on_the_culprit(example: Path, drive, wait, lines) -> None:
+def test_automatic_bisect_lands_on_the_culprit(example: Path, drive, wait, lines,
+                                                until) -> None:
     app = WorkbenchApp(example, watch=False)
 
     async def scenario(pilot: Pilot) -> None:
@@ -57,7 +50,7 @@ def test_automatic_bisect_lands_on_the_culprit(example: Path, drive, wait, lines
     drive(app, scenario)
 
 
-def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines) -> None:
+def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines, until) -> None:
     app = WorkbenchApp(example, watch=False)
 
     async def scenario(pilot: Pilot) -> None:

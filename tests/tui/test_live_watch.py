@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -14,15 +13,8 @@ from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.panes.timeline import TimelinePane
 
 
-async def _until(pilot: Pilot, condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the app did not catch up with the folder"
-        await pilot.pause(0.05)
-
-
 def test_files_copied_in_appear_in_modules_and_timeline(
-    example: Path, tmp_path: Path, drive, wait
+    example: Path, tmp_path: Path, drive, wait, until
 ) -> None:
     app = WorkbenchApp(tmp_path, watch=True)
     ln_files = sorted(f for f in example.glob("module_0010.*") if f.is_file())
@@ -36,20 +28,20 @@ def test_files_copied_in_appear_in_modules_and_timeline(
         await asyncio.sleep(0.2)  # the watcher is running
         for file in rest:
             shutil.copy(file, tmp_path)
-        await _until(pilot, lambda: [m.name for m in modules.rows] == ["jit_ln"])
-        await _until(pilot, lambda: len(timeline.rows) == 2)  # before and after optimizations
+        await until(pilot, lambda: [m.name for m in modules.rows] == ["jit_ln"])
+        await until(pilot, lambda: len(timeline.rows) == 2)  # before and after optimizations
         for file in per_pass[: len(per_pass) // 2]:
             shutil.copy(file, tmp_path)
-        await _until(pilot, lambda: len(timeline.rows) == 2 + 18)
+        await until(pilot, lambda: len(timeline.rows) == 2 + 18)
         for file in per_pass[len(per_pass) // 2:]:
             shutil.copy(file, tmp_path)
-        await _until(pilot, lambda: len(timeline.rows) == 2 + 36)
+        await until(pilot, lambda: len(timeline.rows) == 2 + 36)
         assert [s.xla_step for s in timeline.rows[1:-1]] == list(range(36))
         await wait(pilot)
         assert app.book.step_facts(timeline.rows[1 + 28]).changed is True
 
         (tmp_path / per_pass[0].name).unlink()  # the text of step 0000 (its proto stays)
         (tmp_path / per_pass[1].name).unlink()
-        await _until(pilot, lambda: len(timeline.rows) == 2 + 35)
+        await until(pilot, lambda: len(timeline.rows) == 2 + 35)
 
     drive(app, scenario)

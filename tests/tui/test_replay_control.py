@@ -14,14 +14,7 @@ from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.panes.replay_log import ReplayLogPane
 
 
-async def until(pilot: Pilot, condition, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
-
-
-def test_triage_badges_every_module(example: Path, drive, lines) -> None:
+def test_triage_badges_every_module(example: Path, drive, lines, until) -> None:
     app = WorkbenchApp(example, watch=False)
 
     async def scenario(pilot: Pilot) -> None:
@@ -42,7 +35,8 @@ def test_triage_badges_every_module(example: Path, drive, lines) -> None:
     drive(app, scenario)
 
 
-def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive, wait) -> None:
+def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive, wait,
+                                                            until) -> None:
     app = WorkbenchApp(example, watch=False)
 
     async def scenario(pilot: Pilot) -> None:
@@ -66,7 +60,7 @@ def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive
     drive(app, scenario)
 
 
-def test_keys_answered_and_cancel_during_a_long_triage(corpus: Path, drive) -> None:
+def test_keys_answered_and_cancel_during_a_long_triage(corpus: Path, drive, until) -> None:
     """583 executions of a peer's test suite: minutes of work, cancelled after a few keys."""
     app = WorkbenchApp(corpus / "xla-jax-tests" / "numpy-reducers", watch=False)
 

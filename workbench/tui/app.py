@@ -212,7 +212,8 @@ class WorkbenchApp(ReplayControl, App[int]):
 
     def _set_dump(self, dump: Dump, change: DumpChange | None) -> None:
         self.dump = dump
-        watching = " · watching" if self.watcher is not None else ""
+        watching = "" if self.watcher is None else (
+            " · watching (polling)" if getattr(self.watcher, "polling", False) else " · watching")
         if self.scanned:
             problems = f" · {len(dump.problems)} problems" if dump.problems else ""
             self.status_bar.scan = (
@@ -237,6 +238,16 @@ class WorkbenchApp(ReplayControl, App[int]):
             self._later(self.step_changed)
         elif table_id == "executions-table":
             self._later(self.execution_changed)
+
+    def on_row_table_selected(self, event: RowTable.Selected) -> None:
+        """Enter drills down: from a module to its timeline, from a step to its diff."""
+        from workbench.tui.panes.diff import DiffPane
+        from workbench.tui.panes.timeline import TimelinePane
+
+        target = {"modules-table": TimelinePane, "timeline-table": DiffPane}.get(
+            event.table.id or "")
+        if target is not None:
+            self.action_focus_pane(target.__name__)
 
     def _later(self, callback: Callable[[], None], delay: float = SELECTION_DELAY) -> None:
         """Run `callback` once the cursor has rested a moment (holding `j` loads nothing)."""

@@ -13,7 +13,6 @@ once; a live change to a module's files drops its replays.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -44,7 +43,6 @@ class Job:
     execution_id: str | None = None
     total: int = 0
     done: int = 0
-    started: float = field(default_factory=time.monotonic)
     cancel: threading.Event = field(default_factory=threading.Event)
 
 

@@ -113,7 +113,8 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         Binding("ctrl+d", "half_page(1)", "Half page down", show=False),
         Binding("home,g", "first", "First", show=False),
         Binding("end,G", "last", "Last", show=False),
-        Binding("enter", "select", "Open", show=False),
+        Binding("enter", "select", "Open", show=False,
+                tooltip="Open the row: a module's timeline, a step's diff"),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
@@ -193,9 +194,6 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
     def current_key(self) -> str | None:
         item = self.current
         return None if item is None else self.row_key(item)
-
-    def index_of(self, key: str) -> int | None:
-        return self._keys.get(key)
 
     def move_to_key(self, key: str) -> bool:
         index = self._keys.get(key)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -12,14 +11,7 @@ from workbench.tui.panes.breakpoints import BreakpointsPane
 from workbench.tui.panes.timeline import TimelinePane
 
 
-async def until(pilot: Pilot, condition, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
-
-
-def test_breakpoints_and_stepping(example: Path, drive, wait, lines) -> None:
+def test_breakpoints_and_stepping(example: Path, drive, wait, lines, until) -> None:
     app = WorkbenchApp(example, watch=False)
 
     async def scenario(pilot: Pilot) -> None:

@@ -109,6 +109,7 @@ class DiffPane(Pane):
         self.side_by_side = False
         self.section: str | None = None
         self.first_change_pending = False  # jump to the first change once the next diff shows
+        self.header_text = ""
         self.header = Static("", id="diff-header", markup=False)
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
@@ -174,11 +175,17 @@ class DiffPane(Pane):
         same_step = self.diff is not None and event.diff is not None and \
             self.diff.b.original == event.diff.b.original
         self.diff = event.diff
+        self.header_text = event.header
         self.header.update(event.header)
         self.view.show(event.document, keep_position=same_step)
         if self.first_change_pending and event.document.hunks:
             self.first_change_pending = False
             self.view.go_to_row(event.document.hunks[0])
+
+    def on_ir_view_moved(self, event: IrView.Moved) -> None:
+        """Say where a jump landed: `change 2/5`, `match 3/12`."""
+        word = "change" if event.what == "hunk" else event.what
+        self.header.update(f"{self.header_text}  ·  {word} {event.index + 1}/{event.total}")
 
     # ----- actions ----------------------------------------------------------------------------
 
