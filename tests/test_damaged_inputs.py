@@ -12,6 +12,7 @@ sizes, times, contents).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -195,3 +196,36 @@ def test_damaged_dump(area: Area, extended: bool, pristine: Path,
         shutil.rmtree(root)
 
     example()
+
+
+@pytest.mark.parametrize(("row", "damaged_row", "reason"), [
+    # a timing row that lost its percentage
+    ("    0.4078 ( 32.3%)    0.2766 ( 39.2%)  Pipeline Collection : ['hal.executable']",
+     "    0.4078    0.2766 ( 39.2%)  Pipeline Collection : ['hal.executable']",
+     r"timing report at line \d+: line (\d+) is not a row \(\"0\.4078    0\.2766"),
+    # a statistic whose value was garbled
+    ("    (S) 0 num-dce'd - Number of operations DCE'd",
+     "    (S) x num-dce'd - Number of operations DCE'd",
+     r"statistics report at line 2: line (\d+) is not a statistic \(\"\(S\) x num-dce'd"),
+])
+def test_report_with_a_malformed_row(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     row: str, damaged_row: str, reason: str) -> None:
+    """The report command says which line is wrong and keeps the rest (exit status 1 for
+    the tables; the JSON carries the problem)."""
+    text = (CORPUS / "mlir" / "iree-opt-list-reports" / "reports-list.log").read_text()
+    lines = text.splitlines()
+    at = lines.index(row)
+    lines[at] = damaged_row
+    report = tmp_path / "reports-list.log"
+    report.write_text("\n".join(lines) + "\n")
+    assert main(["report", str(report), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    (problem,) = payload["problems"]
+    assert problem["file"] == str(report)
+    found = re.match(reason, problem["reason"])
+    assert found is not None, problem["reason"]
+    assert int(found.group(1)) == at + 1
+    assert payload["timing"] and payload["statistics"]
+    assert main(["report", str(report)]) == 1
+    printed = " ".join(capsys.readouterr().out.split())  # wrapped to the terminal's width
+    assert " ".join(f"problem: {problem['reason']}".split()) in printed

@@ -139,7 +139,7 @@ def find_reports(text: str, file: str) -> Reports:
             if report is not None:
                 found.timing.append(report)
         elif title["title"] == STATISTICS_TITLE:
-            statistics, i = _read_statistics(lines, body_start)
+            statistics, i = _read_statistics(lines, body_start, file, found.problems)
             found.statistics.append(statistics)
         else:
             i = body_start
@@ -199,12 +199,18 @@ def _read_timing(lines: list[str], start: int, file: str,
     if any(node.depth for node in report.walk()):
         report.view = "pipeline"
     if report.total is None:
-        problems.append(Problem(file, f"timing report at line {start - 1} ends without its "
-                                      "'Total' row (cut short?)"))
+        if i < len(lines) and lines[i].strip():
+            problems.append(Problem(file, f"timing report at line {start - 1}: line {i + 1} is "
+                                          f"not a row ({lines[i].strip()[:80]!r}); the rows "
+                                          "after it are left out"))
+        else:
+            problems.append(Problem(file, f"timing report at line {start - 1} ends without "
+                                          "its 'Total' row (cut short?)"))
     return report, i
 
 
-def _read_statistics(lines: list[str], start: int) -> tuple[StatisticsReport, int]:
+def _read_statistics(lines: list[str], start: int, file: str,
+                     problems: list[Problem]) -> tuple[StatisticsReport, int]:
     entries: list[tuple[int, str]] = []  # (indent, name) of passes
     stats: list[tuple[int, Statistic]] = []  # (entry index, statistic)
     i = start
@@ -216,6 +222,9 @@ def _read_statistics(lines: list[str], start: int) -> tuple[StatisticsReport, in
             if entries:
                 stats.append((len(entries) - 1, Statistic(match["name"], int(match["value"]),
                                                           match["desc"])))
+        elif line.lstrip().startswith("(S)"):  # a damaged counter is no pass name
+            problems.append(Problem(file, f"statistics report at line {start - 1}: line "
+                                          f"{i + 1} is not a statistic ({line.strip()[:80]!r})"))
         elif match := _ENTRY_RE.match(line):
             entries.append((len(match["indent"]), match["name"]))
         i += 1
