@@ -9,6 +9,7 @@ import pytest
 
 from workbench.formats.iree_replay import (
     ReplayDump,
+    _with_formats,
     claim_iree_replays,
     parse_replay_jsonl,
     read_replay,
@@ -76,6 +77,21 @@ def test_executables_and_details(stored: ReplayDump) -> None:
     assert "executable_id=4" in details and "workgroup_count=[8,1,1]" in details
     assert "_range" not in details
     assert len(dispatch.details(limit=20)) == 20
+
+
+@pytest.mark.parametrize(("offset", "expected"), [
+    ("1304", "embedded-elf-x86_64"), ("14360", None), ("18446744073709551615", None),
+    ("-5", None)])
+def test_executable_format_from_its_range(corpus: Path, offset: str, expected: str | None
+                                          ) -> None:
+    """The format string's range as the dumper printed it, then as a damaged capture may give
+    it: past the file's end, past what a file offset holds, negative."""
+    lines = [line.replace('"format_range":{"offset":1304,', f'"format_range":{{"offset":{offset},')
+             for line in JSONL.read_text().splitlines()]
+    dump = parse_replay_jsonl(lines, "jit_f.ireereplay")
+    capture = corpus / "iree" / "jit_f" / "jit_f.ireereplay"
+    (executable,) = _with_formats(dump.executables, dump.records, capture)
+    assert executable.format == expected
 
 
 @pytest.mark.parametrize(

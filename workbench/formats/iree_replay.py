@@ -18,6 +18,7 @@ Facts from IREE's `runtime/src/iree/hal/replay/dump.c` and `docs/.../device-repl
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -299,6 +300,9 @@ def _range_text(handle: BinaryIO, file_range: dict[str, Any] | None) -> str | No
     if not isinstance(offset, int) or not isinstance(length, int):
         return None
     if not 0 < length <= _MAX_FORMAT_LENGTH:
+        return None
+    # A damaged capture's range may point anywhere, even past what a file offset can hold.
+    if not 0 <= offset <= os.fstat(handle.fileno()).st_size - length:
         return None
     handle.seek(offset)
     data = handle.read(length)
