@@ -35,6 +35,7 @@ LOG = "print-ir-after-change.log"
 
 # Exit statuses the commands document (README, `--help`).
 STATUSES = {"ls": {0}, "show": {0, 2}, "diff": {0, 1, 2}, "replay": {0, 1, 2},
+            "bisect": {0, 1, 2},
             "triage": {0, 1}, "mlir-replay": {0, 1, 2}, "actions": {0, 2},
             "report": {0, 1, 2}}
 
@@ -85,9 +86,10 @@ XLA_TARGETS = (
 )
 AREAS = [
     Area("xla", XLA_TARGETS, (
-        lambda root, file: ["show", str(root / "xla"), "module_0010", "--json"],
+        lambda root, file: ["show", str(root / "xla"), "module_0010", "--changed", "--json"],
         lambda root, file: ["diff", str(root / "xla"), "module_0010", _step_of(root, file)],
         lambda root, file: ["replay", str(root / "xla"), "module_0010", "--json"],
+        lambda root, file: ["bisect", str(root / "xla"), "module_0010", "--json"],
         lambda root, file: ["triage", str(root / "xla"), "--json", "--jobs", "0"],
     )),
     Area("trace", (f"trace/{TRACE}", f"trace/{TRACE_SNAPSHOT}"), (
@@ -109,7 +111,7 @@ AREAS = [
         lambda root, file: ["report", str(root / "reports" / "reports-list.log"), "--json"],
     )),
 ]
-BUDGETS = {"xla": 25, "trace": 10, "loops": 25, "crash-and-reports": 15}
+BUDGETS = {"xla": 25, "trace": 20, "loops": 25, "crash-and-reports": 15}
 
 
 @pytest.fixture(scope="session")
