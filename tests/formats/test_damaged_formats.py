@@ -178,7 +178,7 @@ FAMILIES = [
     Family("utf8-text", read_utf8_text, (
         f"{LN}.cpu_after_optimizations-live-range.txt",)),
 ]
-BUDGETS = [pytest.param(50, id="quick"),
+BUDGETS = [pytest.param(100, id="quick"),
            pytest.param(1500, id="extended", marks=pytest.mark.slow)]
 
 
