@@ -40,6 +40,21 @@ STATUSES = {"ls": {0}, "show": {0, 2}, "diff": {0, 1, 2}, "replay": {0, 1, 2},
             "report": {0, 1, 2}}
 
 
+SOURCES = {"xla": "xla/layernorm", "trace": "mlir/mlir-trace-broken",
+           "loops": "mlir/iree-opt-to-loops", "crash": "mlir/crash-reproducer",
+           "reports": "mlir/iree-opt-list-reports"}
+
+
+def corpus_file(file: str) -> Path:
+    """The corpus original of a dump file (`xla/...` is `xla/layernorm/...`)."""
+    area, _, rest = file.partition("/")
+    return CORPUS / SOURCES[area] / rest
+
+
+def diff_with_original(root: Path, file: str) -> list[str]:
+    return ["diff", str(root / file), str(corpus_file(file))]
+
+
 def copy_corpus(dest: Path) -> None:
     """The dump the tests damage: five areas, each a folder of real files."""
     layernorm = CORPUS / "xla" / "layernorm"
@@ -88,6 +103,7 @@ AREAS = [
     Area("xla", XLA_TARGETS, (
         lambda root, file: ["show", str(root / "xla"), "module_0010", "--changed", "--json"],
         lambda root, file: ["diff", str(root / "xla"), "module_0010", _step_of(root, file)],
+        diff_with_original,
         lambda root, file: ["replay", str(root / "xla"), "module_0010", "--json"],
         lambda root, file: ["bisect", str(root / "xla"), "module_0010", "--json"],
         lambda root, file: ["triage", str(root / "xla"), "--json", "--jobs", "0"],
@@ -96,10 +112,12 @@ AREAS = [
         lambda root, file: ["mlir-replay", f"--mlir-compilation-trace={root / 'trace' / TRACE}",
                             f"--hlo-snapshot={root / 'trace' / TRACE_SNAPSHOT}", "--json"],
         lambda root, file: ["triage", str(root / "trace"), "--json", "--jobs", "0"],
+        diff_with_original,
     )),
     Area("loops", (f"loops/{LOG}", "loops/actions.log"), (
         lambda root, file: ["show", str(root / "loops"), LOG, "--json"],
         lambda root, file: ["diff", str(root / "loops"), LOG, "3"],
+        diff_with_original,
         lambda root, file: ["replay", str(root / "loops"), LOG, "--fake-data", "--json"],
         lambda root, file: ["actions", str(root / "loops" / "actions.log"), "--json"],
         lambda root, file: ["report", str(root / "loops" / LOG), "--json"],
@@ -109,6 +127,7 @@ AREAS = [
         lambda root, file: ["replay", str(root / "crash"), "reproducer.mlir", "--fake-data",
                             "--json"],
         lambda root, file: ["report", str(root / "reports" / "reports-list.log"), "--json"],
+        diff_with_original,
     )),
 ]
 BUDGETS = {"xla": 25, "trace": 20, "loops": 25, "crash-and-reports": 15}
