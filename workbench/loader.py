@@ -52,8 +52,11 @@ def _entry_reader(file: str) -> Callable[[bytes, int, str], str] | None:
     return None
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX; elsewhere there are no fifos to wait on
+
+
 def _open_nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+    return os.open(path, flags | _NONBLOCK)
 
 
 def open_file(path: Path | str) -> BinaryIO:
@@ -65,7 +68,8 @@ def open_file(path: Path | str) -> BinaryIO:
         mode = os.fstat(handle.fileno()).st_mode
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
             raise OSError(errno.ENODEV, "a device, not a file")
-        os.set_blocking(handle.fileno(), True)
+        if _NONBLOCK:
+            os.set_blocking(handle.fileno(), True)
     except BaseException:
         handle.close()
         raise
