@@ -332,3 +332,18 @@ print(len(dump.modules[0].steps), [p.reason for p in dump.problems])
                           timeout=120, check=False)
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert done.stdout.startswith("0 ["), done.stdout
+
+
+def test_devices_are_refused(tmp_path: Path) -> None:
+    """A link to /dev/zero named like a step: read whole, it would fill the memory."""
+    root = small_dump(tmp_path / "dump")
+    names = ("xla/module_0010.jit_ln.0099.p.after_x.before_y.hlo.pb", "loops/zero.log")
+    for name in names:
+        (root / name).symlink_to("/dev/zero")
+    assert keys(finishes(lambda: scan(root))) == keys(scan(small_dump(tmp_path / "plain")))
+    listing = sorted([*list_files(root, []), *names])  # as the live index may have it
+    dump = finishes(lambda: claim_paths(Dump(root=root), listing))
+    assert ("loops/zero.log", "cannot read: a device, not a file") in \
+        [(p.file, p.reason) for p in dump.problems]
+    assert (names[0], "cannot read: a device, not a file") in \
+        [(p.file, p.reason) for p in finishes(lambda: check_dump(dump))]
