@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from workbench.cli import main
 from workbench.index import scan
+from workbench.model import Module
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 LN = "module_0010.jit_ln"
@@ -141,8 +142,8 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @cache
-def listing(root: Path) -> dict[str, dict]:
-    """Module key -> its `ls --json` entry, of the undamaged dump."""
+def listing(root: Path) -> dict[str, Module]:
+    """Module key -> module, of the undamaged dump."""
     return {module.key: module for module in scan(root).modules}
 
 
