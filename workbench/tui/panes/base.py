@@ -63,10 +63,17 @@ class Pane(Vertical):
     @property
     def showing(self) -> bool:
         """Whether the pane is on screen (a right pane's tab is the active one)."""
-        from textual.widgets import TabPane
+        from textual.widgets import TabbedContent, TabPane
 
+        # The active tab, not the tab's `display`: while the tabs mount, every tab still
+        # displays until the container hides the inactive ones.
+        if not self.is_attached:
+            return False  # a tab's pane not mounted yet (tabs not shown first mount late)
         tab = next((a for a in self.ancestors if isinstance(a, TabPane)), None)
-        return tab is None or tab.display
+        if tab is None:
+            return True
+        tabs = next((a for a in tab.ancestors if isinstance(a, TabbedContent)), None)
+        return tabs is None or tabs.active == tab.id
 
     def shown(self, app: WorkbenchApp) -> None:
         """The pane's tab came up; the default does nothing."""
