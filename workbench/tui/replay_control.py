@@ -27,6 +27,7 @@ from workbench.tui.jobs import (
     TriageReported,
     VerdictReached,
 )
+from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
 from workbench.tui.status_bar import progress_bar
 
@@ -126,11 +127,20 @@ class ReplayControl:
 
     def action_replay(self: WorkbenchApp) -> None:
         selected = self._selected()
+        if selected and capture_of(selected[1]) is not None:
+            # An IREE capture has no steps: IREE's own tool replays it whole, in its pane.
+            self.action_focus_pane(IreePane.__name__)
+            self.call_after_refresh(self.pane(IreePane).action_replay)
+            return
         if selected and self.jobs.replay(*selected, bisect=False):
             self._mark_running(selected[0])
 
     def action_bisect(self: WorkbenchApp) -> None:
         selected = self._selected()
+        if selected and capture_of(selected[1]) is not None:
+            self.notify("an IREE capture has no passes to bisect; r replays it whole",
+                        timeout=4)
+            return
         if selected and self.jobs.replay(*selected, bisect=True):
             self._mark_running(selected[0])
 

@@ -103,6 +103,24 @@ def test_truncated_capture_fails_and_the_app_keeps_working(captures: Path, drive
     drive(app, scenario, size=(120, 40))
 
 
+def test_replay_key_outside_the_pane_hands_a_capture_to_it(captures: Path, drive, until,
+                                                            iree_tools: None) -> None:
+    app = WorkbenchApp(captures, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        pane = app.pane(IreePane)
+        await pilot.press("2", "b")  # no passes to bisect: said, nothing started
+        assert pane.replay_status is None and not app.jobs.busy
+        await pilot.press("r")  # from Executions, with the IREE tab hidden
+        await until(pilot, lambda: pane.replay_status is not None
+                    and pane.replay_status.state != "running")
+        assert pane.showing and pane.replay_status.state == "ok"  # type: ignore[union-attr]
+        assert "✓ jit_f.ireereplay: replay succeeded in" in log_text(pane)
+        assert not app.jobs.busy  # the IREE tool ran, not a step-by-step replay job
+
+    drive(app, scenario, size=(120, 40))
+
+
 def _fake_run_tool(folder: Path) -> None:
     """An `iree-run-replay` that never ends, to have something to cancel."""
     tool = folder / "iree-run-replay"
