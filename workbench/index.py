@@ -64,17 +64,19 @@ def list_files(
     while stack:
         relative = stack.pop()
         directory = os.path.join(root, relative) if relative else os.fspath(root)
+        prefix = f"{relative}/" if relative else ""
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
-                    path = f"{relative}/{entry.name}" if relative else entry.name
+                    path = prefix + entry.name
                     try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append(path)
-                        elif entry.is_file():
+                        # Files first: they are most entries, and one test settles them.
+                        if entry.is_file():
                             found.append(path)
                             if progress is not None and len(found) % PROGRESS_EVERY == 0:
                                 progress(found)
+                        elif entry.is_dir(follow_symlinks=False):
+                            stack.append(path)
                     except OSError as error:
                         problems.append(Problem(path, f"cannot stat: {error.strerror}"))
         except OSError as error:

@@ -7,31 +7,33 @@ there), `before_optimizations`, the per-pass steps in XLA step order, then
 Modules are grouped by (folder, timestamp prefix, module id): the same `module_0000` in two
 sub-folders, or from two timestamped runs, are different modules.
 
-Speed matters here (a 100,000-file folder must index in about the time `find` lists it), so
-per-pass step files, three quarters of a typical dump, take a single-regex fast path.
+Speed matters here (a 100,000-file folder must index in about the time `find` lists it):
+per-pass step files, three quarters of a typical dump, come in text/proto pairs whose name
+without the extension is split once for both, by string methods, and each module head is
+validated once per module, not once per file.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from workbench.formats.xla_names import (
     MODULE_FOLDER_FILES,
     MODULE_RE,
     parse_xla_name,
     split_module_prefix,
+    split_pass_stem,
 )
 from workbench.model import Artifact, Dump, Execution, Module, Source, Step
 
-# The common case of parse_xla_name's per-pass pattern in one match. Group 1 is the module
-# head `[<timestamp>.]module_<NNNN>[.<name>]`, validated once per module, not once per file.
-_FAST_STEP_RE = re.compile(
-    r"(.*?)\.(\d{4})\.([^.]+)\.after_(.+?)(?:\.before_(.+?))?\.(txt|hlo\.pb)"
-)
-
 # Timeline order: input, before_optimizations, per-pass steps, after_optimizations.
 _INPUT, _BEFORE, _PASS, _AFTER = 0, 1, 2, 3
+# A step entry is [pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto]; the
+# positions of its text and proto paths:
+_TEXT, _PROTO = 6, 7
+_UNSEEN = object()
+_BY_FILE = attrgetter("file")
 
 
 @dataclass
@@ -40,13 +42,13 @@ class _PendingModule:
     timestamp: str | None
     module_id: str
     names: set[str] = field(default_factory=set)
-    # order key -> [pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto]
+    # order key -> step entry
     steps: dict[tuple, list] = field(default_factory=dict)
     executions: list[Execution] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     kernel_files: list[tuple[str, str, str]] = field(default_factory=list)
-    # per-pass files found by the fast path: name without extension -> [match, text, proto]
-    fast_steps: dict[str, list] = field(default_factory=dict)
+    # step entries of the per-pass text/proto pairs, in the order of their first file
+    pass_steps: list[list] = field(default_factory=list)
 
 
 def claim_xla(paths: list[str], dump: Dump) -> list[str]:
@@ -63,42 +65,61 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
 
     # (folder, module head) -> module, or None when the head is not an XLA module name.
     by_head: dict[tuple[str, str], _PendingModule | None] = {}
-    fast_step = _FAST_STEP_RE.fullmatch
+
+    def pass_step(folder: str, stem: str) -> list | None:
+        """The step entry for a per-pass dump named `stem` + extension, None for other names."""
+        parts = split_pass_stem(stem)
+        if parts is None:
+            return None
+        module_head, xla_step, pipeline, pass_name, next_pass = parts
+        head_key = (folder, module_head)
+        module = by_head.get(head_key, _UNSEEN)
+        if module is _UNSEEN:
+            head = MODULE_RE.fullmatch(module_head)
+            module = by_head[head_key] = None if head is None else module_for(
+                folder, head["ts"], f"module_{head['num']}")
+            if module is not None:
+                module.names.add(head["rest"] or "")
+        if module is None:
+            return None
+        entry = [pass_name, "pass", "hlo", pipeline, next_pass, xla_step, None, None]
+        module.pass_steps.append(entry)
+        return entry
+
+    # Path without its extension -> step entry, or None when it is not a per-pass name.
+    pass_steps: dict[str, list | None] = {}
     for path in paths:
         folder, _, basename = path.rpartition("/")
-        fast = fast_step(basename) if ".after_" in basename else None
-        if fast is not None:
-            head_key = (folder, fast.group(1))
-            module = by_head.get(head_key, False)
-            if module is False:
-                head = MODULE_RE.fullmatch(fast.group(1))
-                module = by_head[head_key] = None if head is None else module_for(
-                    folder, head["ts"], f"module_{head['num']}")
-                if module is not None:
-                    module.names.add(head["rest"] or "")
-            if module is not None:
-                ext_start = fast.start(6)
-                key = basename[:ext_start]
-                entry = module.fast_steps.get(key)
-                if entry is None:
-                    entry = module.fast_steps[key] = [fast, None, None]
-                entry[1 if basename[ext_start] == "t" else 2] = path
-                continue
-
-        parent_folder, _, parent = folder.rpartition("/")
-        if basename in MODULE_FOLDER_FILES and MODULE_RE.match(parent):
-            info = parse_xla_name(parent)
-            assert info is not None  # MODULE_RE matched
-            module = module_for(parent_folder, info.timestamp, info.module_id)
-            match = MODULE_RE.match(parent)
-            if match and match["rest"]:
-                module.names.add(match["rest"])
-            role = MODULE_FOLDER_FILES[basename]
-            if role == "input":
-                module.steps[(_INPUT,)] = ["input", "input", "mlir", None, None, None, path, None]
+        if ".after_" in basename:
+            if basename.endswith(".txt"):
+                stem_path, slot = path[:-4], _TEXT
+            elif basename.endswith(".hlo.pb"):
+                stem_path, slot = path[:-7], _PROTO
             else:
-                module.artifacts.append(Artifact(kind=role, file=path))
-            continue
+                stem_path = None
+            if stem_path is not None:
+                entry = pass_steps.get(stem_path, _UNSEEN)
+                if entry is _UNSEEN:
+                    stem = stem_path[len(folder) + 1 :] if folder else stem_path
+                    entry = pass_steps[stem_path] = pass_step(folder, stem)
+                if entry is not None:
+                    entry[slot] = path
+                    continue
+
+        if basename in MODULE_FOLDER_FILES:
+            parent_folder, _, parent = folder.rpartition("/")
+            head = MODULE_RE.match(parent)
+            if head is not None:
+                module = module_for(parent_folder, head["ts"], f"module_{head['num']}")
+                if head["rest"]:
+                    module.names.add(head["rest"])
+                role = MODULE_FOLDER_FILES[basename]
+                if role == "input":
+                    module.steps[(_INPUT,)] = ["input", "input", "mlir", None, None, None, path,
+                                               None]
+                else:
+                    module.artifacts.append(Artifact(kind=role, file=path))
+                continue
 
         info = parse_xla_name(basename)
         if info is None or info.kind == "unknown":
@@ -113,7 +134,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                 entry = module.steps.setdefault(key, [info.pass_name, "pass", "hlo",
                                                       info.pipeline, info.next_pass,
                                                       info.xla_step, None, None])
-                entry[6 if info.role == "text" else 7] = path
+                entry[_TEXT if info.role == "text" else _PROTO] = path
             else:
                 module.artifacts.append(Artifact(kind=info.role, file=path,
                                                  label=f"{info.xla_step:04d} {info.pass_name}"))
@@ -125,7 +146,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                 key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
             entry = module.steps.setdefault(key, [label, info.kind, "hlo", info.platform,
                                                   None, None, None, None])
-            entry[6 if info.role == "text" else 7] = path
+            entry[_TEXT if info.role == "text" else _PROTO] = path
         elif info.kind == "snapshot":
             module.executions.append(Execution(id=info.execution or "", file=path))
         elif info.kind == "artifact":
@@ -136,13 +157,13 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             module.kernel_files.append((path, info.role, info.rest))
 
     for module in pending.values():
-        for fast, text, proto in module.fast_steps.values():
-            _, step, pipeline, pass_name, next_pass, _ = fast.groups()
-            key = (_PASS, int(step), pipeline, pass_name, next_pass or "")
-            entry = module.steps.setdefault(
-                key, [pass_name, "pass", "hlo", pipeline, next_pass, int(step), None, None])
-            entry[6] = entry[6] or text
-            entry[7] = entry[7] or proto
+        for entry in module.pass_steps:
+            pass_name, _, _, pipeline, next_pass, xla_step, _, _ = entry
+            known = module.steps.setdefault((_PASS, xla_step, pipeline, pass_name,
+                                             next_pass or ""), entry)
+            if known is not entry:  # the step was named by a file of the slow path too
+                known[_TEXT] = known[_TEXT] or entry[_TEXT]
+                known[_PROTO] = known[_PROTO] or entry[_PROTO]
         for path, role, rest in module.kernel_files:
             name = split_module_prefix(rest, module.names)
             label = rest[len(name) + 1 :] if name else rest
@@ -163,14 +184,14 @@ def _finish(pending: _PendingModule) -> Module:
         key = f"{pending.folder}/{key}"
     module = Module(id=pending.module_id, name=name, format="xla", key=key)
     steps = module.steps
-    for index, order in enumerate(sorted(pending.steps)):
-        pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto = pending.steps[order]
+    for index, (_, entry) in enumerate(sorted(pending.steps.items())):
+        pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto = entry
         steps.append(Step(
             index, pass_name, ir, kind,
             Source(text) if text else None,
             Source(proto) if proto else None,
             pipeline, next_pass, xla_step,
         ))
-    module.executions = sorted(pending.executions, key=lambda e: e.file)
-    module.artifacts = sorted(pending.artifacts, key=lambda a: a.file)
+    module.executions = sorted(pending.executions, key=_BY_FILE)
+    module.artifacts = sorted(pending.artifacts, key=_BY_FILE)
     return module

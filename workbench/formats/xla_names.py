@@ -11,7 +11,7 @@ unambiguous files.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MODULE_RE = re.compile(r"^(?:(?P<ts>\d+)\.)?module_(?P<num>\d+)(?:\.(?P<rest>.*))?$")
 
@@ -69,14 +69,15 @@ MODULE_FOLDER_FILES = {
 }
 
 
-@dataclass(frozen=True)
-class XlaName:
+class XlaName(NamedTuple):
     """What one file name says.
 
     `kind` is one of: "step" (per-pass dump), "before", "after", "snapshot", "artifact",
     "mlir-trace", "kernel-artifact" (name still ambiguous, `rest` holds it), "unknown".
     `role` distinguishes text from proto for steps ("text" / "proto") and names the artifact
-    kind otherwise.
+    kind otherwise. A NamedTuple, not a frozen dataclass: the index makes one per file it does
+    not take by its fast path (tens of thousands in a large folder), and a frozen dataclass
+    costs four times as much to build.
     """
 
     timestamp: str | None
@@ -158,3 +159,38 @@ def split_module_prefix(rest: str, known_names: set[str]) -> str | None:
         if fits and (best is None or len(name) > len(best)):
             best = name
     return best
+
+
+# A per-pass dump name without its extension, `<head>.<step:04d>.<pipeline>.after_<pass>
+# [.before_<next>]`: the definition `split_pass_stem` follows by faster means.
+_PASS_STEM_RE = re.compile(r"(.*?)\.(\d{4})\.([^.]+)\.after_(.+?)(?:\.before_(.+?))?")
+
+# (head, xla_step, pipeline, pass_name, next_pass); the head, `[<timestamp>.]module_<NNNN>
+# [.<name>]` in a real dump, is not validated.
+PassStem = tuple[str, int, str, str, "str | None"]
+
+
+def split_pass_stem(stem: str) -> PassStem | None:
+    """Split a per-pass dump name without its extension; None when it has another shape.
+
+    The answer of `_PASS_STEM_RE`, whose head is the shortest that fits: it ends at the first
+    `.after_` when a step number and a pipeline name come before that, which is what string
+    methods check here at a quarter of the regex's cost (the index splits every per-pass step
+    of a folder, tens of thousands). Other names (rare) are left to the regex, as are names
+    with a line break, which the regex's `.` does not match. A plain tuple, not a NamedTuple,
+    for the same reason.
+    """
+    before_after, _, tail = stem.partition(".after_")
+    rest, _, pipeline = before_after.rpartition(".")
+    head, dot, step = rest.rpartition(".")
+    if not (dot and pipeline and tail and len(step) == 4 and step.isdecimal()) or "\n" in stem:
+        match = _PASS_STEM_RE.fullmatch(stem)
+        if match is None:
+            return None
+        return match[1], int(match[2]), match[3], match[4], match[5]
+    # The pass name is the shortest that fits too: up to the first `.before_` (from its second
+    # character on) with a name after it.
+    cut = tail.find(".before_", 1)
+    if cut != -1 and cut + len(".before_") < len(tail):
+        return head, int(step), pipeline, tail[:cut], tail[cut + len(".before_") :]
+    return head, int(step), pipeline, tail, None
