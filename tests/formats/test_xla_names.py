@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from workbench.formats.xla_names import parse_xla_name, split_module_prefix
+from workbench.formats.xla_names import (
+    _PASS_STEM_RE,
+    parse_xla_name,
+    split_module_prefix,
+    split_pass_stem,
+)
 
 
 @pytest.mark.parametrize(
@@ -82,3 +89,45 @@ def test_not_xla() -> None:
     assert parse_xla_name("program.py") is None
     unknown = parse_xla_name("module_0001.jit_f.something-new.bin")
     assert unknown is not None and unknown.kind == "unknown"
+
+
+def _split_by_regex(stem: str) -> tuple | None:
+    match = _PASS_STEM_RE.fullmatch(stem)
+    return None if match is None else (match[1], int(match[2]), match[3], match[4], match[5])
+
+
+def test_pass_stems_split_as_the_pattern_says(corpus: Path) -> None:
+    """The string-method split gives the regex's answer on every per-pass name of the corpus."""
+    stems = {path.name.removesuffix(".hlo.pb").removesuffix(".txt")
+             for path in corpus.rglob("*") if ".after_" in path.name}
+    split = {stem: split_pass_stem(stem) for stem in stems}
+    assert sum(parts is not None for parts in split.values()) > 500
+    assert split == {stem: _split_by_regex(stem) for stem in stems}
+    assert split_pass_stem("module_0010.jit_ln.0028.HLO_passes_after_layout_assignment"
+                           ".after_fusion.before_fusion-wrapper") == (
+        "module_0010.jit_ln", 28, "HLO_passes_after_layout_assignment", "fusion",
+        "fusion-wrapper")
+
+
+@pytest.mark.parametrize("stem", [
+    "module_0001.jit_f.0001.pipe.after_pass",
+    "module_0001.jit_f.0002.pipe.after_a.before_b.before_c",  # the first .before_ ends the pass
+    "module_0001.jit_f.0003.pipe.after_a.before_",  # nothing after .before_: part of the pass
+    "module_0001.jit_f.0004.pipe.after_.before_x",  # the pass name has at least one character
+    "module_0001.jit_f.0005.pipe.after_x.0006.q.after_y",  # the first fitting .after_ ends it
+    "module_0001.x.after_y.0007.p.after_z",  # ... when one before it does not fit
+    "module_0001.0001.0002.after_pipe.after_rest",
+    "module_0002.0008.pipe.after_p",
+    ".0001.pipe.after_p",  # an empty head
+    "0001.pipe.after_p",  # no head at all
+    "module_0004.j.\u0661\u0662\u0663\u0664.pipe.after_p",  # other digits, as \\d takes them
+    "module_0004.j.12345.pipe.after_p",
+    "module_0004.j.0001..after_p",
+    "module_0004.j.0001.pipe.after_",
+    "module_0004.j.0001.pipe.before_p",
+    "module_0003.j\n.0001.pipe.after_p",  # line breaks: `.` in the pattern does not take them
+    "module_0003.j.0001.pi\npe.after_p",
+    "module_0003.j.0001.pipe.after_p\n",
+])
+def test_unusual_pass_stems_split_as_the_pattern_says(stem: str) -> None:
+    assert split_pass_stem(stem) == _split_by_regex(stem)
