@@ -10,13 +10,15 @@ sub-folders, or from two timestamped runs, are different modules.
 Speed matters here (a 100,000-file folder must index in about the time `find` lists it):
 per-pass step files, three quarters of a typical dump, come in text/proto pairs whose name
 without the extension is split once for both, by string methods, and each module head is
-validated once per module, not once per file.
+validated once per module, not once per file. The paths may come in any order (sorting
+100,000 names would cost a tenth of the index): where two names compete for one place, the
+outcome is the one a sorted listing gives.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from workbench.formats.xla_names import (
     MODULE_FOLDER_FILES,
@@ -29,6 +31,9 @@ from workbench.model import Artifact, Dump, Execution, Module, Source, Step
 
 # Timeline order: input, before_optimizations, per-pass steps, after_optimizations.
 _INPUT, _BEFORE, _PASS, _AFTER = 0, 1, 2, 3
+# Per-pass steps are ordered by (xla_step, pipeline, pass_name, next_pass or ""): keys that
+# start with an int sort fast (list.sort compares those first elements natively).
+_BY_KEY = itemgetter(0)
 # A step entry is [pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto]; the
 # positions of its text and proto paths:
 _TEXT, _PROTO = 6, 7
@@ -42,17 +47,33 @@ class _PendingModule:
     timestamp: str | None
     module_id: str
     names: set[str] = field(default_factory=set)
-    # order key -> step entry
-    steps: dict[tuple, list] = field(default_factory=dict)
+    # (_INPUT,), (_BEFORE,) or (_AFTER, platform) -> step entry
+    ends: dict[tuple, list] = field(default_factory=dict)
+    # per-pass order key -> step entry
+    passes: dict[tuple, list] = field(default_factory=dict)
     executions: list[Execution] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     kernel_files: list[tuple[str, str, str]] = field(default_factory=list)
-    # step entries of the per-pass text/proto pairs, in the order of their first file
+    # step entries of the per-pass text/proto pairs
     pass_steps: list[list] = field(default_factory=list)
 
 
+def _keep_last(entry: list, slot: int, path: str) -> None:
+    """Put `path` in `entry[slot]` unless a name that sorts after it is there: when two files
+    name the same step (`.txt` and `.txt.gz`), the last in a sorted listing wins."""
+    if entry[slot] is None or path > entry[slot]:
+        entry[slot] = path
+
+
+def _first_file(entry: list) -> str:
+    """The name a sorted listing shows first of a per-pass pair (`.hlo.pb` sorts before
+    `.txt`)."""
+    return entry[_PROTO] or entry[_TEXT]
+
+
 def claim_xla(paths: list[str], dump: Dump) -> list[str]:
-    """Add the XLA modules found among `paths` to `dump`; return the paths not claimed."""
+    """Add the XLA modules found among `paths` (in any order) to `dump`; return the paths not
+    claimed, in their order."""
     pending: dict[tuple[str, str | None, str], _PendingModule] = {}
     unclaimed: list[str] = []
 
@@ -115,8 +136,9 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                     module.names.add(head["rest"])
                 role = MODULE_FOLDER_FILES[basename]
                 if role == "input":
-                    module.steps[(_INPUT,)] = ["input", "input", "mlir", None, None, None, path,
-                                               None]
+                    entry = module.ends.setdefault(
+                        (_INPUT,), ["input", "input", "mlir", None, None, None, None, None])
+                    _keep_last(entry, _TEXT, path)
                 else:
                     module.artifacts.append(Artifact(kind=role, file=path))
                 continue
@@ -130,11 +152,11 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             module.names.add(info.name)
         if info.kind == "step":  # per-pass names the fast path did not take (.gz, renderings)
             if info.role in ("text", "proto"):
-                key = (_PASS, info.xla_step, info.pipeline, info.pass_name, info.next_pass or "")
-                entry = module.steps.setdefault(key, [info.pass_name, "pass", "hlo",
-                                                      info.pipeline, info.next_pass,
-                                                      info.xla_step, None, None])
-                entry[_TEXT if info.role == "text" else _PROTO] = path
+                key = (info.xla_step, info.pipeline, info.pass_name, info.next_pass or "")
+                entry = module.passes.setdefault(key, [info.pass_name, "pass", "hlo",
+                                                       info.pipeline, info.next_pass,
+                                                       info.xla_step, None, None])
+                _keep_last(entry, _TEXT if info.role == "text" else _PROTO, path)
             else:
                 module.artifacts.append(Artifact(kind=info.role, file=path,
                                                  label=f"{info.xla_step:04d} {info.pass_name}"))
@@ -144,9 +166,9 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             else:
                 prefix = f"{info.platform}_" if info.platform else ""
                 key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
-            entry = module.steps.setdefault(key, [label, info.kind, "hlo", info.platform,
-                                                  None, None, None, None])
-            entry[_TEXT if info.role == "text" else _PROTO] = path
+            entry = module.ends.setdefault(key, [label, info.kind, "hlo", info.platform,
+                                                 None, None, None, None])
+            _keep_last(entry, _TEXT if info.role == "text" else _PROTO, path)
         elif info.kind == "snapshot":
             module.executions.append(Execution(id=info.execution or "", file=path))
         elif info.kind == "artifact":
@@ -157,19 +179,49 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             module.kernel_files.append((path, info.role, info.rest))
 
     for module in pending.values():
-        for entry in module.pass_steps:
-            pass_name, _, _, pipeline, next_pass, xla_step, _, _ = entry
-            known = module.steps.setdefault((_PASS, xla_step, pipeline, pass_name,
-                                             next_pass or ""), entry)
-            if known is not entry:  # the step was named by a file of the slow path too
-                known[_TEXT] = known[_TEXT] or entry[_TEXT]
-                known[_PROTO] = known[_PROTO] or entry[_PROTO]
+        _add_pass_steps(module)
         for path, role, rest in module.kernel_files:
             name = split_module_prefix(rest, module.names)
             label = rest[len(name) + 1 :] if name else rest
             module.artifacts.append(Artifact(kind=role, file=path, label=label))
         dump.modules.append(_finish(module))
     return unclaimed
+
+
+def _add_pass_steps(module: _PendingModule) -> None:
+    """Merge the per-pass pairs into the module's steps as a sorted listing would have them.
+
+    A step some other file names too (`.txt.gz`, found by `parse_xla_name`) keeps that file
+    and takes from the pair only what it lacks. Pairs that name the same step (one module id
+    under two module names) merge in the order of their first file: the earlier's files
+    first, the later's filling the gaps.
+    """
+    merged: dict[tuple, list] = {}
+    for entry in module.pass_steps:
+        pass_name, _, _, pipeline, next_pass, xla_step, _, _ = entry
+        if merged.setdefault((xla_step, pipeline, pass_name, next_pass or ""),
+                             entry) is not entry:
+            break
+    else:
+        _fill_steps(module.passes, merged)
+        return
+    merged = {}
+    for entry in sorted(module.pass_steps, key=_first_file):
+        pass_name, _, _, pipeline, next_pass, xla_step, _, _ = entry
+        known = merged.setdefault((xla_step, pipeline, pass_name, next_pass or ""), entry)
+        if known is not entry:
+            known[_TEXT] = known[_TEXT] or entry[_TEXT]
+            known[_PROTO] = known[_PROTO] or entry[_PROTO]
+    _fill_steps(module.passes, merged)
+
+
+def _fill_steps(passes: dict[tuple, list], pairs: dict[tuple, list]) -> None:
+    """Add the steps of `pairs` to `passes`; where a key is in both, fill only missing files."""
+    for key, entry in pairs.items():
+        known = passes.setdefault(key, entry)
+        if known is not entry:
+            known[_TEXT] = known[_TEXT] or entry[_TEXT]
+            known[_PROTO] = known[_PROTO] or entry[_PROTO]
 
 
 def _finish(pending: _PendingModule) -> Module:
@@ -183,8 +235,12 @@ def _finish(pending: _PendingModule) -> Module:
     if pending.folder:
         key = f"{pending.folder}/{key}"
     module = Module(id=pending.module_id, name=name, format="xla", key=key)
+    ends = sorted(pending.ends.items())
+    timeline = [entry for order, entry in ends if order[0] < _PASS]
+    timeline += [entry for _, entry in sorted(pending.passes.items(), key=_BY_KEY)]
+    timeline += [entry for order, entry in ends if order[0] > _PASS]
     steps = module.steps
-    for index, (_, entry) in enumerate(sorted(pending.steps.items())):
+    for index, entry in enumerate(timeline):
         pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto = entry
         steps.append(Step(
             index, pass_name, ir, kind,
