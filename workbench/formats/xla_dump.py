@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
+from typing import Literal
 
 from workbench.formats.xla_names import (
     MODULE_FOLDER_FILES,
@@ -34,11 +35,8 @@ _INPUT, _BEFORE, _PASS, _AFTER = 0, 1, 2, 3
 # Per-pass steps are ordered by (xla_step, pipeline, pass_name, next_pass or ""): keys that
 # start with an int sort fast (list.sort compares those first elements natively).
 _BY_KEY = itemgetter(0)
-# A step entry is [pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto]; the
-# positions of its text and proto paths:
-_TEXT, _PROTO = 6, 7
-_UNSEEN = object()
 _BY_FILE = attrgetter("file")
+_UNSEEN = object()
 
 
 @dataclass
@@ -47,28 +45,45 @@ class _PendingModule:
     timestamp: str | None
     module_id: str
     names: set[str] = field(default_factory=set)
-    # (_INPUT,), (_BEFORE,) or (_AFTER, platform) -> step entry
-    ends: dict[tuple, list] = field(default_factory=dict)
-    # per-pass order key -> step entry
-    passes: dict[tuple, list] = field(default_factory=dict)
+    # (_INPUT,), (_BEFORE,) or (_AFTER, platform) -> step
+    ends: dict[tuple, Step] = field(default_factory=dict)
+    # per-pass order key -> step, from names `parse_xla_name` took (`.txt.gz` and the like)
+    passes: dict[tuple, Step] = field(default_factory=dict)
+    # per-pass order key -> step, from the text/proto pairs
+    pairs: dict[tuple, Step] = field(default_factory=dict)
+    # pairs whose key another pair holds already (one module id under two module names)
+    pairs_again: list[Step] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     kernel_files: list[tuple[str, str, str]] = field(default_factory=list)
-    # step entries of the per-pass text/proto pairs
-    pass_steps: list[list] = field(default_factory=list)
 
 
-def _keep_last(entry: list, slot: int, path: str) -> None:
-    """Put `path` in `entry[slot]` unless a name that sorts after it is there: when two files
-    name the same step (`.txt` and `.txt.gz`), the last in a sorted listing wins."""
-    if entry[slot] is None or path > entry[slot]:
-        entry[slot] = path
+def _pass_key(step: Step) -> tuple:
+    return (step.xla_step, step.pipeline, step.pass_name, step.next_pass or "")
 
 
-def _first_file(entry: list) -> str:
+def _keep_last(step: Step, role: Literal["text", "proto"], path: str) -> None:
+    """Make `path` the step's text or proto unless a name that sorts after it is there: when
+    two files name the same step (`.txt` and `.txt.gz`), the last in a sorted listing wins."""
+    known = step.text if role == "text" else step.proto
+    if known is None or path > known.file:
+        if role == "text":
+            step.text = Source(path)
+        else:
+            step.proto = Source(path)
+
+
+def _fill_gaps(step: Step, other: Step) -> None:
+    step.text = step.text or other.text
+    step.proto = step.proto or other.proto
+
+
+def _first_file(step: Step) -> str:
     """The name a sorted listing shows first of a per-pass pair (`.hlo.pb` sorts before
     `.txt`)."""
-    return entry[_PROTO] or entry[_TEXT]
+    source = step.proto or step.text
+    assert source is not None  # a pair has at least one of its files
+    return source.file
 
 
 def claim_xla(paths: list[str], dump: Dump) -> list[str]:
@@ -87,8 +102,8 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
     # (folder, module head) -> module, or None when the head is not an XLA module name.
     by_head: dict[tuple[str, str], _PendingModule | None] = {}
 
-    def pass_step(folder: str, stem: str) -> list | None:
-        """The step entry for a per-pass dump named `stem` + extension, None for other names."""
+    def pass_step(folder: str, stem: str) -> Step | None:
+        """The step of a per-pass dump named `stem` + extension, None for other names."""
         parts = split_pass_stem(stem)
         if parts is None:
             return None
@@ -103,28 +118,33 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                 module.names.add(head["rest"] or "")
         if module is None:
             return None
-        entry = [pass_name, "pass", "hlo", pipeline, next_pass, xla_step, None, None]
-        module.pass_steps.append(entry)
-        return entry
+        step = Step(0, pass_name, "hlo", "pass", None, None, pipeline, next_pass, xla_step)
+        if module.pairs.setdefault((xla_step, pipeline, pass_name, next_pass or ""),
+                                   step) is not step:
+            module.pairs_again.append(step)
+        return step
 
-    # Path without its extension -> step entry, or None when it is not a per-pass name.
-    pass_steps: dict[str, list | None] = {}
+    # Path without its extension -> step, or None when it is not a per-pass name.
+    pass_steps: dict[str, Step | None] = {}
     for path in paths:
         folder, _, basename = path.rpartition("/")
         if ".after_" in basename:
             if basename.endswith(".txt"):
-                stem_path, slot = path[:-4], _TEXT
+                stem_path = path[:-4]
             elif basename.endswith(".hlo.pb"):
-                stem_path, slot = path[:-7], _PROTO
+                stem_path = path[:-7]
             else:
                 stem_path = None
             if stem_path is not None:
-                entry = pass_steps.get(stem_path, _UNSEEN)
-                if entry is _UNSEEN:
+                step = pass_steps.get(stem_path, _UNSEEN)
+                if step is _UNSEEN:
                     stem = stem_path[len(folder) + 1 :] if folder else stem_path
-                    entry = pass_steps[stem_path] = pass_step(folder, stem)
-                if entry is not None:
-                    entry[slot] = path
+                    step = pass_steps[stem_path] = pass_step(folder, stem)
+                if step is not None:
+                    if basename[-1] == "t":  # .txt
+                        step.text = Source(path)
+                    else:
+                        step.proto = Source(path)
                     continue
 
         if basename in MODULE_FOLDER_FILES:
@@ -136,9 +156,10 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                     module.names.add(head["rest"])
                 role = MODULE_FOLDER_FILES[basename]
                 if role == "input":
-                    entry = module.ends.setdefault(
-                        (_INPUT,), ["input", "input", "mlir", None, None, None, None, None])
-                    _keep_last(entry, _TEXT, path)
+                    step = module.ends.get((_INPUT,))
+                    if step is None:
+                        step = module.ends[(_INPUT,)] = Step(0, "input", "mlir", "input")
+                    _keep_last(step, "text", path)
                 else:
                     module.artifacts.append(Artifact(kind=role, file=path))
                 continue
@@ -153,10 +174,12 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
         if info.kind == "step":  # per-pass names the fast path did not take (.gz, renderings)
             if info.role in ("text", "proto"):
                 key = (info.xla_step, info.pipeline, info.pass_name, info.next_pass or "")
-                entry = module.passes.setdefault(key, [info.pass_name, "pass", "hlo",
-                                                       info.pipeline, info.next_pass,
-                                                       info.xla_step, None, None])
-                _keep_last(entry, _TEXT if info.role == "text" else _PROTO, path)
+                step = module.passes.get(key)
+                if step is None:
+                    step = module.passes[key] = Step(
+                        0, info.pass_name or "", "hlo", "pass", pipeline=info.pipeline,
+                        next_pass=info.next_pass, xla_step=info.xla_step)
+                _keep_last(step, info.role, path)
             else:
                 module.artifacts.append(Artifact(kind=info.role, file=path,
                                                  label=f"{info.xla_step:04d} {info.pass_name}"))
@@ -166,9 +189,11 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             else:
                 prefix = f"{info.platform}_" if info.platform else ""
                 key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
-            entry = module.ends.setdefault(key, [label, info.kind, "hlo", info.platform,
-                                                 None, None, None, None])
-            _keep_last(entry, _TEXT if info.role == "text" else _PROTO, path)
+            step = module.ends.get(key)
+            if step is None:
+                step = module.ends[key] = Step(0, label, "hlo", info.kind,
+                                               pipeline=info.platform)
+            _keep_last(step, "text" if info.role == "text" else "proto", path)
         elif info.kind == "snapshot":
             module.executions.append(Execution(id=info.execution or "", file=path))
         elif info.kind == "artifact":
@@ -179,7 +204,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             module.kernel_files.append((path, info.role, info.rest))
 
     for module in pending.values():
-        _add_pass_steps(module)
+        _add_pairs(module)
         for path, role, rest in module.kernel_files:
             name = split_module_prefix(rest, module.names)
             label = rest[len(name) + 1 :] if name else rest
@@ -188,7 +213,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
     return unclaimed
 
 
-def _add_pass_steps(module: _PendingModule) -> None:
+def _add_pairs(module: _PendingModule) -> None:
     """Merge the per-pass pairs into the module's steps as a sorted listing would have them.
 
     A step some other file names too (`.txt.gz`, found by `parse_xla_name`) keeps that file
@@ -196,32 +221,20 @@ def _add_pass_steps(module: _PendingModule) -> None:
     under two module names) merge in the order of their first file: the earlier's files
     first, the later's filling the gaps.
     """
-    merged: dict[tuple, list] = {}
-    for entry in module.pass_steps:
-        pass_name, _, _, pipeline, next_pass, xla_step, _, _ = entry
-        if merged.setdefault((xla_step, pipeline, pass_name, next_pass or ""),
-                             entry) is not entry:
-            break
-    else:
-        _fill_steps(module.passes, merged)
+    pairs = module.pairs
+    if module.pairs_again:
+        pairs = {}
+        for step in sorted([*module.pairs.values(), *module.pairs_again], key=_first_file):
+            known = pairs.setdefault(_pass_key(step), step)
+            if known is not step:
+                _fill_gaps(known, step)
+    if not module.passes:
+        module.passes = pairs
         return
-    merged = {}
-    for entry in sorted(module.pass_steps, key=_first_file):
-        pass_name, _, _, pipeline, next_pass, xla_step, _, _ = entry
-        known = merged.setdefault((xla_step, pipeline, pass_name, next_pass or ""), entry)
-        if known is not entry:
-            known[_TEXT] = known[_TEXT] or entry[_TEXT]
-            known[_PROTO] = known[_PROTO] or entry[_PROTO]
-    _fill_steps(module.passes, merged)
-
-
-def _fill_steps(passes: dict[tuple, list], pairs: dict[tuple, list]) -> None:
-    """Add the steps of `pairs` to `passes`; where a key is in both, fill only missing files."""
-    for key, entry in pairs.items():
-        known = passes.setdefault(key, entry)
-        if known is not entry:
-            known[_TEXT] = known[_TEXT] or entry[_TEXT]
-            known[_PROTO] = known[_PROTO] or entry[_PROTO]
+    for key, step in pairs.items():
+        known = module.passes.setdefault(key, step)
+        if known is not step:
+            _fill_gaps(known, step)
 
 
 def _finish(pending: _PendingModule) -> Module:
@@ -236,18 +249,12 @@ def _finish(pending: _PendingModule) -> Module:
         key = f"{pending.folder}/{key}"
     module = Module(id=pending.module_id, name=name, format="xla", key=key)
     ends = sorted(pending.ends.items())
-    timeline = [entry for order, entry in ends if order[0] < _PASS]
-    timeline += [entry for _, entry in sorted(pending.passes.items(), key=_BY_KEY)]
-    timeline += [entry for order, entry in ends if order[0] > _PASS]
-    steps = module.steps
-    for index, entry in enumerate(timeline):
-        pass_name, kind, ir, pipeline, next_pass, xla_step, text, proto = entry
-        steps.append(Step(
-            index, pass_name, ir, kind,
-            Source(text) if text else None,
-            Source(proto) if proto else None,
-            pipeline, next_pass, xla_step,
-        ))
+    steps = [step for order, step in ends if order[0] < _PASS]
+    steps += [step for _, step in sorted(pending.passes.items(), key=_BY_KEY)]
+    steps += [step for order, step in ends if order[0] > _PASS]
+    for index, step in enumerate(steps):
+        step.index = index
+    module.steps = steps
     module.executions = sorted(pending.executions, key=_BY_FILE)
     module.artifacts = sorted(pending.artifacts, key=_BY_FILE)
     return module
