@@ -56,8 +56,10 @@ EXPANDERS: list[Expander] = [
 def list_files(
     root: Path, problems: list[Problem], progress: Callable[[list[str]], None] | None = None
 ) -> list[str]:
-    """Every regular file under `root`, as POSIX paths relative to it, in no particular order
-    (`claim_paths` takes them so; sorting 100,000 names would cost a tenth of the index).
+    """Every regular file under `root`, as sorted POSIX paths relative to it.
+
+    Sorted although `claim_paths` takes any order: claiming a module's files one after the
+    other keeps its objects together in memory, which saves more than the sort costs.
 
     Uses `os.scandir` so the directory entry types come with the listing (no `stat` per file,
     as `find -type f` does). Symlinked folders are not followed (they can loop). `progress`, when
@@ -88,6 +90,7 @@ def list_files(
             problems.append(Problem(relative or ".", f"cannot list folder: {error.strerror}"))
         if progress is not None:
             progress(found)
+    found.sort()
     return found
 
 

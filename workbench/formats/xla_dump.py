@@ -10,9 +10,8 @@ sub-folders, or from two timestamped runs, are different modules.
 Speed matters here (a 100,000-file folder must index in about the time `find` lists it):
 per-pass step files, three quarters of a typical dump, come in text/proto pairs whose name
 without the extension is split once for both, by string methods, and each module head is
-validated once per module, not once per file. The paths may come in any order (sorting
-100,000 names would cost a tenth of the index): where two names compete for one place, the
-outcome is the one a sorted listing gives.
+validated once per module, not once per file. The paths may come in any order: where two
+names compete for one place, the outcome is the one a sorted listing gives.
 """
 
 from __future__ import annotations
