@@ -195,7 +195,7 @@ def test_reader_bugs_become_read_errors(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_cache_bounds() -> None:
-    cache = loader._LruCache(max_entries=3, max_bytes=100)
+    cache = loader.LruCache(max_entries=3, max_bytes=100)
     for key in "abc":
         cache.put((key,), key, 10)
     assert cache.get(("a",)) == "a"  # now the most recent

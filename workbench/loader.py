@@ -135,10 +135,11 @@ def read_text(root: Path, source: Source) -> str:
 
 # ---- parsed HLO modules and snapshots, cached ----
 
-class _LruCache:
-    """A thread-safe LRU of parsed files keyed by (path, mtime, size): a file rewritten in
-    place (a dump still being written) is read again. Bounded by entry count and by the total
-    size of the files behind the entries (parsed modules are a few times their file size)."""
+class LruCache:
+    """A thread-safe LRU of what was made from files (parsed modules, normalized texts), keyed
+    by (path, mtime, size) among others: a file rewritten in place (a dump still being written)
+    is read again. Bounded by entry count and by the total size of the files behind the
+    entries (what is made from them is a few times their size)."""
 
     def __init__(self, max_entries: int, max_bytes: int) -> None:
         self.max_entries = max_entries
@@ -175,7 +176,7 @@ class _LruCache:
 
 # A parsed module takes about 20 times its file's size in memory (measured on the 6,000-line
 # module of the large transformer dump), so 8 MB of files is about 160 MB of parsed modules.
-PARSED = _LruCache(max_entries=64, max_bytes=8 * 1024 * 1024)
+PARSED = LruCache(max_entries=64, max_bytes=8 * 1024 * 1024)
 
 
 def _file_key(root: Path, source: Source) -> tuple:

@@ -9,6 +9,7 @@ import pytest
 from workbench.diff.ir_diff import same_ir
 from workbench.diff.scopes import restrict
 from workbench.diff.steps import (
+    NORMALIZED,
     ScopeMismatch,
     diff_steps,
     diff_with_previous,
@@ -18,6 +19,7 @@ from workbench.diff.steps import (
     previous_state,
 )
 from workbench.index import scan
+from workbench.model import Source
 
 LOOPS = "mlir/iree-opt-to-loops"
 TREE = "mlir/iree-compile-jit_f"
@@ -95,3 +97,19 @@ def test_unrelated_scopes_are_refused(corpus: Path) -> None:
     other = next(s for s in module.steps if s.scope and s.scope.endswith("/util.func @main"))
     with pytest.raises(ScopeMismatch, match="neither holds the other"):
         diff_steps(dump.root, function, other)
+
+
+def test_normalized_texts_are_cached_until_the_file_changes(corpus: Path, tmp_path: Path) -> None:
+    """The cache holds what it was given, bounded by the files' size, and drops a rewritten file."""
+    step_file = next((corpus / "xla").rglob("*after_optimizations.txt"))
+    copy = tmp_path / step_file.name
+    copy.write_bytes(step_file.read_bytes())
+    NORMALIZED.clear()
+    first = load_normalized(tmp_path, Source(copy.name), "hlo")
+    assert load_normalized(tmp_path, Source(copy.name), "hlo") is first
+    assert NORMALIZED._bytes == len(copy.read_text())
+
+    before = len(copy.read_text())
+    copy.write_text(copy.read_text() + "\n")  # rewritten in place (size changes)
+    again = load_normalized(tmp_path, Source(copy.name), "hlo")
+    assert again is not first and NORMALIZED._bytes == before + len(copy.read_text())

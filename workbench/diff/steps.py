@@ -12,7 +12,6 @@ timeline or diffing neighbouring steps normalizes every step once.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +19,12 @@ from pathlib import Path
 from workbench.diff.ir_diff import IRDiff, diff_normalized, same_ir
 from workbench.diff.normalize import NormalizedText, NormalizeOptions, TextKind, normalize
 from workbench.diff.scopes import relative_scope, restrict, splice
-from workbench.loader import ReadError, read_text
+from workbench.loader import LruCache, ReadError, read_text
 from workbench.model import Module, Source, Step
 
-_CACHE_SIZE = 64
-_cache: OrderedDict[tuple, NormalizedText] = OrderedDict()
+# Normalized texts take about 2.5 times their file's size (a 548 KB step: 1.3 MB), so 16 MB of
+# files is about 40 MB. Shared by the workers of the app (timeline facts, diffs): locked.
+NORMALIZED = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
 _AFTER_KINDS = ("pass", "pass-failed")
 
 
@@ -99,14 +99,13 @@ def load_normalized(root: Path, source: Source, kind: TextKind | None = None,
                       stat.st_mtime_ns, kind, options)
     except OSError:
         key = ()
-    if key and key in _cache:
-        _cache.move_to_end(key)
-        return _cache[key]
-    normalized = normalize(read_text(root, source), kind, options)
+    cached = NORMALIZED.get(key) if key else None
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    text = read_text(root, source)
+    normalized = normalize(text, kind, options)
     if key:
-        _cache[key] = normalized
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+        NORMALIZED.put(key, normalized, len(text))
     return normalized
 
 
