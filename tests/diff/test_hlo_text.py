@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.diff.hlo_text import hlo_signatures
 from workbench.diff.normalize import NormalizeOptions, detect_kind, normalize
 
 
@@ -80,3 +81,31 @@ def test_text_cut_after_its_last_computation_header(corpus: Path) -> None:
     normalized = normalize(tail, "hlo")
     assert [s.name for s in normalized.sections] == ["(module)"]
     assert len(normalized.lines) == tail.count("\n")
+
+
+def test_equal_keys_have_equal_signatures(corpus: Path) -> None:
+    """A signature is a necessary condition for equal keys: over every line of every step of
+    a module, lines with one key have one signature; yet signatures tell many lines apart."""
+    signatures_by_key: dict[str, set[str | None]] = {}
+    for path in sorted((corpus / "xla" / "layernorm").glob("module_0010.jit_ln.[0-9]*.txt")):
+        normalized = normalize(path.read_text())
+        assert normalized.signature_function is hlo_signatures
+        for key, signature in zip(normalized.keys, hlo_signatures(normalized.raw),
+                                  strict=True):
+            signatures_by_key.setdefault(key, set()).add(signature)
+    assert len(signatures_by_key) > 50
+    assert all(len(signatures) == 1 for signatures in signatures_by_key.values())
+    known = set().union(*signatures_by_key.values()) - {None}
+    assert len(known) > 25
+
+
+def test_signature_unknown_where_stripping_reaches_it(corpus: Path) -> None:
+    text = _step(corpus, "layernorm", "module_0010.jit_ln", "0027")
+    line = next(line for line in text.splitlines() if " rsqrt(" in line)
+    head, _, rest = line.partition(" rsqrt(")
+    moved = f'{head}, metadata={{op_name="x"}} rsqrt({rest}'  # stripping cuts before `(`
+    renamed = line.replace("rsqrt", "rsqrt\u00e9")
+    assert hlo_signatures([line, moved, renamed]) == [hlo_signatures([line])[0], None, None]
+    assert hlo_signatures([line])[0] is not None
+    # Bare names get their sigils back when stripped: no signatures then.
+    assert normalize(text.replace("%", "")).signature_function is None

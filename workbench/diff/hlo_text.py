@@ -136,6 +136,36 @@ def _strip_function(options: NormalizeOptions, bare_names: bool) -> LineMap | No
     return strip_lines
 
 
+# What stripping and key making may delete: stripping, the attributes of `_ATTRIBUTE_PATTERNS`
+# (a span from the `, name=` that starts it); key making, name suffixes (`.12`, `.clone`): spans
+# of the characters below only, in ASCII text.
+_KEY_DELETES = str.maketrans("", "", ".0123456789clone")
+_STRIPPED_STARTS = tuple(f", {name}=" for name in _ATTRIBUTE_PATTERNS)
+
+
+def hlo_signatures(lines: list[str]) -> list[str | None]:
+    """Signatures of lines (see `workbench.diff.normalize`): the line up to its first `(`
+    (an instruction's opcode, a computation's name), without the characters key making may
+    delete.
+
+    Why equal keys give equal signatures: when no attribute that stripping removes starts
+    before the first `(`, stripping changes nothing up to and including it, and key making
+    deletes only those characters; so the key, without them, reads the signature up to its
+    first `(`. Otherwise the signature is unknown, as for non-ASCII lines (`\\d` matches other
+    digits there).
+    """
+    if not lines:
+        return []
+    heads = list(map(itemgetter(0), map(str.partition, lines, repeat("("))))
+    text = "\n".join(heads)
+    signatures: list[str | None] = text.translate(_KEY_DELETES).split("\n")  # type: ignore
+    if not text.isascii() or any(start in text for start in _STRIPPED_STARTS):
+        for index, head in enumerate(heads):
+            if not head.isascii() or any(start in head for start in _STRIPPED_STARTS):
+                signatures[index] = None
+    return signatures
+
+
 def has_bare_names(text: str) -> bool:
     """True when instructions are printed without the `%` sigil (newer XLA)."""
     return _SIGILED_DEFINITION.search(text) is None and _ANY_DEFINITION.search(text) is not None
@@ -151,10 +181,12 @@ def normalize_hlo(text: str, options: NormalizeOptions) -> NormalizedText:
     raw, origin = keep_lines(original, dropped)
 
     bare = has_bare_names(text)
+    sigils = bare and options.names  # stripping puts sigils back: it inserts, so no signatures
     return NormalizedText("hlo", options, original, raw, origin, _sections(raw),
-                          strip_function=_strip_function(options, bare and options.names),
+                          strip_function=_strip_function(options, sigils),
                           key_function=hlo_keys if options.names else None,
-                          names_in_raw=not bare)
+                          names_in_raw=not bare,
+                          signature_function=None if sigils else hlo_signatures)
 
 
 def _sections(raw: list[str]) -> list[Section]:

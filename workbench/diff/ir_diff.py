@@ -9,8 +9,8 @@ back to the original lines, which is what every view shows.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import add, ne
@@ -234,39 +234,113 @@ def _opengaps_between(items: list[Block], len_a: int, len_b: int) -> list[Gap]:
 def _normalized_rounds(a: NormalizedText, b: NormalizedText, blocks: list[Block],
                        anchors: list[Block], stripped_round: bool = True
                        ) -> tuple[list[Block], list[Block]]:
-    """Rounds two and three: stripped lines, then keys, in what is still unpaired."""
+    """Rounds two and three: stripped lines, then keys, in what is still unpaired. Lines that
+    no line across their gap shares a signature with (`NormalizedText.signature_function`)
+    cannot pair in either round: they are neither stripped nor keyed, and gaps without a line
+    that may pair on both sides are left as they are."""
     gaps = _opengaps_between(blocks + anchors, len(a.raw), len(b.raw))
     if not gaps:
         return blocks, []
-    stripped_a = _gap_lines(a.raw, gaps, 0, a.strip)
-    stripped_b = _gap_lines(b.raw, gaps, 2, b.strip)
+    pairable = _pairable(a, b, gaps)
+    picked_a = picked_b = None
+    if pairable is not None:
+        gaps, picked_a, picked_b = _pairable_gaps(gaps, *pairable)
+        if not gaps:
+            return blocks, []
+    stripped_a = _gap_lines(a.raw, gaps, 0, a.strip, picked_a)
+    stripped_b = _gap_lines(b.raw, gaps, 2, b.strip, picked_b)
     same = blocks
     if stripped_round and (a.strip_function is not None or b.strip_function is not None):
         same = blocks + matching_blocks_in(stripped_a, stripped_b, gaps,
                                            exhaustive=a.key_function is None
                                            or b.key_function is None)
         gaps = _opengaps_between(same + anchors, len(a.raw), len(b.raw))
+        if pairable is not None:
+            gaps, picked_a, picked_b = _pairable_gaps(gaps, *pairable)
     if a.key_function is None or b.key_function is None or not gaps:
         return same, []
-    keys_a = _gap_lines(stripped_a, gaps, 0, a.key)
-    keys_b = _gap_lines(stripped_b, gaps, 2, b.key)
+    keys_a = _gap_lines(stripped_a, gaps, 0, a.key, picked_a)
+    keys_b = _gap_lines(stripped_b, gaps, 2, b.key, picked_b)
     return same, matching_blocks_in(keys_a, keys_b, gaps)
 
 
-def _gap_lines(lines: Sequence[str | None], gaps: list[Gap], side: int,
-               transform: Callable[[list[str]], list[str]]) -> list[str | None]:
-    """`transform` applied, in one call, to the lines inside the gaps; the result is as long
-    as `lines`, with None outside the gaps (never looked at: matching stays in the gaps)."""
+def _pairable(a: NormalizedText, b: NormalizedText, gaps: list[Gap]
+              ) -> tuple[list[int], list[int]] | None:
+    """The lines inside the gaps that may pair (sorted, per side): those whose signature some
+    line on the other side of their gap has, all of a gap's where a signature is unknown.
+    None when the texts have no signatures."""
+    signature = a.signature_function
+    if signature is None or signature is not b.signature_function:
+        return None
+    signatures_a = signature(_picked_lines(a.raw, gaps, 0))
+    signatures_b = signature(_picked_lines(b.raw, gaps, 2))
+    picked_a: list[int] = []
+    picked_b: list[int] = []
+    position_a = position_b = 0
+    for alo, ahi, blo, bhi in gaps:
+        here_a = signatures_a[position_a:position_a + ahi - alo]
+        here_b = signatures_b[position_b:position_b + bhi - blo]
+        position_a += ahi - alo
+        position_b += bhi - blo
+        known_a, known_b = set(here_a), set(here_b)
+        if None in known_a or None in known_b:
+            picked_a += range(alo, ahi)
+            picked_b += range(blo, bhi)
+            continue
+        picked_a += compress(range(alo, ahi), map(known_b.__contains__, here_a))
+        picked_b += compress(range(blo, bhi), map(known_a.__contains__, here_b))
+    return picked_a, picked_b
+
+
+def _pairable_gaps(gaps: list[Gap], pairable_a: list[int], pairable_b: list[int]
+                   ) -> tuple[list[Gap], list[int], list[int]]:
+    """The gaps that hold lines that may pair on both sides, and those lines (per side; the
+    `pairable` line lists are sorted)."""
+    kept: list[Gap] = []
+    picked_a: list[int] = []
+    picked_b: list[int] = []
+    for gap in gaps:
+        here_a = pairable_a[bisect_left(pairable_a, gap[0]):bisect_left(pairable_a, gap[1])]
+        here_b = pairable_b[bisect_left(pairable_b, gap[2]):bisect_left(pairable_b, gap[3])]
+        if here_a and here_b:
+            kept.append(gap)
+            picked_a += here_a
+            picked_b += here_b
+    return kept, picked_a, picked_b
+
+
+def _picked_lines(lines: Sequence[str | None], gaps: list[Gap], side: int) -> list[str]:
     picked: list[str] = []
     for gap in gaps:
         picked += lines[gap[side]:gap[side + 1]]  # type: ignore[arg-type]
-    done = transform(picked)
-    out: list[str | None] = [None] * len(lines)
-    position = 0
+    return picked
+
+
+def _gap_lines(lines: Sequence[Hashable], gaps: list[Gap], side: int,
+               transform: Callable[[list[str]], list[str]], picked: list[int] | None = None
+               ) -> list[Hashable]:
+    """`transform` applied, in one call, to the lines inside the gaps (only to those
+    `picked`, when given); the result is as long as `lines`, with None outside the gaps (never
+    looked at: matching stays in the gaps).
+
+    A line inside the gaps that is not picked gets a value equal to no other line's, on
+    either side: its index on side a, minus one minus its index on side b.
+    """
+    out: list[Hashable] = [None] * len(lines)
+    if picked is None:
+        done = transform(_picked_lines(lines, gaps, side))  # type: ignore[arg-type]
+        position = 0
+        for gap in gaps:
+            start, end = gap[side], gap[side + 1]
+            out[start:end] = done[position:position + end - start]
+            position += end - start
+        return out
     for gap in gaps:
         start, end = gap[side], gap[side + 1]
-        out[start:end] = done[position:position + end - start]
-        position += end - start
+        out[start:end] = range(start, end) if side == 0 else range(-1 - start, -1 - end, -1)
+    done = transform([lines[k] for k in picked])  # type: ignore[misc]
+    for k, value in zip(picked, done, strict=True):
+        out[k] = value
     return out
 
 

@@ -13,6 +13,11 @@ A `NormalizedText` keeps, for every line that takes part in the comparison:
 - `origin`: the number of the original line it came from, so every view can show the text as
   the compiler wrote it.
 
+A text may also have a `signature_function`: a cheap function of raw lines such that two
+lines whose keys (or stripped lines) are equal have equal signatures, where the signature is
+known (None where it is not). Lines whose signature no line on the other side shares cannot
+pair, so the diff does not strip them or make their keys.
+
 Stripping and key making work line by line (their patterns never cross a line end), so the
 diff computes them only for the lines that differ as printed: in a pass diff most lines do
 not, and those cost nothing beyond being compared once.
@@ -39,6 +44,7 @@ from typing import Literal
 
 TextKind = Literal["hlo", "mlir", "text"]
 LineMap = Callable[[list[str]], list[str]]
+SignatureMap = Callable[[list[str]], list[str | None]]
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,8 @@ class NormalizedText:
     # stripped lines -> keys; None when names are compared as printed (keys are the lines)
     key_function: LineMap | None = None
     names_in_raw: bool = True  # False when only the stripped lines print names with sigils
+    # raw lines -> signatures (see the module doc); None when the text kind has none
+    signature_function: SignatureMap | None = None
     _lines: list[str] | None = field(default=None, repr=False)
     _keys: list[str] | None = field(default=None, repr=False)
     _line_section: list[int] | None = field(default=None, repr=False)
@@ -215,7 +223,7 @@ class NormalizedText:
                      if s.header is not None and start <= s.header < end]
         return NormalizedText(self.kind, self.options, self.original, raw,
                               self.origin[start:end], sections, self.strip_function,
-                              self.key_function, self.names_in_raw)
+                              self.key_function, self.names_in_raw, self.signature_function)
 
 
 @contextmanager
