@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from itertools import compress, repeat
-from operator import add, eq, itemgetter, lt
+from operator import add, itemgetter, lt
 
 from workbench.diff.normalize import (
     LineMap,
@@ -192,7 +192,7 @@ def normalize_hlo(text: str, options: NormalizeOptions) -> NormalizedText:
 def _sections(raw: list[str]) -> list[Section]:
     """Computations: a header line ending with `{`, up to the next line `}`."""
     total = len(raw)
-    closers = list(compress(range(total), map(eq, raw, repeat("}"))))
+    closers = _positions(raw, "}")
     openers = _openers(raw, closers)
     sections = [Section("(module)", None, "module")]
     if len(openers) == len(closers) and all(map(lt, openers, closers)) \
@@ -221,6 +221,20 @@ def _sections(raw: list[str]) -> list[Section]:
                 kind = "entry" if line.startswith("ENTRY ") else "computation"
                 sections.append(Section(match.group(1), opener, kind, closer + 1))
     return sections
+
+
+def _positions(lines: list[str], line: str) -> list[int]:
+    """Where `line` occurs in `lines`: `list.index` scans in C between occurrences, cheaper
+    than comparing every line through `map` when they are few."""
+    found: list[int] = []
+    index = lines.index
+    position = -1
+    try:
+        while True:
+            position = index(line, position + 1)
+            found.append(position)
+    except ValueError:
+        return found
 
 
 def _openers(raw: list[str], closers: list[int]) -> list[int]:
