@@ -8,6 +8,7 @@ import sys
 CORE_MODULES = [
     "workbench.model",
     "workbench.index",
+    "workbench.gc_pause",
     "workbench.hlo_ir",
     "workbench.formats.xla_names",
     "workbench.formats.xla_dump",

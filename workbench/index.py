@@ -11,11 +11,9 @@ files become `Problem`s.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from workbench.formats.iree_replay import claim_iree_replays
@@ -27,6 +25,7 @@ from workbench.formats.mlir_files import (
 from workbench.formats.mlir_ir_tree import claim_ir_trees, expand_ir_trees
 from workbench.formats.mlir_trace import expand_mlir_traces
 from workbench.formats.xla_dump import claim_xla
+from workbench.gc_pause import gc_paused
 from workbench.model import Dump, Problem
 
 Claimer = Callable[[Dump, list[str]], list[str]]
@@ -136,18 +135,3 @@ def _make_keys_unique(dump: Dump) -> None:
             module.key = f"{module.key}.{module.name}"
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Hold the cyclic garbage collector while building many objects that form no cycles.
-
-    Left running, it passes over everything built so far every few thousand allocations (a
-    third of the time of a claim on 100,000 files). The objects still alive when the pause
-    ends are examined once, at the next collection.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

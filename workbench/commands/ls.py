@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from workbench.index import gc_paused, scan
+from workbench.gc_pause import gc_paused
+from workbench.index import scan
 from workbench.model import Dump, Module
 
 

@@ -28,10 +28,10 @@ from workbench.diff.normalize import (
     NormalizedText,
     NormalizeOptions,
     TextKind,
-    gc_paused,
     normalize,
 )
 from workbench.diff.sections import identical_sections, pair_sections
+from workbench.gc_pause import gc_paused
 
 Tag = Literal["equal", "replace", "delete", "insert"]
 Opcode = tuple[Tag, int, int, int, int]

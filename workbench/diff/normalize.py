@@ -35,12 +35,12 @@ reject.
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal
+
+from workbench.gc_pause import gc_paused
 
 TextKind = Literal["hlo", "mlir", "text"]
 LineMap = Callable[[list[str]], list[str]]
@@ -224,21 +224,6 @@ class NormalizedText:
         return NormalizedText(self.kind, self.options, self.original, raw,
                               self.origin[start:end], sections, self.strip_function,
                               self.key_function, self.names_in_raw, self.signature_function)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a while. Normalizing and diffing allocate many
-    lists, tuples and dicts and no cycles; the collector would traverse the big line lists
-    again and again (a third of the time of a 6,000-line diff). Reference counting still
-    frees everything."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def detect_kind(text: str) -> TextKind:
