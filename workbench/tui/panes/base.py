@@ -28,6 +28,8 @@ from textual.widget import Widget
 if TYPE_CHECKING:
     from workbench.model import Execution, Module, Step
     from workbench.tui.app import WorkbenchApp
+    from workbench.tui.filter_input import FilterInput
+    from workbench.tui.row_table import RowTable
 
 
 class Pane(Vertical):
@@ -96,3 +98,28 @@ class Pane(Vertical):
 
     def facts_changed(self, app: WorkbenchApp, module_key: str) -> None:
         """Step facts (statistics, changed flags) arrived; the default ignores them."""
+
+
+class FilteredTablePane(Pane):
+    """A pane whose `table` lists rows that its `filter` (opened by `/`) narrows as it is typed.
+
+    Subclasses make `table` and `filter` and say in `refill` which rows the filter keeps.
+    """
+
+    table: RowTable
+    filter: FilterInput
+
+    def refill(self) -> None:
+        """Show the rows the current filter keeps."""
+
+    def action_filter(self) -> None:
+        self.filter.open()
+
+    def on_input_changed(self, event: FilterInput.Changed) -> None:
+        event.stop()
+        self.refill()
+
+    def on_filter_input_done(self, event: FilterInput.Done) -> None:
+        event.stop()
+        self.table.focus()
+        self.table.announce()  # what the cursor rests on now is the selection

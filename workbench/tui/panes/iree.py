@@ -25,7 +25,7 @@ from workbench.model import Execution, Module
 from workbench.replay.iree_runner import ReplayOptions, start_replay
 from workbench.replay.iree_tools import ToolMissing, ToolProcess, ToolResult
 from workbench.tui.filter_input import FilterInput
-from workbench.tui.panes.base import Pane
+from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
 from workbench.tui.status import Status
 
@@ -66,7 +66,7 @@ def result_status(result: ToolResult) -> Status:
     return Status("error", "timed out" if result.outcome == "timeout" else "cancelled")
 
 
-class IreePane(Pane):
+class IreePane(FilteredTablePane):
     TITLE = "IREE"
     KEY = "9"
     HELP = ("The IREE HAL replay capture (.ireereplay) under the Executions cursor: its summary "
@@ -304,16 +304,3 @@ class IreePane(Pane):
     def on_unmount(self) -> None:
         if self.process is not None:
             self.process.cancel()
-
-    # ----- filter -----------------------------------------------------------------------------
-
-    def action_filter(self) -> None:
-        self.filter.open()
-
-    def on_input_changed(self, event: FilterInput.Changed) -> None:
-        event.stop()
-        self.refill()
-
-    def on_filter_input_done(self, event: FilterInput.Done) -> None:
-        event.stop()
-        self.table.focus()

@@ -12,7 +12,7 @@ from textual.widget import Widget
 
 from workbench.model import Module
 from workbench.tui.filter_input import FilterInput
-from workbench.tui.panes.base import Pane
+from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def short_key(module: Module) -> str:
     return module.key.replace("module_", "", 1)
 
 
-class ModulesPane(Pane):
+class ModulesPane(FilteredTablePane):
     TITLE = "Modules"
     KEY = "1"
     HELP = ("Every module found in the folder, with its replay badge: · not replayed, … running, "
@@ -145,9 +145,6 @@ class ModulesPane(Pane):
         self.refill()
         self.table.move_to_key(key)
 
-    def action_filter(self) -> None:
-        self.filter.open()
-
     def action_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self.refill()
@@ -156,11 +153,3 @@ class ModulesPane(Pane):
         self.hide_helpers = not self.hide_helpers
         self.refill()
 
-    def on_input_changed(self, event: FilterInput.Changed) -> None:
-        event.stop()
-        self.refill()
-
-    def on_filter_input_done(self, event: FilterInput.Done) -> None:
-        event.stop()
-        self.table.focus()
-        self.table.announce()  # what the cursor rests on now is the selection

@@ -23,7 +23,7 @@ from workbench.model import Module, Step
 from workbench.stats import IrStats, step_stats
 from workbench.tui.book import step_key
 from workbench.tui.filter_input import FilterInput
-from workbench.tui.panes.base import Pane
+from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def instruction_delta(before: IrStats | ReadError | None, after: IrStats | ReadE
     return f"{delta:+d}" if delta else "0"
 
 
-class TimelinePane(Pane):
+class TimelinePane(FilteredTablePane):
     TITLE = "Timeline"
     KEY = "3"
     HELP = ("The selected module's pass timeline. ● the step changed the IR, · it did not; Δ is "
@@ -212,9 +212,6 @@ class TimelinePane(Pane):
 
     # ----- actions ----------------------------------------------------------------------------
 
-    def action_filter(self) -> None:
-        self.filter.open()
-
     def action_toggle_unchanged(self) -> None:
         self.hide_unchanged = not self.hide_unchanged
         self.refill()
@@ -243,11 +240,3 @@ class TimelinePane(Pane):
         self.table.refresh_rows()
         self._app.step_changed()
 
-    def on_input_changed(self, event: FilterInput.Changed) -> None:
-        event.stop()
-        self.refill()
-
-    def on_filter_input_done(self, event: FilterInput.Done) -> None:
-        event.stop()
-        self.table.focus()
-        self.table.announce()  # what the cursor rests on now is the selection
