@@ -15,25 +15,16 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from timing import best_of  # noqa: E402
+
 from workbench.formats.action_log import chrome_trace, read_action_log  # noqa: E402
 
 DEFAULT = REPO / "tests" / "data" / "corpus" / "mlir" / "iree-compile-jit_f" / "actions.log"
-
-
-def best_of(repeat: int, run: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> int:

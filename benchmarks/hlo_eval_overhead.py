@@ -12,9 +12,9 @@ the baseline applies the same numpy ufuncs in a Python loop. Overhead per instru
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
+from timing import best_of
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 from workbench.replay.hlo import evaluate_module
@@ -36,15 +36,6 @@ def chain_module(length: int, elements: int) -> HloModule:
         previous = name
     entry = Computation("entry", instructions, previous, is_entry=True)
     return HloModule("chain", [entry], "entry")
-
-
-def best_of(runs: int, function: object) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,21 +22,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from large_dump import COMPLETE, default_folder  # noqa: E402
+from timing import best_of  # noqa: E402
 
 from workbench.formats.hlo_proto import read_hlo_proto  # noqa: E402
 from workbench.formats.hlo_text import parse_hlo_text  # noqa: E402
 from workbench.protos import hlo_pb2  # noqa: E402
 
 REPORTS = re.compile(r"buffer-assignment|memory-usage-report|live-range")
-
-
-def best_of(repeat: int, work: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def pairs(dump: Path) -> list[tuple[Path, Path]]:

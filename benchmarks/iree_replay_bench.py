@@ -16,27 +16,19 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from timing import best_of  # noqa: E402
+
 from workbench.formats.iree_replay import read_replay  # noqa: E402
 from workbench.replay.iree_runner import ReplayOptions, start_replay  # noqa: E402
 from workbench.replay.iree_tools import DUMP_TOOL, RUN_TOOL, find_tool  # noqa: E402
 
 CAPTURE = REPO / "tests" / "data" / "corpus" / "iree" / "jit_f" / "jit_f.ireereplay"
-
-
-def best_of(repeat: int, run: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> int:

@@ -18,14 +18,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from timing import best_of  # noqa: E402
 
 from workbench.formats.literal import literal_from_proto  # noqa: E402
 from workbench.protos import hlo_pb2, mlir_trace_pb2  # noqa: E402
@@ -37,15 +37,6 @@ from workbench.replay.mlir.parse import parse_module  # noqa: E402
 CORPUS = REPO / "tests" / "data" / "corpus" / "mlir"
 TRACE = "module_0000.jit_f.mlir-trace.pb"
 SNAPSHOT = "module_0000.jit_f.snapshot.0.pb"
-
-
-def best_of(repeat: int, run: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def load(folder: str) -> tuple[list[tuple[str, str]], list[np.ndarray]]:
