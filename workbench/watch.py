@@ -106,6 +106,8 @@ class SettlingQueue:
 class FolderWatcher(ABC):
     """Reports settled changes under a folder by calling `on_batch` from its own thread."""
 
+    polling = False  # True when it polls the folder (changes show later than with OS events)
+
     @abstractmethod
     def start(self, on_batch: Callable[[ChangeBatch], None]) -> None: ...
 
@@ -133,7 +135,6 @@ class WatchdogWatcher(FolderWatcher):
         self.tick = tick
         self.min_interval = min_interval
         self.queue = queue or SettlingQueue()
-        self.polling = False  # True when the native observer could not be used
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._observer = None

@@ -213,7 +213,7 @@ class WorkbenchApp(ReplayControl, App[int]):
     def _set_dump(self, dump: Dump, change: DumpChange | None) -> None:
         self.dump = dump
         watching = "" if self.watcher is None else (
-            " · watching (polling)" if getattr(self.watcher, "polling", False) else " · watching")
+            " · watching (polling)" if self.watcher.polling else " · watching")
         if self.scanned:
             problems = f" · {len(dump.problems)} problems" if dump.problems else ""
             self.status_bar.scan = (
