@@ -1,0 +1,1 @@
+"""What the workbench writes for people and programs: the one JSON layer, and nothing else."""
