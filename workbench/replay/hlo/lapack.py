@@ -233,9 +233,10 @@ def _unpack_eigenvectors(imaginary: np.ndarray, packed: np.ndarray, dtype: np.dt
     n = packed.shape[-1]
     while j < n:
         if imaginary[j] != 0 and j + 1 < n:
-            re, im = packed[:, j], packed[:, j + 1]
-            vectors[:, j] = re + 1j * im
-            vectors[:, j + 1] = re - 1j * im
+            # parts set apart, as jaxlib does: -im keeps the sign of a zero
+            vectors[:, j].real = vectors[:, j + 1].real = packed[:, j]
+            vectors[:, j].imag = packed[:, j + 1]
+            vectors[:, j + 1].imag = -packed[:, j + 1]
             j += 2
         else:
             j += 1
