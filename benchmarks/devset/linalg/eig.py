@@ -1,7 +1,7 @@
 """lax.linalg.eig (geev) with left and right eigenvectors, and eigenvalues alone."""
 import jax.numpy as jnp
-from jax import lax
 from _common import matrices, run_all
+from jax import lax
 
 
 def f(a):

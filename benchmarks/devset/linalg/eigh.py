@@ -1,6 +1,6 @@
 """jnp.linalg.eigh (syevd / heevd) reading the lower and the upper triangle."""
-from jax import lax
 from _common import hermitian, run_all
+from jax import lax
 
 
 def f(a):

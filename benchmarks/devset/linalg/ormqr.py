@@ -1,8 +1,8 @@
 """lax.linalg.ormqr (ormqr / unmqr): Q of a geqrf times c, from the left and the right,
 transposed or not."""
+from _common import matrices, run_all
 from jax import lax
 from jax._src.lax.linalg import geqrf  # not exported by jax.lax.linalg
-from _common import matrices, run_all
 
 
 def f(a, c_left, c_right):

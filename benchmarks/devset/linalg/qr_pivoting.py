@@ -1,6 +1,6 @@
 """lax.linalg.qr with column pivoting (geqp3)."""
-from jax import lax
 from _common import matrices, run_all
+from jax import lax
 
 
 def f(a):

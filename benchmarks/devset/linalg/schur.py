@@ -1,6 +1,6 @@
 """jax.scipy.linalg.schur (gees) with Schur vectors, and the Schur form alone."""
-from jax import lax
 from _common import matrices, run_all
+from jax import lax
 
 
 def f(a):

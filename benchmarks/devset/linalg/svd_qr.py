@@ -1,6 +1,6 @@
 """lax.linalg.svd with algorithm=QR (gesvd): full and reduced, singular values alone."""
-from jax import lax
 from _common import matrices, run_all
+from jax import lax
 
 QR = lax.linalg.SvdAlgorithm.QR
 

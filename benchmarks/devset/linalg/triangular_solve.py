@@ -1,7 +1,7 @@
 """lax.linalg.triangular_solve (trsm) with every side, triangle, transpose and diagonal."""
 import numpy as np
-from jax import lax
 from _common import matrices, run_all
+from jax import lax
 
 
 def f(a, b_left, b_right):

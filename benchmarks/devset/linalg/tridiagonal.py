@@ -1,6 +1,6 @@
 """lax.linalg.tridiagonal (sytrd / hetrd) from the lower and the upper triangle."""
-from jax import lax
 from _common import hermitian, run_all
+from jax import lax
 
 
 def f(a):

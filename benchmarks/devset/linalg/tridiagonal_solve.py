@@ -1,8 +1,8 @@
 """lax.linalg.tridiagonal_solve: gtsv, and with perturb_singular the jaxlib kernel
 tridiagonal_solve_perturbed_ffi. The second system is singular (gtsv's info > 0: NaNs)."""
 import numpy as np
-from jax import lax
 from _common import matrices, run_all
+from jax import lax
 
 
 def f(dl, d, du, b):
