@@ -7,7 +7,12 @@ Householder vectors come out with the signs, phases and order real XLA recorded,
 are unique only up to those. Results can still legitimately differ from a recording made with
 another LAPACK build (another SciPy/OpenBLAS version, another CPU kernel, MKL): by rounding,
 and for nearly repeated eigenvalues or singular values by a change of basis within the
-eigenspace. Judging those differences is the verdict's job, not this module's.
+eigenspace; and where a vector is unique only up to its sign or phase, a different rounding
+may pick another one. (With `OPENBLAS_CORETYPE=Prescott` instead of the SkylakeX kernel, the
+same SciPy returns other phases for complex Schur vectors, and the Schur form's off-diagonal
+rotates with them.) Within one replay every step runs on the same LAPACK, so steps compare like
+with like; a recorded result made elsewhere can differ this way. Judging those differences is
+the verdict's job, not this module's.
 
 Conventions, as jaxlib's FFI kernels define them:
 
@@ -75,21 +80,20 @@ class LapackCall:
             raise EvaluationError(f"{self.target}: backend_config has no {name}") from None
 
     @property
-    def real_dtype(self) -> np.dtype:
-        return np.empty(0, self.dtype).real.dtype
-
-    @property
     def is_complex(self) -> bool:
         return self.dtype.kind == "c"
 
 
-Shape2 = tuple[int, ...]  # an output's non-batch dimensions
-Kernel = Callable[[LapackCall, list[np.ndarray], list[Shape2]], list[Any]]
+Dims = tuple[int, ...]  # an output's non-batch dimensions
+Kernel = Callable[[LapackCall, list[np.ndarray], list[Dims]], list[Any]]
 # routine -> (kernel, the number of non-batch dimensions of each operand)
 KERNELS: dict[str, tuple[Kernel, tuple[int, ...]]] = {}
 
 
 def kernel(*names: str, core_ranks: tuple[int, ...] = (2,)) -> Callable[[Kernel], Kernel]:
+    """Register the decorated function for routines `names`; it gets one batch element's
+    operands (of `core_ranks` dimensions each) and returns its outputs in jaxlib's order."""
+
     def register(function: Kernel) -> Kernel:
         for name in names:
             KERNELS[name] = (function, core_ranks)
@@ -114,7 +118,7 @@ def _check(call: LapackCall, info: int) -> int:
 
 
 @kernel("getrf")
-def getrf(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def getrf(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     lu, pivots, info = call.routine("getrf")(operands[0])
     return [lu, pivots + 1, _check(call, info)]
 
@@ -124,7 +128,7 @@ _TRANSPOSES = {"N": 0, "T": 1, "C": 2}
 
 
 @kernel("trsm", core_ranks=(2, 2))
-def trsm(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def trsm(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     from scipy.linalg import blas
     a, b = operands
     solve = getattr(blas, call.prefix + "trsm")
@@ -134,7 +138,7 @@ def trsm(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> 
 
 
 @kernel("geqrf")
-def geqrf(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def geqrf(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a = operands[0]
     work, info = call.routine("geqrf_lwork")(*a.shape)
     qr, tau, _, info = call.routine("geqrf")(a, lwork=_lwork(work))
@@ -143,7 +147,7 @@ def geqrf(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) ->
 
 
 @kernel("geqp3", core_ranks=(2, 1))
-def geqp3(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def geqp3(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a, pivots = operands
     if np.any(pivots != 0):
         raise Unsupported(f"custom-call {call.target} with preset pivots")
@@ -154,7 +158,7 @@ def geqp3(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) ->
 
 
 @kernel("orgqr", "ungqr", core_ranks=(2, 1))
-def orgqr(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def orgqr(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a, tau = operands
     orgqr_ = call.routine("ungqr" if call.is_complex else "orgqr")
     q, _, info = orgqr_(a, tau, lwork=_lwork(orgqr_(a, tau, lwork=-1)[1]))
@@ -163,7 +167,7 @@ def orgqr(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) ->
 
 
 @kernel("ormqr", "unmqr", core_ranks=(2, 1, 2))
-def ormqr(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def ormqr(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a, tau, c = operands
     side = "L" if call.attributes.get("left") else "R"
     trans = ("C" if call.is_complex else "T") if call.attributes.get("transpose") else "N"
@@ -176,13 +180,13 @@ def ormqr(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) ->
 
 
 @kernel("potrf")
-def potrf(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def potrf(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     factor, info = call.routine("potrf")(operands[0], lower=int(call.char("uplo") == "L"),
                                          clean=0)
     return [factor, _check(call, info)]
 
 
-def _svd(call: LapackCall, a: np.ndarray, routine: str, shapes: list[Shape2]) -> list[Any]:
+def _svd(call: LapackCall, a: np.ndarray, routine: str, shapes: list[Dims]) -> list[Any]:
     mode = call.char("mode")
     if mode not in ("A", "S", "N"):
         raise Unsupported(f"custom-call {call.target} with mode {mode}")
@@ -196,17 +200,17 @@ def _svd(call: LapackCall, a: np.ndarray, routine: str, shapes: list[Shape2]) ->
 
 
 @kernel("gesdd")
-def gesdd(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def gesdd(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     return _svd(call, operands[0], "gesdd", shapes)
 
 
 @kernel("gesvd")
-def gesvd(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def gesvd(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     return _svd(call, operands[0], "gesvd", shapes)
 
 
 @kernel("syevd", "heevd")
-def syevd(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def syevd(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a = operands[0]
     n = a.shape[-1]
     vectors = call.char("mode") == "V"
@@ -244,7 +248,7 @@ def _unpack_eigenvectors(imaginary: np.ndarray, packed: np.ndarray, dtype: np.dt
 
 
 @kernel("geev")
-def geev(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def geev(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a = operands[0]
     left, right = (int(call.char(name) == "V") for name in ("compute_left", "compute_right"))
     vector_dtype = np.result_type(call.dtype, np.complex64)
@@ -274,7 +278,7 @@ def _no_selection(*_: object) -> None:
 
 
 @kernel("gees")
-def gees(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def gees(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a = operands[0]
     if call.char("sort") != "N":
         raise Unsupported(f"custom-call {call.target} with sorted eigenvalues")
@@ -289,7 +293,7 @@ def gees(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> 
 
 
 @kernel("gehrd")
-def gehrd(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def gehrd(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a = operands[0]
     low, high = (int(call.attributes[name]) - 1 for name in ("low", "high"))  # 1-based
     work, info = call.routine("gehrd_lwork")(a.shape[-1], lo=low, hi=high)
@@ -298,7 +302,7 @@ def gehrd(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) ->
 
 
 @kernel("sytrd", "hetrd")
-def sytrd(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def sytrd(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     a = operands[0]
     name = "hetrd" if call.is_complex else "sytrd"
     work, info = call.routine(name + "_lwork")(a.shape[-1], lower=1)  # jaxlib queries with 'L'
@@ -308,7 +312,7 @@ def sytrd(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) ->
 
 
 @kernel("gtsv", core_ranks=(1, 1, 1, 2))
-def gtsv(call: LapackCall, operands: list[np.ndarray], shapes: list[Shape2]) -> list[Any]:
+def gtsv(call: LapackCall, operands: list[np.ndarray], shapes: list[Dims]) -> list[Any]:
     """JAX's dl and du have n entries (dl[0] and du[n-1] unused); LAPACK's have n - 1."""
     dl, d, du, b = operands
     n = d.shape[-1]
