@@ -8,8 +8,9 @@ A set is a folder of this directory holding one JAX program per `.py` file (`low
 (`--xla_dump_to=. --xla_dump_hlo_pass_re=.* --xla_dump_hlo_snapshots --xla_dump_hlo_as_text
 --xla_dump_hlo_as_proto`, `JAX_PLATFORMS=cpu`) and leaves a copy of itself as `program.py`
 beside its dump, as the corpus folders do. `--jax-tests` runs JAX's own test files the same
-way, one generated case per parameterization, each cut by a time limit, into
-`OUT/jax-tests/<file>/` (or all into `OUT/<--into>/`). When every program of a set has its
+way, one generated case per parameterization by default, each cut by a time limit, into
+`OUT/jax-tests/<file>/` (or all in one pytest run into `OUT/<--into>/`, with a `READY` file
+when it has finished). When every program of a set has its
 dump and none of this run's failed, `OUT/<set>/READY` is written (and removed while a whole set
 is being made again).
 
@@ -146,26 +147,29 @@ def make_set(name: str, folder: Path, out: Path, python: str, pass_steps: bool,
 
 def run_jax_tests(files: list[str], tests_root: Path, out: Path, into: str | None,
                   python: str, pass_steps: bool, replace: bool, time_limit: float | None,
-                  pytest_args: list[str]) -> list[Run]:
-    """Each test file with the dump flags; one generated case per parameterization."""
-    runs = []
-    if into:
-        fresh_folder(out / into, replace)
-    for file in files:
-        test = (tests_root / file) if not Path(file).is_absolute() else Path(file)
+                  generated_cases: int, pytest_args: list[str]) -> list[Run]:
+    """Each test file with the dump flags, `generated_cases` per parameterization; with
+    `into`, one pytest run of all of them into one folder (XLA numbers modules per process,
+    so two processes dumping into one folder would overwrite each other's files)."""
+    tests = [Path(file) if Path(file).is_absolute() else tests_root / file for file in files]
+    for test in tests:
         if not test.is_file():
             sys.exit(f"make.py: {test}: no such test file (--tests-root is {tests_root})")
-        dump = out / (into or "jax-tests") / ("" if into else test.stem)
-        if not into:
-            fresh_folder(dump, replace)
+    batches = [(into, tests)] if into else [(f"jax-tests/{test.stem}", [test]) for test in tests]
+    runs = []
+    for name, batch in batches:
+        dump = out / name
+        fresh_folder(dump, replace)
         env = dump_env(dump, pass_steps)
-        env["JAX_NUM_GENERATED_CASES"] = "1"
-        print(f"== {test}", flush=True)
-        command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test),
-                   *pytest_args]
-        status, seconds = run_limited(command, tests_root, env, time_limit)
+        env["JAX_NUM_GENERATED_CASES"] = str(generated_cases)
+        print(f"== {name}: {' '.join(test.name for test in batch)}", flush=True)
+        command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   *map(str, batch), *pytest_args]
         # pytest exits 1 when a test fails; the dump is still what XLA ran.
-        runs.append(Run(test.stem, dump, status, seconds))
+        status, seconds = run_limited(command, tests_root, env, time_limit)
+        runs.append(Run(name, dump, status, seconds))
+        if into:  # finished writing, whether the tests passed or the time limit cut them
+            (dump / READY).touch()
     return runs
 
 
@@ -196,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         "DEVSET_JAX_TESTS", "/work/jax-tests")),
         help="folder holding JAX's tests/ at the installed jax's tag (default "
         "$DEVSET_JAX_TESTS or %(default)s)")
+    parser.add_argument("--generated-cases", type=int, default=1, metavar="N",
+                        help="JAX_NUM_GENERATED_CASES for the test files (default 1)")
     parser.add_argument("--into", metavar="NAME",
                         help="put every test file's dump into one folder OUT/NAME")
     parser.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[],
@@ -209,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.jax_tests:
             runs = run_jax_tests(args.jax_tests, args.tests_root.resolve(),
                                  args.out.resolve(), args.into, python, bool(args.pass_steps),
-                                 args.replace, args.time_limit or 400, args.pytest_args)
+                                 args.replace, args.time_limit or 400, args.generated_cases,
+                                 args.pytest_args)
         else:
             known = sets()
             for name in args.sets or list(known):
