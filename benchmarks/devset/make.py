@@ -147,7 +147,7 @@ def make_set(name: str, folder: Path, out: Path, python: str, pass_steps: bool,
 
 def run_jax_tests(files: list[str], tests_root: Path, out: Path, into: str | None,
                   python: str, pass_steps: bool, replace: bool, time_limit: float | None,
-                  generated_cases: int, pytest_args: list[str]) -> list[Run]:
+                  generated_cases: int, x64: bool, pytest_args: list[str]) -> list[Run]:
     """Each test file with the dump flags, `generated_cases` per parameterization; with
     `into`, one pytest run of all of them into one folder (XLA numbers modules per process,
     so two processes dumping into one folder would overwrite each other's files)."""
@@ -155,13 +155,17 @@ def run_jax_tests(files: list[str], tests_root: Path, out: Path, into: str | Non
     for test in tests:
         if not test.is_file():
             sys.exit(f"make.py: {test}: no such test file (--tests-root is {tests_root})")
-    batches = [(into, tests)] if into else [(f"jax-tests/{test.stem}", [test]) for test in tests]
+    suffix = "-x64" if x64 else ""
+    batches = ([(into, tests)] if into else
+               [(f"jax-tests/{test.stem}{suffix}", [test]) for test in tests])
     runs = []
     for name, batch in batches:
         dump = out / name
         fresh_folder(dump, replace)
         env = dump_env(dump, pass_steps)
         env["JAX_NUM_GENERATED_CASES"] = str(generated_cases)
+        if x64:
+            env["JAX_ENABLE_X64"] = "1"
         print(f"== {name}: {' '.join(test.name for test in batch)}", flush=True)
         command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    *map(str, batch), *pytest_args]
@@ -202,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         "$DEVSET_JAX_TESTS or %(default)s)")
     parser.add_argument("--generated-cases", type=int, default=1, metavar="N",
                         help="JAX_NUM_GENERATED_CASES for the test files (default 1)")
+    parser.add_argument("--x64", action="store_true",
+                        help="JAX_ENABLE_X64=1 (f64 and c128, so LAPACK's d and z routines); "
+                        "the folders are named <file>-x64")
     parser.add_argument("--into", metavar="NAME",
                         help="put every test file's dump into one folder OUT/NAME")
     parser.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[],
@@ -216,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             runs = run_jax_tests(args.jax_tests, args.tests_root.resolve(),
                                  args.out.resolve(), args.into, python, bool(args.pass_steps),
                                  args.replace, args.time_limit or 400, args.generated_cases,
-                                 args.pytest_args)
+                                 args.x64, args.pytest_args)
         else:
             known = sets()
             for name in args.sets or list(known):
