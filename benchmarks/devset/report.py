@@ -8,7 +8,8 @@ dumps, one per program or test file (`lowp/<program>/`, `jax-tests/<file>/`). Ea
 triaged by the installed `workbench` (`workbench triage DIR --json --jobs N`, with `--linear`
 when asked) and counted per set: executions, ok, unsupported (grouped by reason), mismatch
 (module, execution and culprit step) and error (reason). `--json` prints the same as one JSON
-object; `--keep DIR` also saves each dump's triage JSON there.
+object (`--write-json FILE` writes it beside the tables); `--keep DIR` also saves each dump's
+triage JSON there.
 """
 
 from __future__ import annotations
@@ -197,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="also save each dump's triage JSON as DIR/<set>/<dump>.json")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of tables")
+    parser.add_argument("--write-json", type=Path, metavar="FILE",
+                        help="also write that JSON object to FILE")
     args = parser.parse_args(argv)
     workbench = find_workbench(args.workbench)
     names = args.sets or sorted(p.name for p in args.out.iterdir() if p.is_dir())
@@ -209,11 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         table[set_name] = [triage(workbench, set_name, dump, args) for dump in dumps]
         if not args.json:
             print_set(set_name, table[set_name])
+    payload = {"workbench": workbench, "linear": args.linear,
+               "sets": {name: [r.to_json() for r in reports] for name, reports in table.items()}}
+    if args.write_json:
+        args.write_json.write_text(json.dumps(payload, indent=1) + "\n")
     if args.json:
-        json.dump({"workbench": workbench, "linear": args.linear,
-                   "sets": {name: [r.to_json() for r in reports]
-                            for name, reports in table.items()}}, sys.stdout, indent=1)
-        print()
+        print(json.dumps(payload, indent=1))
     failed = any(r.failure for reports in table.values() for r in reports)
     return 2 if failed else 0
 
