@@ -142,67 +142,80 @@ class Comparison:
     actual_value: Any = None
     problem: str | None = None
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
+    bound: BoundCheck | None = None  # set when elements beyond the tolerance met the bound
+    shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
 
     @property
     def location(self) -> str:
         """`{1}[2,3]`: the tuple path, then the index of the first mismatch."""
-        path = "".join(f"{{{i}}}" for i in self.first_element)
-        if self.first_index is None:
-            return path
-        return path + "[" + ",".join(str(i) for i in self.first_index) + "]"
+        from workbench.replay.outcome import where_text
 
-    def _tolerance_text(self) -> str:
+        return where_text(self.first_element, self.first_index)
+
+    @property
+    def tolerance_text(self) -> str:
         values = sorted(set(self.tolerances.values()), key=lambda t: (t.atol, t.rtol))
         return "; ".join(str(t) for t in values) or "exact"
 
     @property
+    def judged_by(self) -> str:
+        """"error bound" when the rounding error bound decided, else "tolerance"."""
+        return "tolerance" if self.bound is None else "error bound"
+
+    @property
     def summary(self) -> str:
-        """One line a user can read: the verdict, how far off, and where first."""
-        if self.problem is not None:
-            where = self.location
-            return f"{self.problem}" + (f" at {where}" if where else "")
-        errors = f"max abs {self.max_abs_error:.3g}, max rel {self.max_rel_error:.3g}"
-        if self.ok:
-            return f"ok: {self.total} elements within {self._tolerance_text()} ({errors})"
-        return (
-            f"mismatch: {self.mismatches} of {self.total} elements differ beyond "
-            f"{self._tolerance_text()} ({errors}); first at {self.location}: "
-            f"expected {self.expected_value!r}, actual {self.actual_value!r}"
-        )
+        """One line a user can read: the verdict, how far off, the bound, and where."""
+        from workbench.replay.outcome import comparison_text
+
+        return comparison_text(self)
 
     def to_json(self) -> dict:
-        def number(value: Any) -> Any:
-            if isinstance(value, complex):
-                return [number(value.real), number(value.imag)]
-            if isinstance(value, float) and not math.isfinite(value):
-                return str(value)  # JSON has no inf/nan
-            return value
+        from workbench.output.json_shapes import comparison_json
 
-        return {
-            "ok": self.ok,
-            "total": self.total,
-            "mismatches": self.mismatches,
-            "max_abs_error": number(self.max_abs_error),
-            "max_rel_error": number(self.max_rel_error),
-            "first_mismatch": None if self.first_index is None and not self.first_element
-            else {"element": list(self.first_element),
-                  "index": None if self.first_index is None else list(self.first_index),
-                  "expected": number(self.expected_value), "actual": number(self.actual_value)},
-            "problem": self.problem,
-            "tolerances": {name: {"atol": t.atol, "rtol": t.rtol}
-                           for name, t in self.tolerances.items()},
-            "summary": self.summary,
-        }
+        return comparison_json(self)
+
+
+@dataclass
+class BoundCheck:
+    """The element that came closest to (or went furthest beyond) its rounding error bound.
+
+    `error` is |actual - truth| there (truth: the higher-precision evaluation of the
+    reference), `bound` how far rounding in the program's precision can move it, `ratio`
+    error / bound; `reference` is the strictly rounded reference's value there.
+    """
+
+    element: tuple[int, ...]
+    index: tuple[int, ...]
+    error: float
+    bound: float
+    truth: Any
+    actual: Any
+    reference: Any
+
+    @property
+    def ratio(self) -> float:
+        return self.error / self.bound if self.bound > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What judging by a bound needs: the higher-precision result and the per-element bound,
+    both with the structure of the result (None for integer and pred arrays)."""
+
+    value: Any
+    bound: Any
 
 
 def compare(expected: LiteralValue, actual: LiteralValue, atol: float | None = None,
-            rtol: float | None = None) -> Comparison:
+            rtol: float | None = None, truth: Truth | None = None) -> Comparison:
     """Compare two literals element by element; `atol`/`rtol` override the per-dtype defaults.
 
-    Giving only one of them keeps the default of the other.
+    Giving only one of them keeps the default of the other. With `truth`, a float element
+    beyond the tolerance still passes when it is within its bound of the truth
+    (`error_bound.py`): the tolerance is a floor, the bound the rule.
     """
     result = Comparison(ok=True)
-    _compare_into(result, expected, actual, atol, rtol, ())
+    _compare_into(result, expected, actual, atol, rtol, (), truth)
     return result
 
 
@@ -212,7 +225,7 @@ def results_equal(a: LiteralValue, b: LiteralValue) -> bool:
 
 
 def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | None,
-                  rtol: float | None, path: tuple[int, ...]) -> None:
+                  rtol: float | None, path: tuple[int, ...], truth: Truth | None) -> None:
     if result.problem is not None:
         return
     if isinstance(expected, tuple) or isinstance(actual, tuple):
@@ -223,9 +236,10 @@ def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | 
                                        f"actual {describe_array(actual)}")
             return
         for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            _compare_into(result, e, a, atol, rtol, (*path, index))
+            part = None if truth is None else Truth(truth.value[index], truth.bound[index])
+            _compare_into(result, e, a, atol, rtol, (*path, index), part)
         return
-    _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path)
+    _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path, truth)
 
 
 def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> None:
@@ -237,7 +251,8 @@ def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> Non
 
 
 def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray,
-                    atol: float | None, rtol: float | None, path: tuple[int, ...]) -> None:
+                    atol: float | None, rtol: float | None, path: tuple[int, ...],
+                    truth: Truth | None) -> None:
     if expected.shape != actual.shape:
         _set_problem(result, path, f"shape mismatch: expected {describe_array(expected)}, "
                                    f"actual {describe_array(actual)}")
@@ -261,6 +276,8 @@ def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray
         scale = np.abs(expected.astype(np.float64))
     else:
         mismatch, abs_error, scale = _inexact(expected, actual, tolerance, category)
+        if truth is not None and truth.bound is not None and np.any(mismatch):
+            mismatch = _within_bound(result, expected, actual, mismatch, truth, path)
     result.total += int(expected.size)
     count = int(np.count_nonzero(mismatch))
     measurable = np.isfinite(abs_error)
@@ -303,3 +320,32 @@ def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
         # Only finite pairs have a meaningful distance; the others show up as inf.
         abs_error = np.where(e_finite & a_finite, abs_error, np.where(passes, 0.0, np.inf))
     return ~passes, abs_error, scale
+
+
+def _within_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray,
+                  beyond_tolerance: np.ndarray, truth: Truth,
+                  path: tuple[int, ...]) -> np.ndarray:
+    """The elements beyond the tolerance that are also beyond their bound of the truth;
+    records the worst of them (largest error / bound) in `result.bound`."""
+    wide = np.complex128 if actual.dtype.kind == "c" else np.float64
+    value = np.asarray(truth.value)
+    bound = np.asarray(truth.bound, dtype=np.float64)
+    candidates = np.flatnonzero(beyond_tolerance)
+    a = actual.reshape(-1)[candidates].astype(wide)
+    t = value.reshape(-1)[candidates].astype(wide)
+    b = bound.reshape(-1)[candidates]
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.where(np.isfinite(a) & np.isfinite(t), np.abs(a - t), np.inf)
+        within = error <= b
+        ratio = np.where(b > 0, error / np.where(b > 0, b, 1.0), np.where(error > 0, np.inf, 0))
+    worst = int(np.argmax(ratio))
+    check = BoundCheck(path, tuple(int(i) for i in np.unravel_index(candidates[worst],
+                                                                    actual.shape)),
+                       float(error[worst]), float(b[worst]), _scalar(value.reshape(-1)[
+                           candidates[worst]]), _scalar(actual.reshape(-1)[candidates[worst]]),
+                       _scalar(expected.reshape(-1)[candidates[worst]]))
+    if result.bound is None or check.ratio > result.bound.ratio:
+        result.bound = check
+    still = beyond_tolerance.copy()
+    still.reshape(-1)[candidates] = ~within
+    return still
