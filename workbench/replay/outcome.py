@@ -10,7 +10,7 @@ never parsed back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,13 +19,20 @@ if TYPE_CHECKING:
     from workbench.replay.compare import Comparison
 
 
-class Kind(StrEnum):
-    """A replay status; the string value is what JSON and the README call it."""
+class Kind(str, Enum):
+    """A replay status; the string value is what JSON and the README call it (and what it
+    equals: `Kind.OK == "ok"`)."""
 
     OK = "ok"
     MISMATCH = "mismatch"
     UNSUPPORTED = "unsupported"
     ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
     @property
     def mark(self) -> str:
