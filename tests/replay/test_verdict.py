@@ -53,7 +53,8 @@ def test_no_false_mismatch_on_low_precision(name: str, module: str, blamed: str,
     recorded = payload["recorded"]
     assert recorded["ok"] and recorded["judged_by"] == "error bound"
     assert recorded["bound"]["error"] <= recorded["bound"]["bound"]
-    assert payload["shadow_evaluations"] == 2  # the reference in f64, on two input sets
+    # The reference in f64 (and again on perturbed inputs if its own rounding is not enough).
+    assert 1 <= payload["shadow_evaluations"] <= 2
     # ... and, judged by that tolerance (asked for explicitly), names the legal change.
     status, fixed = run_json(capsys, "bisect", folder, module, "--json",
                              "--atol", "1e-5", "--rtol", "1e-4")
@@ -72,7 +73,7 @@ def test_planted_bug_behind_a_precision_change_is_named(
     assert status == 1 and payload["status"] == "mismatch"
     assert payload["culprit"]["xla_step"] == from_step
     assert payload["evaluations"] <= evaluation_bound(payload["steps"])
-    assert payload["shadow_evaluations"] == 2
+    assert payload["shadow_evaluations"] == 2  # the bug is beyond both stages of the bound
     culprit = next(r for r in payload["results"] if r["index"] == payload["culprit"]["index"])
     comparison = culprit["comparison"]
     assert comparison["judged_by"] == "error bound"

@@ -9,11 +9,12 @@ the real run misbehaved (or the evaluator deviates from the compiler).
 
 "Matches" means: within the fixed per-dtype tolerance of the strictly rounded reference, or
 else within the rounding error bound of the truth, the reference evaluated in f64 (see
-`error_bound.py`). The truth costs two evaluations of the reference in f64 (on the inputs and
-on slightly perturbed inputs), made once per replay and only when some result is beyond the
-tolerance; `shadow_evaluations` counts them. An explicit `atol`/`rtol` judges by that
-tolerance alone. A backend without `evaluate_shadow` (or a module its shadow cannot do)
-is judged by the tolerance alone, and the comparison says why.
+`error_bound.py`). The truth costs one or two evaluations of the reference in f64 (on the
+inputs; on slightly perturbed inputs only when the first is not enough), each made once per
+replay and only when some result is beyond the tolerance; `shadow_evaluations` counts them.
+An explicit `atol`/`rtol` judges by that tolerance alone. A backend without `evaluate_shadow`
+(or a module its shadow cannot do) is judged by the tolerance alone, and the comparison says
+why.
 
 Where evaluation happens is a `Runner`'s business: `InlineRunner` evaluates in this process
 (fastest; cancellation is seen between steps only), `ProcessRunner` in a worker process that
@@ -184,7 +185,8 @@ class StepResult:
 class Replay:
     """The replay of one execution of one module, step by step, results cached.
 
-    `atol`/`rtol` override the per-dtype default tolerances. With `keep_values` each result
+    `atol`/`rtol` override the per-dtype default tolerances (and are then the only rule);
+    `error_bound=False` judges by the tolerance alone too. With `keep_values` each result
     keeps its literal (to print it or dump it); otherwise only the reference is kept.
     """
 
@@ -195,6 +197,7 @@ class Replay:
     runner: Runner = field(default_factory=InlineRunner)
     cancel: threading.Event | None = None
     keep_values: bool = False
+    error_bound: bool = True
     results: dict[int, StepResult] = field(default_factory=dict)
     recorded_comparison: Comparison | None = None
     evaluations: int = 0
@@ -204,7 +207,8 @@ class Replay:
     def __post_init__(self) -> None:
         self.steps: list[Step] = self.backend.steps()
         self._reference_value: LiteralValue | None = None
-        self._truth: Truth | None = None
+        self._shadow: LiteralValue | None = None  # the reference in f64
+        self._perturbed: LiteralValue | None = None  # ... on perturbed inputs
         self._shadow_problem: str | None = None
 
     def close(self) -> None:
@@ -266,50 +270,64 @@ class Replay:
 
     def judge(self, value: LiteralValue) -> Comparison:
         """Compare `value` with the reference: within the tolerance, or else within the
-        rounding error bound of the truth (evaluated on first need)."""
+        rounding error bound of the truth. The truth is made on first need, in two stages:
+        the reference in f64 first (the bound from the reference's own rounding), then, only
+        when that bound is not enough, on perturbed inputs too (the conditioning)."""
         reference = self._reference_value
         assert reference is not None
         comparison = compare(reference, value, self.atol, self.rtol)
         if comparison.ok or comparison.problem is not None:
             return comparison
-        if self.atol is not None or self.rtol is not None:
+        if not self.error_bound or self.atol is not None or self.rtol is not None:
             return comparison  # a tolerance the user asked for is the rule
-        truth = self.truth()
-        if truth is None:
-            comparison.shadow_problem = self._shadow_problem
-            return comparison
-        return compare(reference, value, self.atol, self.rtol, truth)
+        for conditioning in (False, True):
+            truth = self.truth(conditioning)
+            if truth is None:
+                comparison.shadow_problem = self._shadow_problem
+                return comparison
+            comparison = compare(reference, value, self.atol, self.rtol, truth)
+            if comparison.ok:
+                break
+        return comparison
 
-    def truth(self) -> Truth | None:
-        """The reference evaluated in f64 with its rounding error bound (two shadow
-        evaluations, once per replay); None when the backend cannot, with the reason kept.
+    def truth(self, conditioning: bool = True) -> Truth | None:
+        """The reference evaluated in f64 with its rounding error bound, with the
+        conditioning term (a second evaluation, on perturbed inputs) or without; each
+        evaluation made once per replay. None when the backend cannot, with the reason kept.
         Raises `Cancelled`."""
-        if self._truth is not None or self._shadow_problem is not None:
-            return self._truth
         from workbench.replay.error_bound import perturb, truth_of, widen
 
+        if self._shadow_problem is not None:
+            return None
+        if self._shadow is None:
+            self._shadow = self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
+            if self._shadow is None:
+                return None
+        if conditioning and self._perturbed is None:
+            self._perturbed = self._evaluate_shadow(perturb(self.inputs.arguments))
+            if self._perturbed is None:
+                return None
+        perturbed = self._perturbed if conditioning else self._shadow
+        assert self._reference_value is not None
+        try:
+            return truth_of(self._reference_value, self._shadow, perturbed)
+        except ValueError as error:
+            self._shadow_problem = str(error)
+            return None
+
+    def _evaluate_shadow(self, arguments: list[LiteralValue]) -> LiteralValue | None:
         if not hasattr(self.backend, "evaluate_shadow"):
             self._shadow_problem = f"the {self.backend.name} backend has no f64 evaluation"
             return None
-        shadow = ShadowBackend(self.backend)
-        step = self.steps[0]
-        values = []
-        for arguments in ([widen(a) for a in self.inputs.arguments],
-                          perturb(self.inputs.arguments)):
-            evaluation = self.runner.evaluate(shadow, step, arguments, self.cancel)
-            self.shadow_evaluations += 1
-            self.shadow_seconds += evaluation.seconds
-            if evaluation.kind != "value":
-                self._shadow_problem = (f"the reference in f64 is {evaluation.kind}: "
-                                        f"{evaluation.reason}")
-                return None
-            values.append(evaluation.value)
-        assert self._reference_value is not None
-        try:
-            self._truth = truth_of(self._reference_value, values[0], values[1])
-        except ValueError as error:
-            self._shadow_problem = str(error)
-        return self._truth
+        evaluation = self.runner.evaluate(ShadowBackend(self.backend), self.steps[0],
+                                          arguments, self.cancel)
+        self.shadow_evaluations += 1
+        self.shadow_seconds += evaluation.seconds
+        if evaluation.kind != "value":
+            self._shadow_problem = (f"the reference in f64 is {evaluation.kind}: "
+                                    f"{evaluation.reason}")
+            return None
+        return evaluation.value
 
     def run(self, on_result: Callable[[StepResult], None] | None = None,
             stop_after_first_failure: bool = False) -> list[StepResult]:
