@@ -9,6 +9,11 @@ An element passes when `|actual - expected| <= atol + rtol * |expected|` (numpy'
 rule; the expected side sets the scale). NaN matches NaN; an infinity matches only the same
 infinity. Integers and pred compare exactly unless a tolerance is given explicitly.
 
+Given a `Truth` (the expected result computed in higher precision, and a bound per element;
+see `error_bound.py`), a float element beyond the tolerance still passes when it is within
+its bound of the truth: the tolerance is then a floor, and `Comparison.bound` records the
+element nearest to (or furthest beyond) its bound.
+
 Default tolerances (`DEFAULT_TOLERANCES`, by numpy dtype name):
 
 | element type | atol | rtol |
