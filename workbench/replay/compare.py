@@ -335,22 +335,16 @@ def _within_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray,
     wide = np.complex128 if actual.dtype.kind == "c" else np.float64
     value = np.asarray(truth.value)
     bound = np.asarray(truth.bound, dtype=np.float64)
-    candidates = np.flatnonzero(beyond_tolerance)
-    a = actual.reshape(-1)[candidates].astype(wide)
-    t = value.reshape(-1)[candidates].astype(wide)
-    b = bound.reshape(-1)[candidates]
     with np.errstate(invalid="ignore", over="ignore"):
-        error = np.where(np.isfinite(a) & np.isfinite(t), np.abs(a - t), np.inf)
-        within = error <= b
-        ratio = np.where(b > 0, error / np.where(b > 0, b, 1.0), np.where(error > 0, np.inf, 0))
-    worst = int(np.argmax(ratio))
-    check = BoundCheck(path, tuple(int(i) for i in np.unravel_index(candidates[worst],
-                                                                    actual.shape)),
-                       float(error[worst]), float(b[worst]), _scalar(value.reshape(-1)[
-                           candidates[worst]]), _scalar(actual.reshape(-1)[candidates[worst]]),
-                       _scalar(expected.reshape(-1)[candidates[worst]]))
+        error = np.abs(actual.astype(wide) - value)
+        error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
+        still = beyond_tolerance & ~(error <= bound)
+        ratio = error / np.maximum(bound, np.finfo(np.float64).tiny)
+    worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
+                             actual.shape)
+    check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),
+                       float(bound[worst]), _scalar(value[worst]), _scalar(actual[worst]),
+                       _scalar(expected[worst]))
     if result.bound is None or check.ratio > result.bound.ratio:
         result.bound = check
-    still = beyond_tolerance.copy()
-    still.reshape(-1)[candidates] = ~within
     return still

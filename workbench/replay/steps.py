@@ -209,6 +209,7 @@ class Replay:
         self._reference_value: LiteralValue | None = None
         self._shadow: LiteralValue | None = None  # the reference in f64
         self._perturbed: LiteralValue | None = None  # ... on perturbed inputs
+        self._truths: dict[bool, Truth] = {}  # by whether the conditioning term is in
         self._shadow_problem: str | None = None
 
     def close(self) -> None:
@@ -280,7 +281,9 @@ class Replay:
             return comparison
         if not self.error_bound or self.atol is not None or self.rtol is not None:
             return comparison  # a tolerance the user asked for is the rule
-        for conditioning in (False, True):
+        # The second bound contains the first: once it is known, it alone decides.
+        stages = (True,) if self._perturbed is not None else (False, True)
+        for conditioning in stages:
             truth = self.truth(conditioning)
             if truth is None:
                 comparison.shadow_problem = self._shadow_problem
@@ -307,13 +310,17 @@ class Replay:
             self._perturbed = self._evaluate_shadow(perturb(self.inputs.arguments))
             if self._perturbed is None:
                 return None
-        perturbed = self._perturbed if conditioning else self._shadow
-        assert self._reference_value is not None
-        try:
-            return truth_of(self._reference_value, self._shadow, perturbed)
-        except ValueError as error:
-            self._shadow_problem = str(error)
-            return None
+        truth = self._truths.get(conditioning)
+        if truth is None:
+            perturbed = self._perturbed if conditioning else self._shadow
+            assert self._reference_value is not None
+            try:
+                truth = truth_of(self._reference_value, self._shadow, perturbed)
+            except ValueError as error:
+                self._shadow_problem = str(error)
+                return None
+            self._truths[conditioning] = truth
+        return truth
 
     def _evaluate_shadow(self, arguments: list[LiteralValue]) -> LiteralValue | None:
         if not hasattr(self.backend, "evaluate_shadow"):
