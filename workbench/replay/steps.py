@@ -276,22 +276,19 @@ class Replay:
         when that bound is not enough, on perturbed inputs too (the conditioning)."""
         reference = self._reference_value
         assert reference is not None
-        comparison = compare(reference, value, self.atol, self.rtol)
-        if comparison.ok or comparison.problem is not None:
-            return comparison
         if not self.error_bound or self.atol is not None or self.rtol is not None:
-            return comparison  # a tolerance the user asked for is the rule
-        # The second bound contains the first: once it is known, it alone decides.
-        stages = (True,) if self._perturbed is not None else (False, True)
-        for conditioning in stages:
-            truth = self.truth(conditioning)
-            if truth is None:
-                comparison.shadow_problem = self._shadow_problem
-                return comparison
-            comparison = compare(reference, value, self.atol, self.rtol, truth)
-            if comparison.ok:
-                break
-        return comparison
+            return compare(reference, value, self.atol, self.rtol)  # the user's tolerance
+        return compare(reference, value, truth=self)
+
+    def stages(self) -> tuple[bool, ...]:
+        """The bound's stages still worth trying: the second contains the first, so once
+        it is known, it alone decides."""
+        return (True,) if self._perturbed is not None else (False, True)
+
+    @property
+    def problem(self) -> str | None:
+        """Why there is no truth (the comparison then judges by the tolerance alone)."""
+        return self._shadow_problem
 
     def truth(self, conditioning: bool = True) -> Truth | None:
         """The reference evaluated in f64 with its rounding error bound, with the
