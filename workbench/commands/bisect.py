@@ -7,7 +7,14 @@ import argparse
 import json
 import sys
 
-from workbench.commands.replay import UsageError, add_module_arguments, open_replay, step_heading
+from workbench.commands.replay import (
+    UsageError,
+    add_module_arguments,
+    open_replay,
+    status_line,
+    step_heading,
+)
+from workbench.replay.outcome import Kind
 from workbench.replay.steps import StepResult
 
 
@@ -39,13 +46,7 @@ def run(args: argparse.Namespace) -> int:
     def show(result: StepResult) -> None:
         if args.json:
             return
-        if result.position == 0:
-            verdict = f"reference ({result.seconds:.3g} s)"
-        elif result.comparison is not None:
-            verdict = f"{result.comparison.summary} ({result.seconds:.3g} s)"
-        else:
-            verdict = f"{result.status} ({result.seconds:.3g} s)"
-        print(f"{step_heading(result)} {verdict}", flush=True)
+        print(f"{step_heading(result)} {status_line(result)}", flush=True)
 
     if not args.json:
         how = "every step" if args.linear else f"at most {evaluation_bound(count)} evaluations"
@@ -56,12 +57,13 @@ def run(args: argparse.Namespace) -> int:
             verdict = bisect_replay(replay, linear=args.linear, on_result=show)
     except Cancelled:
         return 130
-    exit_status = 1 if verdict.status == "mismatch" else 0
+    exit_status = 1 if verdict.status == Kind.MISMATCH else 0
     if args.json:
-        payload = {"module": module.key, "name": module.name,
-                   "execution": selection.execution.id if selection.execution else None,
-                   "inputs": replay.inputs.origin, **verdict.to_json()}
-        json.dump(payload, sys.stdout, indent=1)
+        from workbench.output.json_shapes import bisect_json
+
+        json.dump(bisect_json(module.key, module.name,
+                              selection.execution.id if selection.execution else None,
+                              replay.inputs.origin, verdict), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status
     print()
@@ -73,5 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"culprit: one of steps {names}")
     print(f"{verdict.status}: {verdict.detail}")
     bound = "" if args.linear else f" (bound {evaluation_bound(count)})"
-    print(f"{verdict.evaluations} evaluations of {count} steps{bound}.")
+    shadow = (f"; {verdict.shadow_evaluations} higher-precision evaluations of the reference "
+              "for the rounding error bound" if verdict.shadow_evaluations else "")
+    print(f"{verdict.evaluations} evaluations of {count} steps{bound}{shadow}.")
     return exit_status

@@ -31,6 +31,7 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module
+from workbench.replay.outcome import Kind
 
 TRACE_SUFFIX = ".mlir-trace.pb"
 
@@ -199,7 +200,7 @@ def replay_trace(args: argparse.Namespace) -> int:
                 print(line)
             print(flush=True)
             printed[:] = [value]
-        if result.kind == "mismatch" and result.comparison is not None:
+        if result.kind == Kind.MISMATCH and result.comparison is not None:
             print(f"Mismatch after {result.step.pass_name}: {result.comparison.summary}",
                   file=sys.stderr, flush=True)
         result.value = None
@@ -210,24 +211,19 @@ def replay_trace(args: argparse.Namespace) -> int:
                                  stop_after_first_failure=args.stop_after_first_failure)
     except Cancelled:
         return 130
-    first_failure = next((r for r in results if r.kind != "ok"), None)
-    culprit = next((r for r in results if r.kind == "mismatch"), None)
+    first_failure = next((r for r in results if r.kind != Kind.OK), None)
+    culprit = next((r for r in results if r.kind == Kind.MISMATCH), None)
     recorded = replay.recorded_comparison
     failed = culprit is not None or (recorded is not None and not recorded.ok)
     if args.json:
-        json.dump({
-            "trace": str(args.mlir_compilation_trace),
-            "inputs": replay.inputs.origin,
-            "passes": len(replay.steps),
-            "recorded": None if recorded is None else recorded.to_json(),
-            "culprit": None if culprit is None else {
-                "index": culprit.step.index, "pass": culprit.step.pass_name},
-            "results": [r.to_json() for r in results],
-        }, sys.stdout, indent=1)
+        from workbench.output.json_shapes import mlir_replay_json
+
+        json.dump(mlir_replay_json(str(args.mlir_compilation_trace), replay.inputs.origin,
+                                   len(replay.steps), recorded, culprit, results,
+                                   replay.shadow_evaluations), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        counts = {kind: sum(1 for r in results if r.kind == kind)
-                  for kind in ("ok", "mismatch", "unsupported", "error")}
+        counts = {kind: sum(1 for r in results if r.kind == kind) for kind in Kind}
         lines = [f"{len(results)} of {len(replay.steps)} passes replayed on "
                  f"{replay.inputs.origin}: " + ", ".join(f"{n} {k}" for k, n in counts.items())]
         if recorded is not None:
@@ -239,7 +235,7 @@ def replay_trace(args: argparse.Namespace) -> int:
             lines.append("no pass changes the result")
         print("\n".join(lines), file=sys.stderr)
     stopped_on_error = (args.stop_after_first_failure and first_failure is not None
-                        and first_failure.kind in ("error", "unsupported"))
+                        and first_failure.kind in (Kind.ERROR, Kind.UNSUPPORTED))
     return 1 if failed or stopped_on_error else 0
 
 
@@ -260,6 +256,7 @@ def replay_command(trace: Path, snapshot: Path, entry_point: str | None) -> str:
 
 
 def check_directory(args: argparse.Namespace) -> int:
+    from workbench.output.json_shapes import mlir_trace_check_json
     from workbench.replay.bisect import bisect_replay
 
     folder: Path = args.mlir_compilation_trace_dir
@@ -273,26 +270,21 @@ def check_directory(args: argparse.Namespace) -> int:
     for trace in traces:
         snapshots = snapshots_of(trace)
         if not snapshots:
-            report.append({"trace": str(trace), "snapshot": None, "status": "error",
-                           "culprit": None, "detail": "no snapshot found for this trace",
-                           "command": None})
+            report.append(mlir_trace_check_json(str(trace), None, None, None,
+                                                "no snapshot found for this trace"))
             continue
         for snapshot in snapshots:
-            entry: dict[str, Any] = {"trace": str(trace), "snapshot": str(snapshot),
-                                     "command": replay_command(trace, snapshot, args.entry_point)}
+            command = replay_command(trace, snapshot, args.entry_point)
             try:
                 with open_trace_replay(args, trace, snapshot, keep_values=False) as replay:
                     verdict = bisect_replay(replay)
             except UsageError as error:
-                entry.update(status="error", culprit=None, detail=str(error))
+                report.append(mlir_trace_check_json(str(trace), str(snapshot), command, None,
+                                                    str(error)))
             else:
-                culprit = verdict.culprit.step if verdict.culprit is not None else None
-                entry.update(status=verdict.status, detail=verdict.detail,
-                             evaluations=verdict.evaluations,
-                             culprit=None if culprit is None else
-                             {"index": culprit.index, "pass": culprit.pass_name})
-            report.append(entry)
-    failing = [entry for entry in report if entry["status"] != "ok"]
+                report.append(mlir_trace_check_json(str(trace), str(snapshot), command,
+                                                    verdict, None))
+    failing = [entry for entry in report if entry["status"] != Kind.OK]
     if args.json:
         json.dump({"traces": report}, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -19,7 +19,8 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
-from workbench.replay.steps import STATUS_KINDS, Replay, StepResult
+from workbench.replay.outcome import Kind
+from workbench.replay.steps import Replay, StepResult
 
 
 class UsageError(Exception):
@@ -141,9 +142,7 @@ def step_heading(result: StepResult) -> str:
 def status_line(result: StepResult) -> str:
     if result.position == 0:
         return f"reference ({result.seconds:.3g} s)"
-    if result.comparison is not None:
-        return f"{result.comparison.summary} ({result.seconds:.3g} s)"
-    return f"{result.status} ({result.seconds:.3g} s)"
+    return f"{result.outcome.text} ({result.seconds:.3g} s)"
 
 
 def format_literal(value: LiteralValue, path: str = "") -> list[str]:
@@ -203,7 +202,7 @@ def dump_literals(out: Path, selection: Selection, results: list[StepResult]) ->
     if replay.inputs.recorded is not None:
         _save(out, "recorded", replay.inputs.recorded, manifest, role="recorded")
     for result in results:
-        if result.kind == "mismatch" and result.value is not None:
+        if result.kind == Kind.MISMATCH and result.value is not None:
             stem = f"actual.step{result.step.index:03d}.{result.step.pass_name}"
             _save(out, stem, result.value, manifest, role="actual", step=result.step.index,
                   **{"pass": result.step.pass_name})
@@ -255,20 +254,19 @@ def run(args: argparse.Namespace) -> int:
     except Cancelled:
         return 130
     written = dump_literals(args.dump_literals, selection, results) if args.dump_literals else 0
-    failing = [r for r in results if r.kind == "mismatch"]
+    failing = [r for r in results if r.kind == Kind.MISMATCH]
     recorded = replay.recorded_comparison
     mismatch = bool(failing) or (recorded is not None and not recorded.ok)
     if args.json:
-        json.dump({
-            "module": module.key, "name": module.name,
-            "execution": selection.execution.id if selection.execution else None,
-            "inputs": replay.inputs.origin, "steps": len(replay.steps),
-            "recorded": None if recorded is None else recorded.to_json(),
-            "results": [r.to_json() for r in results],
-        }, sys.stdout, indent=1)
+        from workbench.output.json_shapes import replay_json
+
+        json.dump(replay_json(module.key, module.name,
+                              selection.execution.id if selection.execution else None,
+                              replay.inputs.origin, len(replay.steps), recorded, results,
+                              replay.shadow_evaluations), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 1 if mismatch else 0
-    counts = {kind: sum(1 for r in results if r.kind == kind) for kind in STATUS_KINDS}
+    counts = {kind: sum(1 for r in results if r.kind == kind) for kind in Kind}
     print(f"{len(results)} of {len(replay.steps)} steps replayed: "
           + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     if failing:

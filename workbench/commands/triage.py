@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from workbench.commands.replay import add_input_arguments
-from workbench.replay.triage import STATUS_ORDER, TriageResult
+from workbench.replay.outcome import KIND_ORDER, Kind
+from workbench.replay.triage import TriageResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +43,7 @@ def dig_command(root: Path, result: TriageResult) -> str:
         words += ["--execution", result.execution]
     else:
         words.append("--fake-data")
-    if result.status == "mismatch":
+    if result.status == Kind.MISMATCH:
         words.append("--print-changes-only")
     return shlex.join(words)
 
@@ -78,20 +79,21 @@ def run(args: argparse.Namespace) -> int:
               f"({workers}).", flush=True)
 
     def show(result: TriageResult) -> None:
-        if not args.json and result.status != "ok":
+        if not args.json and result.status != Kind.OK:
             print(describe(result), flush=True)
 
     results = triage(dump, options, jobs=jobs, time_limit=time_limit, on_result=show)
-    exit_status = 1 if any(r.status == "mismatch" for r in results) else 0
-    counts = {status: sum(1 for r in results if r.status == status) for status in STATUS_ORDER}
+    exit_status = 1 if any(r.status == Kind.MISMATCH for r in results) else 0
+    counts = {str(kind): sum(1 for r in results if r.status == kind) for kind in KIND_ORDER}
     if args.json:
-        json.dump({"results": [r.to_json() for r in results], "summary": counts},
-                  sys.stdout, indent=1)
+        from workbench.output.json_shapes import triage_json
+
+        json.dump(triage_json(results, counts), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status
     print(f"\n{len(results)} execution(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-    failing = sorted((r for r in results if r.status != "ok"),
-                     key=lambda r: (STATUS_ORDER[r.status], r.module, r.execution or ""))
+    failing = sorted((r for r in results if r.status != Kind.OK),
+                     key=lambda r: (KIND_ORDER[r.status], r.module, r.execution or ""))
     for result in failing:
         print()
         print(describe(result))

@@ -5,10 +5,163 @@ The shapes are the documented ones (README); a change to a shape is a change her
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.model import Step
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.compare import Comparison
+    from workbench.replay.steps import StepResult
+    from workbench.replay.triage import TriageResult
+
 # --- ls ---------------------------------------------------------------------------------
 
 # --- show, diff -------------------------------------------------------------------------
 
 # --- replay, bisect, triage, mlir-replay ------------------------------------------------
+
+
+def _number(value: Any) -> Any:
+    """A JSON number: complex as [re, im], inf and nan as strings (JSON has neither)."""
+    if isinstance(value, complex):
+        return [_number(value.real), _number(value.imag)]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def comparison_json(c: Comparison) -> dict[str, Any]:
+    """A comparison with the reference; `judged_by` and `bound` say what decided."""
+    bound = c.bound
+    return {
+        "ok": c.ok,
+        "total": c.total,
+        "mismatches": c.mismatches,
+        "max_abs_error": _number(c.max_abs_error),
+        "max_rel_error": _number(c.max_rel_error),
+        "first_mismatch": None if c.first_index is None and not c.first_element
+        else {"element": list(c.first_element),
+              "index": None if c.first_index is None else list(c.first_index),
+              "expected": _number(c.expected_value), "actual": _number(c.actual_value)},
+        "problem": c.problem,
+        "tolerances": {name: {"atol": t.atol, "rtol": t.rtol}
+                       for name, t in c.tolerances.items()},
+        "judged_by": c.judged_by,
+        "bound": None if bound is None else {
+            "element": list(bound.element), "index": list(bound.index),
+            "error": _number(bound.error), "bound": _number(bound.bound),
+            "ratio": _number(bound.ratio), "truth": _number(bound.truth),
+            "actual": _number(bound.actual), "reference": _number(bound.reference)},
+        "no_bound_because": c.shadow_problem,
+        "summary": c.summary,
+    }
+
+
+def step_ref_json(step: Step) -> dict[str, Any]:
+    """How a step is named (the `ls --json` step keys)."""
+    return {"index": step.index, "pass": step.pass_name, "xla_step": step.xla_step,
+            "file": step.file}
+
+
+def step_result_json(r: StepResult) -> dict[str, Any]:
+    return {
+        "position": r.position,
+        **step_ref_json(r.step),
+        "status": r.status,
+        "kind": str(r.kind),
+        "seconds": round(r.seconds, 6),
+        "comparison": None if r.comparison is None else comparison_json(r.comparison),
+    }
+
+
+def verdict_json(v: Verdict) -> dict[str, Any]:
+    """A bisection's verdict (`bisect --json`, and the core of each triage line)."""
+    return {
+        "status": str(v.status),
+        "culprit": None if v.culprit is None else step_ref_json(v.culprit.step),
+        "culprit_candidates": [step_ref_json(step) for step in v.candidates],
+        "evaluations": v.evaluations,
+        "shadow_evaluations": v.shadow_evaluations,
+        "steps": v.steps,
+        "linear": v.linear,
+        "detail": v.detail,
+        "recorded": None if v.recorded is None else comparison_json(v.recorded),
+        "contradictions": v.contradictions,
+        "skipped": [{**step_ref_json(r.step), "status": r.status} for r in v.skipped],
+        "results": [step_result_json(r) for r in v.results],
+    }
+
+
+def replay_json(module: str, name: str, execution: str | None, inputs: str, steps: int,
+                recorded: Comparison | None, results: list[StepResult],
+                shadow_evaluations: int) -> dict[str, Any]:
+    """`workbench replay --json`."""
+    return {"module": module, "name": name, "execution": execution, "inputs": inputs,
+            "steps": steps, "shadow_evaluations": shadow_evaluations,
+            "recorded": None if recorded is None else comparison_json(recorded),
+            "results": [step_result_json(r) for r in results]}
+
+
+def bisect_json(module: str, name: str, execution: str | None, inputs: str,
+                verdict: Verdict) -> dict[str, Any]:
+    """`workbench bisect --json`."""
+    return {"module": module, "name": name, "execution": execution, "inputs": inputs,
+            **verdict_json(verdict)}
+
+
+def triage_result_json(r: TriageResult) -> dict[str, Any]:
+    """One line of `workbench triage --json` (keys documented in the README)."""
+    payload = {
+        "module": r.module,
+        "name": r.name,
+        "execution": r.execution,
+        "status": str(r.status),
+        "culprit": r.culprit,
+        "evaluations": r.evaluations,
+        "detail": r.detail,
+        "steps": r.steps,
+        "seconds": round(r.seconds, 3),
+    }
+    verdict = r.verdict
+    if verdict is not None:
+        full = verdict_json(verdict)
+        payload.update({key: full[key] for key in (
+            "linear", "culprit_candidates", "recorded", "contradictions", "skipped",
+            "shadow_evaluations")})
+    return payload
+
+
+def triage_json(results: list[TriageResult], counts: dict[str, int]) -> dict[str, Any]:
+    """`workbench triage --json`."""
+    return {"results": [triage_result_json(r) for r in results], "summary": counts}
+
+
+def mlir_replay_json(trace: str, inputs: str, passes: int, recorded: Comparison | None,
+                     culprit: StepResult | None, results: list[StepResult],
+                     shadow_evaluations: int) -> dict[str, Any]:
+    """`workbench mlir-replay --mlir-compilation-trace FILE --json`."""
+    return {"trace": trace, "inputs": inputs, "passes": passes,
+            "shadow_evaluations": shadow_evaluations,
+            "recorded": None if recorded is None else comparison_json(recorded),
+            "culprit": None if culprit is None else {
+                "index": culprit.step.index, "pass": culprit.step.pass_name},
+            "results": [step_result_json(r) for r in results]}
+
+
+def mlir_trace_check_json(trace: str, snapshot: str | None, command: str | None,
+                          verdict: Verdict | None, problem: str | None) -> dict[str, Any]:
+    """One entry of `workbench mlir-replay --mlir-compilation-trace-dir DIR --json`."""
+    entry: dict[str, Any] = {"trace": trace, "snapshot": snapshot, "command": command}
+    if verdict is None:
+        entry.update(status="error", culprit=None, detail=problem)
+        return entry
+    culprit = verdict.culprit.step if verdict.culprit is not None else None
+    entry.update(status=str(verdict.status), detail=verdict.detail,
+                 evaluations=verdict.evaluations,
+                 shadow_evaluations=verdict.shadow_evaluations,
+                 culprit=None if culprit is None else
+                 {"index": culprit.index, "pass": culprit.pass_name})
+    return entry
 
 # --- actions, report, iree --------------------------------------------------------------

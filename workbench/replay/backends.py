@@ -172,6 +172,14 @@ class HloBackend:
 
         return evaluate_module(self.load(step), arguments)
 
+    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        """The result of `step` with every float type computed in f64 (complex in c128), on
+        arguments already widened so: the truth a result is judged against."""
+        from workbench.replay.hlo import evaluate_module
+        from workbench.replay.hlo.shadow import shadow_module
+
+        return evaluate_module(shadow_module(self.load(step)), arguments)
+
 
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:
     return HloBackend(root, module) if module.ir_steps("hlo") else None

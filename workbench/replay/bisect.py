@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from workbench.replay.outcome import Kind, Outcome
+
 if TYPE_CHECKING:
     from workbench.model import Step
     from workbench.replay.compare import Comparison
@@ -234,55 +236,72 @@ def run_bisect(count: int, judge: Callable[[int], Mark], linear: bool = False) -
     return BisectResult(state, evaluations, linear=False)
 
 
-def _mark_of(result: StepResult) -> Mark:
-    return {"ok": "good", "mismatch": "bad"}.get(result.kind, "skip")  # type: ignore[return-value]
-
-
 def step_json(step: Step) -> dict:
     """How a step is named in JSON output (the `ls --json` step keys)."""
-    return {"index": step.index, "pass": step.pass_name, "xla_step": step.xla_step,
-            "file": step.file}
+    from workbench.output.json_shapes import step_ref_json
 
-
-def step_name(step: Step) -> str:
-    return f"step {step.index} ({step.label})"
+    return step_ref_json(step)
 
 
 @dataclass
 class Verdict:
-    """What replaying one execution found, for people (`detail`) and scripts (`to_json`).
-
-    `status` is "ok", "mismatch", "unsupported" or "error". A mismatch has a culprit step, or
-    a range of candidates when skipped steps hide it, or neither when only the recorded result
-    differs from the reference.
+    """What replaying one execution found: `status` (a `Kind`), the culprit step, or a range
+    of candidates when skipped steps hide it, or neither when only the recorded result
+    differs from the reference; `detail` and `to_json` are written from these fields.
     """
 
-    status: str
-    detail: str
+    status: Kind
     evaluations: int
     steps: int
     linear: bool
+    inputs: str = ""
+    reference: Step | None = None
+    reference_outcome: Outcome | None = None
     culprit: StepResult | None = None
     candidates: list[Step] = field(default_factory=list)
     recorded: Comparison | None = None
-    contradictions: list[str] = field(default_factory=list)
+    first_bad: Step | None = None
+    passing_again: list[Step] = field(default_factory=list)  # good after `first_bad`
     skipped: list[StepResult] = field(default_factory=list)
+    frontier: Step | None = None
+    untested: int = 0
     results: list[StepResult] = field(default_factory=list)  # in evaluation order
+    shadow_evaluations: int = 0
+
+    @property
+    def contradictions(self) -> list[str]:
+        from workbench.replay.outcome import contradiction_text
+
+        assert self.first_bad is not None or not self.passing_again
+        return [contradiction_text(step, self.first_bad) for step in self.passing_again]
+
+    @property
+    def detail(self) -> str:
+        from workbench.replay.outcome import verdict_text
+
+        return verdict_text(self)
+
+    @property
+    def outcome(self) -> Outcome:
+        """The verdict as one outcome: the culprit pass, or why nothing could be judged."""
+        if self.status == Kind.MISMATCH:
+            if self.culprit is not None:
+                return Outcome(Kind.MISMATCH, culprit=self.culprit.step.pass_name,
+                               comparison=self.culprit.comparison)
+            if self.candidates:
+                return Outcome(Kind.MISMATCH, culprit=f"{self.candidates[0].pass_name}…")
+            return Outcome(Kind.MISMATCH, culprit="recorded result", comparison=self.recorded)
+        if self.status == Kind.OK:
+            return Outcome(Kind.OK, comparison=self.recorded)
+        if self.reference_outcome is not None and self.reference_outcome.kind != Kind.OK:
+            return Outcome(self.status, self.reference_outcome.reason)
+        reasons = [r.outcome.reason for r in self.skipped if r.outcome.reason]
+        return Outcome(self.status, reasons[0] if reasons else "no step could be evaluated")
 
     def to_json(self) -> dict:
-        return {
-            "status": self.status,
-            "culprit": None if self.culprit is None else step_json(self.culprit.step),
-            "culprit_candidates": [step_json(step) for step in self.candidates],
-            "evaluations": self.evaluations,
-            "steps": self.steps,
-            "linear": self.linear,
-            "detail": self.detail,
-            "recorded": None if self.recorded is None else self.recorded.to_json(),
-            "contradictions": self.contradictions,
-            "skipped": [{**step_json(r.step), "status": r.status} for r in self.skipped],
-            "results": [r.to_json() for r in self.results],
-        }
+        from workbench.output.json_shapes import verdict_json
+
+        return verdict_json(self)
 
 
 def bisect_replay(replay: Replay, linear: bool = False,
@@ -298,10 +317,12 @@ def bisect_replay(replay: Replay, linear: bool = False,
         order.append(result)
         if on_result is not None:
             on_result(result)
-        return _mark_of(result) if position else ("good" if result.kind == "ok" else "skip")
+        if position == 0:
+            return "good" if result.kind == Kind.OK else "skip"
+        return result.kind.mark  # type: ignore[return-value]
 
     if not replay.steps:
-        return Verdict("unsupported", "the module has no replayable steps", 0, 0, linear)
+        return Verdict(Kind.UNSUPPORTED, 0, 0, linear, inputs=replay.inputs.origin)
     outcome = run_bisect(len(replay.steps), judge, linear=linear)
     return _verdict(replay, outcome, order)
 
@@ -309,62 +330,34 @@ def bisect_replay(replay: Replay, linear: bool = False,
 def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> Verdict:
     state = outcome.state
     steps = replay.steps
-    verdict = Verdict("ok", "", outcome.evaluations, len(steps), outcome.linear,
-                      recorded=replay.recorded_comparison, results=order)
     reference = replay.results[0]
-    if reference.kind != "ok":
+    verdict = Verdict(Kind.OK, outcome.evaluations, len(steps), outcome.linear,
+                      inputs=replay.inputs.origin, reference=reference.step,
+                      reference_outcome=reference.outcome,
+                      recorded=replay.recorded_comparison, results=order,
+                      shadow_evaluations=replay.shadow_evaluations)
+    if reference.kind != Kind.OK:
         verdict.status = reference.kind
-        verdict.detail = (f"the reference, {step_name(reference.step)}, cannot be evaluated: "
-                          f"{reference.status}")
         return verdict
     verdict.skipped = [replay.results[p] for p in state.skipped]
-    verdict.contradictions = [
-        f"{step_name(steps[p])} matches the reference again after "
-        f"{step_name(steps[state.first_bad])} differs"  # type: ignore[index]
-        for p in sorted(p for p, m in state.marks.items()
-                        if m == "good" and state.first_bad is not None and p > state.first_bad)
-    ]
+    if state.first_bad is not None:
+        verdict.first_bad = steps[state.first_bad]
+        verdict.passing_again = [steps[p] for p in sorted(
+            p for p, m in state.marks.items() if m == "good" and p > state.first_bad)]
     recorded = replay.recorded_comparison
-    parts: list[str] = []
     if state.culprit is not None:
-        verdict.status = "mismatch"
+        verdict.status = Kind.MISMATCH
         verdict.culprit = replay.results[state.culprit]
-        comparison = verdict.culprit.comparison
-        parts.append(f"{step_name(verdict.culprit.step)} is the first to differ from the "
-                     f"reference ({comparison.summary if comparison else 'no comparison'})")
     elif state.culprit_range is not None:
-        verdict.status = "mismatch"
+        verdict.status = Kind.MISMATCH
         first, last = state.culprit_range
         verdict.candidates = steps[first:last + 1]
-        parts.append(f"the first step to differ from the reference is one of "
-                     f"{step_name(steps[first])} to {step_name(steps[last])}: the steps "
-                     f"before the last could not be evaluated")
     elif recorded is not None and not recorded.ok:
-        verdict.status = "mismatch"
-        parts.append(f"the recorded result differs from the reference ({recorded.summary}), "
-                     f"but no replayed step does")
-        recorded = None  # said
+        verdict.status = Kind.MISMATCH
     elif verdict.skipped:
         kinds = {r.kind for r in verdict.skipped}
-        verdict.status = "unsupported" if "unsupported" in kinds else "error"
-        parts.append("no evaluated step differs from the reference")
-        untested = state.untested_beyond_frontier
-        if untested:
-            frontier = steps[state.frontier]  # type: ignore[index]
-            parts.append(f"{len(untested)} step(s) after {step_name(frontier)}, which could "
-                         f"not be evaluated, were not tried (--linear tries every step)")
-    else:
-        checked = "every step" if outcome.linear else f"{outcome.evaluations} of {len(steps)} steps"
-        parts.append(f"no step differs from the reference (checked {checked})")
-    if recorded is not None:
-        agreement = "matches" if recorded.ok else "differs from"
-        parts.append(f"the recorded result {agreement} the reference ({recorded.summary})")
-    elif replay.recorded_comparison is None:
-        parts.append(f"no recorded result to check (inputs: {replay.inputs.origin})")
-    if verdict.skipped:
-        listed = "; ".join(f"{step_name(r.step)}: {r.status}" for r in verdict.skipped)
-        parts.append(f"{len(verdict.skipped)} step(s) could not be evaluated: {listed}")
-    if verdict.contradictions:
-        parts.append("not monotone: " + "; ".join(verdict.contradictions))
-    verdict.detail = "; ".join(parts)
+        verdict.status = Kind.UNSUPPORTED if Kind.UNSUPPORTED in kinds else Kind.ERROR
+        if state.frontier is not None:
+            verdict.frontier = steps[state.frontier]
+            verdict.untested = len(state.untested_beyond_frontier)
     return verdict

@@ -9,6 +9,11 @@ An element passes when `|actual - expected| <= atol + rtol * |expected|` (numpy'
 rule; the expected side sets the scale). NaN matches NaN; an infinity matches only the same
 infinity. Integers and pred compare exactly unless a tolerance is given explicitly.
 
+Given a `Truth` (the expected result computed in higher precision, and a bound per element;
+see `error_bound.py`), a float element beyond the tolerance still passes when it is within
+its bound of the truth: the tolerance is then a floor, and `Comparison.bound` records the
+element nearest to (or furthest beyond) its bound.
+
 Default tolerances (`DEFAULT_TOLERANCES`, by numpy dtype name):
 
 | element type | atol | rtol |
@@ -28,9 +33,10 @@ absolute error.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -142,67 +148,118 @@ class Comparison:
     actual_value: Any = None
     problem: str | None = None
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
+    bound: BoundCheck | None = None  # set when elements beyond the tolerance met the bound
+    shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
 
     @property
     def location(self) -> str:
         """`{1}[2,3]`: the tuple path, then the index of the first mismatch."""
-        path = "".join(f"{{{i}}}" for i in self.first_element)
-        if self.first_index is None:
-            return path
-        return path + "[" + ",".join(str(i) for i in self.first_index) + "]"
+        from workbench.replay.outcome import where_text
 
-    def _tolerance_text(self) -> str:
+        return where_text(self.first_element, self.first_index)
+
+    @property
+    def tolerance_text(self) -> str:
         values = sorted(set(self.tolerances.values()), key=lambda t: (t.atol, t.rtol))
         return "; ".join(str(t) for t in values) or "exact"
 
     @property
+    def judged_by(self) -> str:
+        """"error bound" when the rounding error bound decided, else "tolerance"."""
+        return "tolerance" if self.bound is None else "error bound"
+
+    @property
     def summary(self) -> str:
-        """One line a user can read: the verdict, how far off, and where first."""
-        if self.problem is not None:
-            where = self.location
-            return f"{self.problem}" + (f" at {where}" if where else "")
-        errors = f"max abs {self.max_abs_error:.3g}, max rel {self.max_rel_error:.3g}"
-        if self.ok:
-            return f"ok: {self.total} elements within {self._tolerance_text()} ({errors})"
-        return (
-            f"mismatch: {self.mismatches} of {self.total} elements differ beyond "
-            f"{self._tolerance_text()} ({errors}); first at {self.location}: "
-            f"expected {self.expected_value!r}, actual {self.actual_value!r}"
-        )
+        """One line a user can read: the verdict, how far off, the bound, and where."""
+        from workbench.replay.outcome import comparison_text
+
+        return comparison_text(self)
 
     def to_json(self) -> dict:
-        def number(value: Any) -> Any:
-            if isinstance(value, complex):
-                return [number(value.real), number(value.imag)]
-            if isinstance(value, float) and not math.isfinite(value):
-                return str(value)  # JSON has no inf/nan
-            return value
+        from workbench.output.json_shapes import comparison_json
 
-        return {
-            "ok": self.ok,
-            "total": self.total,
-            "mismatches": self.mismatches,
-            "max_abs_error": number(self.max_abs_error),
-            "max_rel_error": number(self.max_rel_error),
-            "first_mismatch": None if self.first_index is None and not self.first_element
-            else {"element": list(self.first_element),
-                  "index": None if self.first_index is None else list(self.first_index),
-                  "expected": number(self.expected_value), "actual": number(self.actual_value)},
-            "problem": self.problem,
-            "tolerances": {name: {"atol": t.atol, "rtol": t.rtol}
-                           for name, t in self.tolerances.items()},
-            "summary": self.summary,
-        }
+        return comparison_json(self)
+
+
+@dataclass
+class BoundCheck:
+    """The element that came closest to (or went furthest beyond) its rounding error bound.
+
+    `error` is |actual - truth| there (truth: the higher-precision evaluation of the
+    reference), `bound` how far rounding in the program's precision can move it, `ratio`
+    error / bound; `reference` is the strictly rounded reference's value there.
+    """
+
+    element: tuple[int, ...]
+    index: tuple[int, ...]
+    error: float
+    bound: float
+    truth: Any
+    actual: Any
+    reference: Any
+
+    @property
+    def ratio(self) -> float:
+        return self.error / self.bound if self.bound > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What judging by a bound needs: the higher-precision result and the per-element bound,
+    both with the structure of the result (None for integer and pred arrays)."""
+
+    value: Any
+    bound: Any
+
+    def at(self, path: tuple[int, ...]) -> Truth:
+        """The part for the output at tuple path `path`."""
+        value, bound = self.value, self.bound
+        for index in path:
+            value, bound = value[index], None if bound is None else bound[index]
+        return Truth(value, bound)
+
+
+class TruthSource(Protocol):
+    """Truths made on demand, in stages of growing bounds (each contains the one before):
+    a comparison asks for them only when an element is beyond the tolerance."""
+
+    def stages(self) -> Sequence[bool]:
+        """The stages to try, in order (a stage is whether the conditioning term is in)."""
+        ...
+
+    def truth(self, conditioning: bool) -> Truth | None:
+        """The truth of a stage; None when there is none (`problem` says why)."""
+        ...
+
+    @property
+    def problem(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Given:
+    """A truth known in advance, as a one-stage source."""
+
+    known: Truth
+    problem: str | None = None
+
+    def stages(self) -> Sequence[bool]:
+        return (True,)
+
+    def truth(self, conditioning: bool) -> Truth | None:
+        return self.known
 
 
 def compare(expected: LiteralValue, actual: LiteralValue, atol: float | None = None,
-            rtol: float | None = None) -> Comparison:
+            rtol: float | None = None, truth: Truth | TruthSource | None = None) -> Comparison:
     """Compare two literals element by element; `atol`/`rtol` override the per-dtype defaults.
 
-    Giving only one of them keeps the default of the other.
+    Giving only one of them keeps the default of the other. With `truth`, a float element
+    beyond the tolerance still passes when it is within its bound of the truth
+    (`error_bound.py`): the tolerance is a floor, the bound the rule.
     """
     result = Comparison(ok=True)
-    _compare_into(result, expected, actual, atol, rtol, ())
+    source = Given(truth) if isinstance(truth, Truth) else truth
+    _compare_into(result, expected, actual, atol, rtol, (), source)
     return result
 
 
@@ -212,7 +269,8 @@ def results_equal(a: LiteralValue, b: LiteralValue) -> bool:
 
 
 def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | None,
-                  rtol: float | None, path: tuple[int, ...]) -> None:
+                  rtol: float | None, path: tuple[int, ...],
+                  truth: TruthSource | None) -> None:
     if result.problem is not None:
         return
     if isinstance(expected, tuple) or isinstance(actual, tuple):
@@ -223,9 +281,9 @@ def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | 
                                        f"actual {describe_array(actual)}")
             return
         for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            _compare_into(result, e, a, atol, rtol, (*path, index))
+            _compare_into(result, e, a, atol, rtol, (*path, index), truth)
         return
-    _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path)
+    _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path, truth)
 
 
 def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> None:
@@ -237,7 +295,8 @@ def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> Non
 
 
 def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray,
-                    atol: float | None, rtol: float | None, path: tuple[int, ...]) -> None:
+                    atol: float | None, rtol: float | None, path: tuple[int, ...],
+                    truth: TruthSource | None) -> None:
     if expected.shape != actual.shape:
         _set_problem(result, path, f"shape mismatch: expected {describe_array(expected)}, "
                                    f"actual {describe_array(actual)}")
@@ -261,6 +320,8 @@ def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray
         scale = np.abs(expected.astype(np.float64))
     else:
         mismatch, abs_error, scale = _inexact(expected, actual, tolerance, category)
+        if truth is not None and np.any(mismatch):
+            mismatch = _judge_by_bound(result, expected, actual, mismatch, truth, path)
     result.total += int(expected.size)
     count = int(np.count_nonzero(mismatch))
     measurable = np.isfinite(abs_error)
@@ -303,3 +364,44 @@ def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
         # Only finite pairs have a meaningful distance; the others show up as inf.
         abs_error = np.where(e_finite & a_finite, abs_error, np.where(passes, 0.0, np.inf))
     return ~passes, abs_error, scale
+
+
+def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray,
+                    beyond_tolerance: np.ndarray, source: TruthSource,
+                    path: tuple[int, ...]) -> np.ndarray:
+    """The elements beyond the tolerance that are beyond their bound too, at the first stage
+    of the source that passes them all, or else its last; records the worst element."""
+    for stage in source.stages():
+        truth = source.truth(stage)
+        if truth is None:
+            result.shadow_problem = source.problem
+            return beyond_tolerance
+        part = truth.at(path)
+        if part.bound is None:
+            return beyond_tolerance
+        check, still = _within_bound(expected, actual, beyond_tolerance, part, path)
+        if not np.any(still):
+            break
+    if result.bound is None or check.ratio > result.bound.ratio:
+        result.bound = check
+    return still
+
+
+def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np.ndarray,
+                  truth: Truth, path: tuple[int, ...]) -> tuple[BoundCheck, np.ndarray]:
+    """The worst element (largest error / bound) among those beyond the tolerance, and which
+    of them are beyond their bound of the truth too."""
+    wide = np.complex128 if actual.dtype.kind == "c" else np.float64
+    value = np.asarray(truth.value)
+    bound = np.asarray(truth.bound, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(actual.astype(wide) - value)
+        error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
+        still = beyond_tolerance & ~(error <= bound)
+        ratio = error / np.maximum(bound, np.finfo(np.float64).tiny)
+    worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
+                             actual.shape)
+    check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),
+                       float(bound[worst]), _scalar(value[worst]), _scalar(actual[worst]),
+                       _scalar(expected[worst]))
+    return check, still

@@ -2,10 +2,19 @@
 reference.
 
 The reference is the result of the first replayable step; each later step is `ok` when its
-result matches the reference within tolerance, `mismatch` when it does not, `unsupported:
-<what>` when the evaluator cannot do it, `error: <reason>` when it fails otherwise. The
+result matches the reference, `mismatch` when it does not, `unsupported: <what>` when the
+evaluator cannot do it, `error: <reason>` when it fails otherwise (an `Outcome`). The
 reference itself is compared with the execution's recorded result: a difference there means
 the real run misbehaved (or the evaluator deviates from the compiler).
+
+"Matches" means: within the fixed per-dtype tolerance of the strictly rounded reference, or
+else within the rounding error bound of the truth, the reference evaluated in f64 (see
+`error_bound.py`). The truth costs one or two evaluations of the reference in f64 (on the
+inputs; on slightly perturbed inputs only when the first is not enough), each made once per
+replay and only when some result is beyond the tolerance; `shadow_evaluations` counts them.
+An explicit `atol`/`rtol` judges by that tolerance alone. A backend without `evaluate_shadow`
+(or a module its shadow cannot do) is judged by the tolerance alone, and the comparison says
+why.
 
 Where evaluation happens is a `Runner`'s business: `InlineRunner` evaluates in this process
 (fastest; cancellation is seen between steps only), `ProcessRunner` in a worker process that
@@ -24,11 +33,10 @@ from typing import Any, Protocol
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module, Step
 from workbench.replay.backends import Backend, open_backend
-from workbench.replay.compare import Comparison, compare
+from workbench.replay.compare import Comparison, Truth, compare
 from workbench.replay.inputs import InputSpec, ReplayInputs, resolve_inputs
+from workbench.replay.outcome import Kind, Outcome
 from workbench.replay.workers import Cancelled, WorkerPool
-
-STATUS_KINDS = ("ok", "mismatch", "unsupported", "error")
 
 
 @dataclass
@@ -117,41 +125,68 @@ def make_runner(time_limit: float | None = None, isolate: bool = False) -> Runne
     return InlineRunner()
 
 
+@dataclass(frozen=True)
+class ShadowBackend:
+    """`backend` evaluating in higher precision (its `evaluate_shadow`), so the shadow runs
+    through the same runners as any step: in a worker, with the time limit and cancel."""
+
+    inner: Backend
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name} (f64)"
+
+    @property
+    def root(self) -> Path:
+        return self.inner.root
+
+    @property
+    def module(self) -> Module:
+        return self.inner.module
+
+    def steps(self) -> list[Step]:
+        return self.inner.steps()
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        return self.inner.evaluate_shadow(step, arguments)  # type: ignore[attr-defined]
+
+
 @dataclass
 class StepResult:
     """One step's verdict. `position` counts replayable steps (0 is the reference)."""
 
     position: int
     step: Step
-    status: str  # "ok", "mismatch", "unsupported: <what>", "error: <reason>"
-    comparison: Comparison | None = None  # against the reference
+    outcome: Outcome
     seconds: float = 0.0
     value: LiteralValue | None = None  # kept only when the replay keeps values
 
     @property
-    def kind(self) -> str:
-        """The status without its reason: one of STATUS_KINDS."""
-        return self.status.split(":", 1)[0]
+    def kind(self) -> Kind:
+        return self.outcome.kind
+
+    @property
+    def status(self) -> str:
+        """"ok", "mismatch", "unsupported: <what>", "error: <reason>" (the JSON status)."""
+        return self.outcome.status
+
+    @property
+    def comparison(self) -> Comparison | None:
+        """The comparison with the reference (None for the reference and failed steps)."""
+        return self.outcome.comparison
 
     def to_json(self) -> dict[str, Any]:
-        step = self.step
-        return {
-            "position": self.position,
-            "index": step.index,
-            "pass": step.pass_name,
-            "xla_step": step.xla_step,
-            "file": step.file,
-            "status": self.status,
-            "seconds": round(self.seconds, 6),
-            "comparison": None if self.comparison is None else self.comparison.to_json(),
-        }
+        from workbench.output.json_shapes import step_result_json
+
+        return step_result_json(self)
 
 
 @dataclass
 class Replay:
     """The replay of one execution of one module, step by step, results cached.
 
-    `atol`/`rtol` override the per-dtype default tolerances. With `keep_values` each result
+    `atol`/`rtol` override the per-dtype default tolerances (and are then the only rule);
+    `error_bound=False` judges by the tolerance alone too. With `keep_values` each result
     keeps its literal (to print it or dump it); otherwise only the reference is kept.
     """
 
@@ -162,13 +197,20 @@ class Replay:
     runner: Runner = field(default_factory=InlineRunner)
     cancel: threading.Event | None = None
     keep_values: bool = False
+    error_bound: bool = True
     results: dict[int, StepResult] = field(default_factory=dict)
     recorded_comparison: Comparison | None = None
     evaluations: int = 0
+    shadow_evaluations: int = 0
+    shadow_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         self.steps: list[Step] = self.backend.steps()
         self._reference_value: LiteralValue | None = None
+        self._shadow: LiteralValue | None = None  # the reference in f64
+        self._perturbed: LiteralValue | None = None  # ... on perturbed inputs
+        self._truths: dict[bool, Truth] = {}  # by whether the conditioning term is in
+        self._shadow_problem: str | None = None
 
     def close(self) -> None:
         self.runner.close()
@@ -196,10 +238,9 @@ class Replay:
             return cached
         if position != 0:
             reference = self.reference
-            if reference.kind != "ok":
-                result = StepResult(position, self.steps[position],
-                                    "error: no reference: the first step is "
-                                    + reference.status)
+            if reference.kind != Kind.OK:
+                result = StepResult(position, self.steps[position], Outcome(
+                    Kind.ERROR, "no reference: the first step is " + reference.status))
                 self.results[position] = result
                 return result
         step = self.steps[position]
@@ -211,7 +252,7 @@ class Replay:
 
     def _judge(self, position: int, step: Step, evaluation: Evaluation) -> StepResult:
         if evaluation.kind != "value":
-            return StepResult(position, step, f"{evaluation.kind}: {evaluation.reason}",
+            return StepResult(position, step, Outcome(Kind(evaluation.kind), evaluation.reason),
                               seconds=evaluation.seconds)
         value = evaluation.value
         assert value is not None
@@ -220,12 +261,77 @@ class Replay:
             if self.inputs.recorded is not None:
                 # The reference is what the program should compute; the recording is what
                 # the real run did: "expected" is the reference.
-                self.recorded_comparison = compare(value, self.inputs.recorded, self.atol,
-                                                   self.rtol)
-            return StepResult(0, step, "ok", seconds=evaluation.seconds, value=value)
-        comparison = compare(self._reference_value, value, self.atol, self.rtol)
-        return StepResult(position, step, "ok" if comparison.ok else "mismatch", comparison,
+                self.recorded_comparison = self.judge(self.inputs.recorded)
+            return StepResult(0, step, Outcome(Kind.OK), seconds=evaluation.seconds,
+                              value=value)
+        comparison = self.judge(value)
+        kind = Kind.OK if comparison.ok else Kind.MISMATCH
+        return StepResult(position, step, Outcome(kind, comparison=comparison),
                           evaluation.seconds, value if self.keep_values else None)
+
+    def judge(self, value: LiteralValue) -> Comparison:
+        """Compare `value` with the reference: within the tolerance, or else within the
+        rounding error bound of the truth. The truth is made on first need, in two stages:
+        the reference in f64 first (the bound from the reference's own rounding), then, only
+        when that bound is not enough, on perturbed inputs too (the conditioning)."""
+        reference = self._reference_value
+        assert reference is not None
+        if not self.error_bound or self.atol is not None or self.rtol is not None:
+            return compare(reference, value, self.atol, self.rtol)  # the user's tolerance
+        return compare(reference, value, truth=self)
+
+    def stages(self) -> tuple[bool, ...]:
+        """The bound's stages still worth trying: the second contains the first, so once
+        it is known, it alone decides."""
+        return (True,) if self._perturbed is not None else (False, True)
+
+    @property
+    def problem(self) -> str | None:
+        """Why there is no truth (the comparison then judges by the tolerance alone)."""
+        return self._shadow_problem
+
+    def truth(self, conditioning: bool = True) -> Truth | None:
+        """The reference evaluated in f64 with its rounding error bound, with the
+        conditioning term (a second evaluation, on perturbed inputs) or without; each
+        evaluation made once per replay. None when the backend cannot, with the reason kept.
+        Raises `Cancelled`."""
+        from workbench.replay.error_bound import perturb, truth_of, widen
+
+        if self._shadow_problem is not None:
+            return None
+        if self._shadow is None:
+            self._shadow = self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
+            if self._shadow is None:
+                return None
+        if conditioning and self._perturbed is None:
+            self._perturbed = self._evaluate_shadow(perturb(self.inputs.arguments))
+            if self._perturbed is None:
+                return None
+        truth = self._truths.get(conditioning)
+        if truth is None:
+            perturbed = self._perturbed if conditioning else self._shadow
+            assert self._reference_value is not None
+            try:
+                truth = truth_of(self._reference_value, self._shadow, perturbed)
+            except ValueError as error:
+                self._shadow_problem = str(error)
+                return None
+            self._truths[conditioning] = truth
+        return truth
+
+    def _evaluate_shadow(self, arguments: list[LiteralValue]) -> LiteralValue | None:
+        if not hasattr(self.backend, "evaluate_shadow"):
+            self._shadow_problem = f"the {self.backend.name} backend has no f64 evaluation"
+            return None
+        evaluation = self.runner.evaluate(ShadowBackend(self.backend), self.steps[0],
+                                          arguments, self.cancel)
+        self.shadow_evaluations += 1
+        self.shadow_seconds += evaluation.seconds
+        if evaluation.kind != "value":
+            self._shadow_problem = (f"the reference in f64 is {evaluation.kind}: "
+                                    f"{evaluation.reason}")
+            return None
+        return evaluation.value
 
     def run(self, on_result: Callable[[StepResult], None] | None = None,
             stop_after_first_failure: bool = False) -> list[StepResult]:
@@ -240,9 +346,9 @@ class Replay:
             results.append(result)
             if on_result is not None:
                 on_result(result)
-            if position == 0 and result.kind != "ok":
+            if position == 0 and result.kind != Kind.OK:
                 break
-            if stop_after_first_failure and result.kind != "ok":
+            if stop_after_first_failure and result.kind != Kind.OK:
                 break
         return results
 

@@ -12,12 +12,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.model import Dump, Execution, Module
 from workbench.replay.inputs import InputSpec
+from workbench.replay.outcome import Kind, Outcome
 
-STATUS_ORDER = {"mismatch": 0, "error": 1, "unsupported": 2, "ok": 3}
+if TYPE_CHECKING:
+    from workbench.replay.bisect import Verdict
 
 
 @dataclass(frozen=True)
@@ -37,32 +39,29 @@ class TriageJob:
 
 @dataclass
 class TriageResult:
-    """One line of `workbench triage --json` (keys documented in the README)."""
+    """One execution's triage: the bisection's verdict, or why there is none (`detail`)."""
 
     module: str
     name: str
     execution: str | None
-    status: str  # "ok", "mismatch", "unsupported", "error"
+    status: Kind
     culprit: dict | None = None
     evaluations: int = 0
     detail: str = ""
     seconds: float = 0.0
     steps: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)  # the verdict's other fields
+    verdict: Verdict | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.verdict is not None:
+            return self.verdict.outcome
+        return Outcome(self.status, self.detail)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "module": self.module,
-            "name": self.name,
-            "execution": self.execution,
-            "status": self.status,
-            "culprit": self.culprit,
-            "evaluations": self.evaluations,
-            "detail": self.detail,
-            "steps": self.steps,
-            "seconds": round(self.seconds, 3),
-            **self.extra,
-        }
+        from workbench.output.json_shapes import triage_result_json
+
+        return triage_result_json(self)
 
 
 def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
@@ -88,13 +87,13 @@ def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     start = time.perf_counter()
     module = job.module
     result = TriageResult(module.key, module.name, job.execution.id if job.execution else None,
-                          "error")
+                          Kind.ERROR)
     spec = options.inputs if job.execution is None else InputSpec()
     try:
         replay = open_replay(root, module, job.execution, spec, backend=options.backend,
                              atol=options.atol, rtol=options.rtol)
     except NoBackend as error:
-        result.status, result.detail = "unsupported", str(error)
+        result.status, result.detail = Kind.UNSUPPORTED, str(error)
         return result
     except (InputError, ReadError) as error:
         result.detail = f"cannot read the inputs: {error}"
@@ -107,9 +106,8 @@ def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     result.culprit = None if verdict.culprit is None else step_json(verdict.culprit.step)
     result.evaluations = verdict.evaluations
     result.detail = verdict.detail
-    payload = verdict.to_json()
-    result.extra = {key: payload[key] for key in
-                    ("culprit_candidates", "linear", "recorded", "contradictions", "skipped")}
+    verdict.results = []  # each step's result stays in the worker: the verdict is enough
+    result.verdict = verdict
     result.seconds = time.perf_counter() - start
     return result
 
@@ -142,7 +140,7 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
 
     def failed(job: TriageJob, detail: str, seconds: float = 0.0) -> TriageResult:
         return TriageResult(job.module.key, job.module.name,
-                            job.execution.id if job.execution else None, "error",
+                            job.execution.id if job.execution else None, Kind.ERROR,
                             detail=detail, steps=len(job.module.steps), seconds=seconds)
 
     if jobs == 0:
@@ -155,11 +153,12 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
                 finish(failed(job, f"{type(error).__name__}: {error}"))
         return sorted(results, key=sort_key)
 
-    from workbench.replay.workers import Call, Outcome, WorkerPool
+    from workbench.replay.workers import Call, WorkerPool
+    from workbench.replay.workers import Outcome as CallOutcome
 
     by_key = {index: job for index, job in enumerate(work)}
 
-    def on_outcome(outcome: Outcome) -> None:
+    def on_outcome(outcome: CallOutcome) -> None:
         job = by_key[outcome.key]
         if outcome.ok:
             finish(outcome.value)

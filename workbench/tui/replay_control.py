@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from workbench.model import Execution, Module, Step
 from workbench.replay.backends import NoBackend, open_backend
 from workbench.replay.bisect import Verdict
+from workbench.replay.outcome import Kind, Outcome
 from workbench.replay.steps import StepResult
 from workbench.replay.triage import TriageResult
 from workbench.tui.bisect_bar import BisectBar, ManualBisect
@@ -55,37 +56,16 @@ MODAL_ACTIONS = {"bisect_mark", "bisect_evaluate"}
 
 
 def result_status(result: StepResult) -> Status:
-    kind, _, reason = result.status.partition(": ")
-    return Status(kind, reason)
+    return Status.of(result.outcome)
 
 
 def verdict_status(verdict: Verdict) -> Status:
     """A module's badge from a bisection verdict: `✗ fusion`, `? sort`, `✓`."""
-    if verdict.status == "mismatch":
-        if verdict.culprit is not None:
-            return Status("mismatch", verdict.culprit.step.pass_name)
-        if verdict.candidates:
-            return Status("mismatch", f"{verdict.candidates[0].pass_name}…")
-        return Status("mismatch", "recorded result")
-    if verdict.status in ("unsupported", "error"):
-        reasons = [r.status.partition(": ")[2] for r in verdict.skipped]
-        reference = verdict.results[0] if verdict.results else None
-        if reference is not None and reference.kind != "ok":
-            reasons = [reference.status.partition(": ")[2]]
-        return Status(verdict.status, reasons[0] if reasons else verdict.detail[:60])
-    return Status("ok")
+    return Status.of(verdict.outcome)
 
 
 def triage_status(result: TriageResult) -> Status:
-    if result.status == "mismatch":
-        culprit = result.culprit
-        return Status("mismatch", culprit["pass"] if culprit else "recorded result")
-    if result.status in ("unsupported", "error"):
-        skipped = result.extra.get("skipped") or []
-        if skipped:
-            return Status(result.status, skipped[0]["status"].partition(": ")[2])
-        return Status(result.status, result.detail.split(";")[0][:60])
-    return Status(result.status)
+    return Status.of(result.outcome)
 
 
 class ReplayControl:
@@ -187,7 +167,8 @@ class ReplayControl:
             return
         culprit = manual.culprit
         if culprit is not None:
-            self.book.set_module_status(manual.module_key, Status("mismatch", culprit.pass_name))
+            outcome = Outcome(Kind.MISMATCH, culprit=culprit.pass_name)
+            self.book.set_module_status(manual.module_key, Status.of(outcome))
             self.culprit[manual.module_key] = step_key(culprit)
             self.results_changed(manual.module_key)
             self.go_to_step(manual.module_key, culprit, open_diff=True)
@@ -237,11 +218,10 @@ class ReplayControl:
         assert module_key is not None
         status = result_status(result)
         self.book.set_step_status(module_key, result.step, status)
-        comparison = f" — {result.comparison.summary}" if result.comparison is not None else ""
-        self.log_line(f"{job.label}: {result.step.label} {status.symbol} {result.status}"
-                      f"{comparison}")
+        self.log_line(f"{job.label}: {result.step.label} {status.symbol} {result.outcome.text}")
         if self.manual is not None and job.kind == "evaluate":
-            self.manual.last_result = f"{result.step.label}: {status.symbol} {result.status}"
+            self.manual.last_result = (f"{result.step.label}: {status.symbol} "
+                                       f"{result.outcome.status}")
             self.query_one(BisectBar).show_state(self.manual)
         self.results_changed(module_key)
 

@@ -1,12 +1,17 @@
 """Replay status as the panes show it: a symbol and a style for every state, never colour alone.
 
-States follow the replay engine's result kinds ("ok", "mismatch", "unsupported", "error")
-plus "none" (not replayed yet) and "running".
+States follow the replay engine's outcome kinds ("ok", "mismatch", "unsupported", "error")
+plus "none" (not replayed yet) and "running". A status of a replay result carries its
+`Outcome`, so a pane can show the numbers behind a badge without reading them from text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from workbench.replay.outcome import Outcome
+
+DETAIL_WIDTH = 60  # a badge's detail is cut here (an error message can be long)
 
 # state -> (symbol, component class, word)
 BADGES: dict[str, tuple[str, str, str]] = {
@@ -25,6 +30,15 @@ class Status:
 
     state: str = "none"
     detail: str = ""
+    outcome: Outcome | None = None
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> Status:
+        """The badge of a replay outcome: `✗ fusion` (the culprit), `? sort`, `✓`."""
+        label = outcome.label
+        if len(label) > DETAIL_WIDTH:
+            label = label[:DETAIL_WIDTH - 1] + "…"
+        return cls(str(outcome.kind), label, outcome)
 
     @property
     def symbol(self) -> str:

@@ -96,6 +96,19 @@ class MlirBackend:
             arrays.append(np.asarray(argument))
         return evaluate_mlir(self.text(step), arrays, self.entry_point)
 
+    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        """The result of `step` with bf16/f16/f32 computed in f64 (see `shadow.py`), on
+        arguments already widened so."""
+        from workbench.replay.mlir.evaluate import evaluate_mlir
+        from workbench.replay.mlir.shadow import shadow_text
+
+        arrays = []
+        for number, argument in enumerate(arguments):
+            if isinstance(argument, tuple):
+                raise Unsupported(f"tuple argument {number} (MLIR functions take arrays)")
+            arrays.append(np.asarray(argument))
+        return evaluate_mlir(shadow_text(self.text(step)), arrays, self.entry_point)
+
 
 def open_mlir_backend(root: Path, module: Module) -> MlirBackend | None:
     return MlirBackend(root, module) if replayable_steps(module) else None

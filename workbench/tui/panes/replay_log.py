@@ -19,7 +19,8 @@ class ReplayLogPane(Pane):
     TITLE = "Log"
     KEY = "8"
     HELP = ("Every replay, bisection and triage result as it arrives, with the comparison "
-            "details (max errors, first mismatching index) and failures in full.")
+            "details (max errors, first mismatching index, and the error against its "
+            "rounding error bound where the tolerance was not enough) and failures in full.")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("C", "clear", "Clear log"),

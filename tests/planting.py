@@ -1,0 +1,49 @@
+"""Plant a miscompile in a copy of a real XLA dump: one opcode rewritten from a pass on.
+
+What a real compiler bug looks like on disk: every per-pass step from XLA step `from_step` on
+(and `*after_optimizations`) computes `new` where the program says `old`. The `.hlo.pb` files
+are rewritten through the proto (the `.txt` files by name); the snapshot is left alone, so its
+recorded result is the correct one real XLA computed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from workbench.protos import hlo_pb2
+
+_STEP = re.compile(r"\.(\d{4})\.[^.]+\.after_")
+
+
+def _planted(name: str, from_step: int) -> bool:
+    if "after_optimizations" in name:
+        return True
+    match = _STEP.search(name)
+    return match is not None and int(match.group(1)) >= from_step
+
+
+def plant(source: Path, target: Path, module: str, from_step: int, old: str, new: str) -> int:
+    """Copy `source` to `target` with `old` -> `new` in `module`'s steps from `from_step` on;
+    returns how many instructions were rewritten (raises if none)."""
+    shutil.copytree(source, target)
+    count = 0
+    for path in sorted(target.glob(f"{module}.*")):
+        if not path.is_file() or not _planted(path.name, from_step):
+            continue
+        if path.name.endswith(".hlo.pb"):
+            proto = hlo_pb2.HloProto.FromString(path.read_bytes())
+            for computation in proto.hlo_module.computations:
+                for instruction in computation.instructions:
+                    if instruction.opcode == old:
+                        instruction.opcode = new
+                        count += 1
+            path.write_bytes(proto.SerializeToString())
+        elif path.name.endswith(".txt"):
+            text, changed = re.subn(rf"\b{re.escape(old)}\(", f"{new}(", path.read_text())
+            path.write_text(text)
+            count += changed
+    if not count:
+        raise ValueError(f"no {old} in {module} from step {from_step:04d} on")
+    return count
