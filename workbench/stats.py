@@ -26,8 +26,8 @@ from workbench.formats.mlir_reports import (
     join_timing,
     module_reports,
 )
-from workbench.loader import ReadError, read_text
 from workbench.model import IRKind, Module, Step
+from workbench.sources import ReadError, read_text
 
 
 @dataclass(frozen=True)

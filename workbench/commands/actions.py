@@ -16,8 +16,8 @@ from workbench.formats.action_log import (
     parse_location,
     read_action_log,
 )
-from workbench.loader import ReadError, read_bytes
 from workbench.model import Source
+from workbench.sources import ReadError, read_bytes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

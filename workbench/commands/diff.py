@@ -24,8 +24,8 @@ from workbench.diff.steps import (
     find_step,
 )
 from workbench.index import scan
-from workbench.loader import ReadError, read_text
 from workbench.model import Source, Step
+from workbench.sources import ReadError, read_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

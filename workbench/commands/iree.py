@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from workbench.formats.iree_replay import ReplayDump, ReplayRecord, read_replay
-from workbench.loader import ReadError
 from workbench.replay.iree_runner import (
     DEFAULT_DEVICE,
     DEFAULT_TIMEOUT_S,
@@ -24,6 +23,7 @@ from workbench.replay.iree_runner import (
     start_replay,
 )
 from workbench.replay.iree_tools import ToolMissing, ToolResult
+from workbench.sources import ReadError
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_TOOLS = 1, 2, 3
 

@@ -14,8 +14,8 @@ from workbench.formats.mlir_reports import (
     TimingReport,
     find_reports,
 )
-from workbench.loader import ReadError, read_bytes
 from workbench.model import Source
+from workbench.sources import ReadError, read_bytes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

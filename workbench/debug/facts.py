@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.loader import ReadError, read_text
 from workbench.model import Module, Step
+from workbench.sources import ReadError, read_text
 from workbench.stats import ir_stats
 
 Location = tuple[str, int]  # (file as printed, line)

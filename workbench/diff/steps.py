@@ -5,13 +5,13 @@ against the same function in a module dump, and a step against the IR as it stoo
 the Before dump of the same pass run when the log has one, else the last dump that shows the
 step's operation, with the dumps printed since of operations inside it spliced in.
 
-Normalized texts are cached (bounded, keyed by file, range, size and mtime), so walking a
-timeline or diffing neighbouring steps normalizes every step once.
+Normalized texts and changed flags are kept in the store of derived facts
+(`workbench.facts`: bounded, keyed by file, range, size and mtime), so walking a timeline or
+diffing neighbouring steps normalizes every step once.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +19,14 @@ from pathlib import Path
 from workbench.diff.ir_diff import IRDiff, diff_normalized, same_ir
 from workbench.diff.normalize import NormalizedText, NormalizeOptions, TextKind, normalize
 from workbench.diff.scopes import relative_scope, restrict, splice
-from workbench.loader import LruCache, ReadError, read_text
+from workbench.facts import FACTS, FactKind
 from workbench.model import Module, Source, Step
+from workbench.sources import ReadError, read_text
 
-# Normalized texts take about 2.5 times their file's size (a 548 KB step: 1.3 MB), so 16 MB of
-# files is about 40 MB. Shared by the workers of the app (timeline facts, diffs): locked.
-NORMALIZED = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
+# Normalized texts take about 2.5 times their file's size (a 548 KB step: 1.3 MB).
+NORMALIZED: FactKind[NormalizedText] = FactKind("normalized", per_byte=2.5)
+# Whether a step changed the IR, keyed by the step's file and the one before it in the timeline.
+CHANGED: FactKind[bool] = FactKind("changed", per_byte=0, fixed=128)
 _AFTER_KINDS = ("pass", "pass-failed")
 
 
@@ -92,21 +94,9 @@ def load_normalized(root: Path, source: Source, kind: TextKind | None = None,
                     options: NormalizeOptions | None = None) -> NormalizedText:
     """The normalized text of `source` (cached; raises ReadError)."""
     options = options or NormalizeOptions()
-    path = root / source.file
-    try:
-        stat = os.stat(path)
-        key: tuple = (str(path), source.start, source.end, source.entry, stat.st_size,
-                      stat.st_mtime_ns, kind, options)
-    except OSError:
-        key = ()
-    cached = NORMALIZED.get(key) if key else None
-    if cached is not None:
-        return cached  # type: ignore[return-value]
-    text = read_text(root, source)
-    normalized = normalize(text, kind, options)
-    if key:
-        NORMALIZED.put(key, normalized, len(text))
-    return normalized
+    return FACTS.make(NORMALIZED, root, [source],
+                      lambda: normalize(read_text(root, source), kind, options),
+                      params=(kind, options))
 
 
 def _load(root: Path, step: Step, options: NormalizeOptions | None) -> NormalizedText:

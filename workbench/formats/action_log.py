@@ -26,8 +26,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from workbench.formats.mlir_text import operation_of_line, scope_label
-from workbench.loader import decode_text, read_bytes
 from workbench.model import Module, Problem, Source, Step
+from workbench.sources import decode_text, read_bytes
 
 _LINE_RE = re.compile(r"^\[thread (?P<thread>[^\]\n]*)\] (?P<event>begins|skipping|completed) ",
                       re.MULTILINE)

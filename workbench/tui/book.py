@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workbench.loader import ReadError
 from workbench.model import Step
+from workbench.sources import ReadError
 from workbench.stats import IrStats
 from workbench.tui.status import NOT_REPLAYED, Status
 

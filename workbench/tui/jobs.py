@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from workbench.loader import ReadError
 from workbench.model import Execution, Module, Step
 from workbench.replay.backends import NoBackend
 from workbench.replay.bisect import Verdict, bisect_replay
@@ -27,6 +26,7 @@ from workbench.replay.inputs import InputError, InputSpec
 from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_replay
 from workbench.replay.triage import TriageOptions, TriageResult, triage
 from workbench.replay.workers import Cancelled, WorkerPool, default_jobs, start_helpers
+from workbench.sources import ReadError
 
 if TYPE_CHECKING:
     from workbench.tui.app import WorkbenchApp

@@ -19,8 +19,8 @@ from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats.action_log import Action, ActionLog, filter_actions, load_module_actions
-from workbench.loader import ReadError
 from workbench.model import Module, Step
+from workbench.sources import ReadError
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import Pane
 

@@ -19,9 +19,9 @@ from workbench.debug.breakpoints import Breakpoint, BreakpointError, BreakpointL
 from workbench.debug.controller import Stepper, Stop
 from workbench.debug.facts import DumpFacts
 from workbench.formats.action_log import load_module_actions
-from workbench.loader import ReadError
 from workbench.model import Module, Step
 from workbench.replay.steps import Replay
+from workbench.sources import ReadError
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.jobs import Job, StepReplayed
 from workbench.tui.panes.base import Pane

@@ -21,8 +21,8 @@ from textual.widgets import Static
 from workbench.diff.ir_diff import IRDiff, section_counts
 from workbench.diff.normalize import NormalizeOptions
 from workbench.diff.steps import diff_steps
-from workbench.loader import ReadError, read_text
 from workbench.model import Module, Step
+from workbench.sources import ReadError, read_text
 from workbench.tui.book import step_key
 from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput

@@ -1,0 +1,127 @@
+"""One home for what is derived from a dump's files: parsed HLO modules and snapshots,
+normalized texts, op counts, source locations, and whether a step changed the IR.
+
+Every entry is keyed by the signature of the files it was made from (path, byte range or
+entry, modification time, size: `sources.file_signature`) and by the kind of fact, so a file
+rewritten in place (a dump still being written) is read again without anyone invalidating
+anything; and the store is bounded by an estimate of the memory its entries take, so browsing
+a large dump stays within a budget whatever mix of facts it asks for. The CLI, the TUI and
+the breakpoint debugger share the one store `FACTS`. Each kind of fact (`FactKind`) is
+declared beside the code that computes it (`loader`: parsed modules and snapshots;
+`diff.steps`: normalized texts and changed flags; `stats`: op counts; `debug.facts`: source
+locations), which asks the store first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar, cast
+
+from workbench.model import Source
+from workbench.sources import file_signature, source_size
+
+Key = TypeVar("Key", bound=Hashable)
+Value = TypeVar("Value")
+
+
+class LruCache(Generic[Key, Value]):
+    """A thread-safe LRU bounded by entry count and by the total cost of its entries (each
+    entry's cost is given when it is put). The oldest entries go first; the newest one always
+    stays, whatever its cost."""
+
+    def __init__(self, max_entries: int, max_cost: int) -> None:
+        self.max_entries = max_entries
+        self.max_cost = max_cost
+        self._entries: OrderedDict[Key, tuple[Value, int]] = OrderedDict()
+        self._cost = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def cost(self) -> int:
+        return self._cost
+
+    def get(self, key: Key) -> Value | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: Key, value: Value, cost: int) -> None:
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._cost -= old[1]
+            self._entries[key] = (value, cost)
+            self._cost += cost
+            while len(self._entries) > 1 and (len(self._entries) > self.max_entries
+                                              or self._cost > self.max_cost):
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._cost -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._cost = 0
+
+
+@dataclass(frozen=True)
+class FactKind(Generic[Value]):
+    """One kind of derived fact, and what an entry of it costs in memory: `per_byte` times
+    the bytes of the files it was made from, plus `fixed`."""
+
+    name: str
+    per_byte: float
+    fixed: int = 0
+
+    def cost(self, source_bytes: int) -> int:
+        return int(self.per_byte * source_bytes) + self.fixed
+
+
+class FactStore:
+    """Derived facts of any kind, keyed by (kind, file signatures, parameters), in one bounded
+    LRU. A kind's entries hold values of its type only (the kind is part of the key), which
+    is what makes `get` typed."""
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self.entries: LruCache[tuple[object, ...], object] = LruCache(max_entries, max_bytes)
+
+    def signature(self, root: Path, sources: Sequence[Source]) -> tuple[tuple[object, ...], ...]:
+        """The signatures of `sources` (raises ReadError when one is gone)."""
+        return tuple(file_signature(root, source) for source in sources)
+
+    def get(self, kind: FactKind[Value], signature: tuple[object, ...],
+            params: tuple[Hashable, ...] = ()) -> Value | None:
+        return cast("Value | None", self.entries.get((kind.name, signature, params)))
+
+    def put(self, kind: FactKind[Value], signature: tuple[tuple[object, ...], ...],
+            value: Value, params: tuple[Hashable, ...] = ()) -> None:
+        size = sum(source_size(s) for s in signature)
+        self.entries.put((kind.name, signature, params), value, kind.cost(size))
+
+    def make(self, kind: FactKind[Value], root: Path, sources: Sequence[Source],
+             compute: Callable[[], Value], params: tuple[Hashable, ...] = ()) -> Value:
+        """The fact of `kind` about `sources`, computed by `compute` unless known."""
+        signature = self.signature(root, sources)
+        value = self.get(kind, signature, params)
+        if value is None:
+            value = compute()
+            self.put(kind, signature, value, params)
+        return value
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+
+# About 200 MB of derived facts (what the two caches before it held together: 160 MB of
+# parsed modules, 40 MB of normalized texts); the entry bound only guards against a flood of
+# tiny entries (op counts of every step seen take about 1.5 KB each).
+FACTS = FactStore(max_entries=200_000, max_bytes=200 * 1024 * 1024)
