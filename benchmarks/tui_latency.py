@@ -106,9 +106,9 @@ async def run(keys: int, interval: float) -> None:
             print(f"  median ratio, triage / idle: {ratio:.2f}x")
 
         timeline = app.pane(TimelinePane)
-        sizes = [(app.book.step_facts(s).stats, s) for s in largest.steps]
+        sizes = [(app.step_facts(s).stats, s) for s in largest.steps]
         biggest = max((s for st, s in sizes if st is not None and hasattr(st, "lines")),
-                      key=lambda s: app.book.step_facts(s).stats.lines)  # type: ignore[union-attr]
+                      key=lambda s: app.step_facts(s).stats.lines)  # type: ignore[union-attr]
         timeline.show_step(biggest)
         await settle(pilot)
         diff = app.pane(DiffPane)
@@ -124,7 +124,7 @@ async def run(keys: int, interval: float) -> None:
             pages.append(await key_latency(app, "pagedown",
                                            lambda b=before: view.scroll_offset.y != b))
         print(f"  diff page down        {percentiles(pages)}  ({biggest.label}: {rows:,} rows, "
-              f"{app.book.step_facts(biggest).stats.lines:,} lines)")  # type: ignore[union-attr]
+              f"{app.step_facts(biggest).stats.lines:,} lines)")  # type: ignore[union-attr]
 
 
 def main() -> None:

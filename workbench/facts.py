@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Generic, TypeVar, cast
 
 from workbench.model import Source
-from workbench.sources import file_signature, source_size
+from workbench.sources import ReadError, file_signature, source_size
 
 Key = TypeVar("Key", bound=Hashable)
 Value = TypeVar("Value")
@@ -106,6 +106,16 @@ class FactStore:
             value: Value, params: tuple[Hashable, ...] = ()) -> None:
         size = sum(source_size(s) for s in signature)
         self.entries.put((kind.name, signature, params), value, kind.cost(size))
+
+    def known(self, kind: FactKind[Value], root: Path, sources: Sequence[Source],
+              params: tuple[Hashable, ...] = ()) -> Value | None:
+        """The fact if it is known for the files as they are now; None otherwise (also when a
+        file is gone). Reads nothing but the files' status."""
+        try:
+            signature = self.signature(root, sources)
+        except ReadError:
+            return None
+        return self.get(kind, signature, params)
 
     def make(self, kind: FactKind[Value], root: Path, sources: Sequence[Source],
              compute: Callable[[], Value], params: tuple[Hashable, ...] = ()) -> Value:

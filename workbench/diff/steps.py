@@ -25,8 +25,10 @@ from workbench.sources import ReadError, read_text
 
 # Normalized texts take about 2.5 times their file's size (a 548 KB step: 1.3 MB).
 NORMALIZED: FactKind[NormalizedText] = FactKind("normalized", per_byte=2.5)
-# Whether a step changed the IR, keyed by the step's file and the one before it in the timeline.
-CHANGED: FactKind[bool] = FactKind("changed", per_byte=0, fixed=128)
+# Whether a step changed the IR, keyed by the step's file, with the sources of the dumps it
+# was compared with and their signatures then (a flag is only as fresh as all of them).
+CHANGED: FactKind[tuple[bool, tuple[Source, ...], tuple[tuple[object, ...], ...]]] = FactKind(
+    "changed", per_byte=0, fixed=256)
 _AFTER_KINDS = ("pass", "pass-failed")
 
 
@@ -258,6 +260,7 @@ def iter_changed(root: Path, module: Module, options: NormalizeOptions | None = 
             base, updates = found
             base_step = module.steps[base]
             try:
+                compared = [step_source(module.steps[at]) for at in (base, *updates)]
                 if not updates and base_step.scope == step.scope and base not in \
                         tracker.unreadable and read_text(root, step_source(base_step)) == text:
                     changed = False
@@ -265,10 +268,36 @@ def iter_changed(root: Path, module: Module, options: NormalizeOptions | None = 
                     previous = tracker.previous(position)
                     if previous is not None:
                         changed = not same_ir(*previous.against(_load(root, step, options)))
+                if changed is not None:
+                    _remember_changed(root, step, compared, changed, options)
             except ReadError:
                 changed = None
         tracker.saw(position, readable=True)
         yield step, changed
+
+
+def _remember_changed(root: Path, step: Step, compared: list[Source], changed: bool,
+                      options: NormalizeOptions | None) -> None:
+    source = step_source(step)
+    FACTS.put(CHANGED, FACTS.signature(root, [source]),
+              (changed, tuple(compared), FACTS.signature(root, compared)),
+              params=(options or NormalizeOptions(),))
+
+
+def known_changed(root: Path, step: Step, options: NormalizeOptions | None = None
+                  ) -> bool | None:
+    """Whether `step` changed the IR, if `iter_changed` found out for its file and the files
+    it was compared with as they are now; None otherwise. Reads no file."""
+    if step.text is None:
+        return None
+    found = FACTS.known(CHANGED, root, [step.text], params=(options or NormalizeOptions(),))
+    if found is None:
+        return None
+    changed, compared, signatures = found
+    try:
+        return changed if FACTS.signature(root, compared) == signatures else None
+    except ReadError:
+        return None
 
 
 def mark_changed(root: Path, module: Module, options: NormalizeOptions | None = None) -> None:

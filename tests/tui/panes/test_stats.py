@@ -21,7 +21,7 @@ def test_counts_histogram_and_memory_of_jit_ln(example: Path, drive, wait) -> No
         await wait(pilot)
         pane = app.pane(StatsPane)
         hlo_steps = [s for s in app.module.steps if s.ir == "hlo"]  # type: ignore[union-attr]
-        counts = [app.book.step_facts(s).stats.instructions for s in hlo_steps]  # type: ignore[union-attr]
+        counts = [app.step_facts(s).stats.instructions for s in hlo_steps]  # type: ignore[union-attr]
         assert pane.sparkline.data == counts and len(counts) == 38
         summary = str(pane.summary.render())
         assert f"{counts[0]} → {counts[-1]}" in summary
