@@ -400,29 +400,6 @@ def chrome_trace(log: ActionLog, actions: Iterable[Action] | None = None) -> dic
             "otherData": {"source": log.file, "time": "log line sequence, 1 us per line"}}
 
 
-def action_json(action: Action) -> dict:
-    """One action for `--json` output (children by index, to keep the output flat)."""
-    return {
-        "index": action.index,
-        "thread": action.thread,
-        "tag": action.tag,
-        "printed": action.printed,
-        "pass": action.pass_name,
-        "operation": action.operation,
-        "pattern": action.pattern,
-        "ir": action.units,
-        "breakpoint": action.breakpoint,
-        "skipped": action.skipped,
-        "completed": action.completed,
-        "line": action.line,
-        "end_line": action.end_line,
-        "depth": action.depth,
-        "parent": action.parent.index if action.parent else None,
-        "children": [child.index for child in action.children],
-        "locations": [f"{f}:{line}:{col}" for f, line, col in action.locations],
-    }
-
-
 def load_module_actions(root: Path, module: Module) -> tuple[ActionLog, dict[int, Step]] | None:
     """A module's action log (its `mlir-action-log` artifact) with its pass runs joined to
     the module's steps (see `steps_of_runs`); None when the module has no action log.
