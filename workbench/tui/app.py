@@ -34,6 +34,7 @@ from workbench.tui.commands import PaneCommands
 from workbench.tui.context import PaneContext, Selection
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import Jobs
+from workbench.tui.keys import all_bindings
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
@@ -389,16 +390,6 @@ class WorkbenchApp(ReplayControl, App[int]):
             if node is pane or node is pane.focus_target():
                 self.action_focus_pane(type(pane).__name__)
         await self.run_action(binding.action, node)
-
-
-def all_bindings(node_type: type[DOMNode]) -> list[Binding]:
-    """The workbench's own bindings of a widget class and its bases, own ones first (the
-    scrolling keys Textual's base classes add are overridden, so they are left out)."""
-    found: list[Binding] = []
-    for cls in node_type.__mro__:
-        if cls.__module__.startswith("workbench."):
-            found.extend(Binding.make_bindings(cls.__dict__.get("BINDINGS", [])))
-    return found
 
 
 def run_app(target: Path, theme: str | None = None, watch: bool = True) -> int:
