@@ -86,6 +86,12 @@ class Section:
     kind: str  # "computation", "entry", "function", "module"
     end: int | None = None
 
+    @property
+    def span(self) -> tuple[int, int]:
+        """(header, end) of a section that has lines of its own (every one but the first)."""
+        assert self.header is not None and self.end is not None, self.name
+        return self.header, self.end
+
 
 @dataclass
 class NormalizedText:
@@ -108,6 +114,7 @@ class NormalizedText:
     _keys: list[str] | None = field(default=None, repr=False)
     _line_section: list[int] | None = field(default=None, repr=False)
     _heads: list[int] | None = field(default=None, repr=False)
+    _ends: list[int] | None = field(default=None, repr=False)
     _section_starts: list[int] | None = field(default=None, repr=False)
     _section_names: set[str] | None = field(default=None, repr=False)
 
@@ -117,8 +124,8 @@ class NormalizedText:
         line after its last (sorted; computed once)."""
         if self._section_starts is None:
             edges = {0}
-            edges.update(s.header for s in self.sections[1:])  # type: ignore[misc]
-            edges.update(s.end for s in self.sections[1:])  # type: ignore[misc]
+            for section in self.sections[1:]:
+                edges.update(section.span)
             total = len(self.raw)
             self._section_starts = sorted(edge for edge in edges if edge < total)
         return self._section_starts
@@ -150,10 +157,12 @@ class NormalizedText:
         """The innermost section of one line, without computing every line's."""
         if self._line_section is not None:
             return self._line_section[line]
-        if self._heads is None:
-            self._heads = [s.header for s in self.sections[1:]]  # type: ignore[misc]
+        if self._heads is None or self._ends is None:
+            spans = [s.span for s in self.sections[1:]]
+            self._heads = [head for head, _ in spans]
+            self._ends = [0] + [end for _, end in spans]  # indexed like `sections`
         for index in range(bisect_right(self._heads, line), 0, -1):
-            if line < self.sections[index].end:  # type: ignore[operator]
+            if line < self._ends[index]:
                 return index
         return 0
 
