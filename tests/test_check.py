@@ -91,4 +91,4 @@ def test_unreadable_files(corpus: Path, tmp_path: Path, monkeypatch: pytest.Monk
 def test_check_does_not_fill_the_cache(corpus: Path) -> None:
     FACTS.clear()
     check_dump(scan(corpus / "xla" / "fori_loop"))
-    assert len(FACTS.entries) == 0
+    assert len(FACTS) == 0

@@ -20,7 +20,8 @@ from workbench.step_facts import all_known, compute_facts, known_facts
 from workbench.tui.context import Selection
 
 LAYERNORM = "xla/layernorm"
-COUNTED: FactKind[str] = FactKind("counted-for-a-test", per_byte=1, fixed=10)
+COUNTED: FactKind[str] = FactKind("counted-for-a-test", "test", per_byte=1, fixed=10)
+OTHER: FactKind[str] = FactKind("in-another-pool", "other", per_byte=1)
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def layernorm(corpus: Path, tmp_path: Path) -> tuple[Path, Module]:
 
 
 def test_make_computes_once_while_the_file_stays_the_same(tmp_path: Path) -> None:
-    store = FactStore(max_entries=10, max_bytes=1000)
+    store = FactStore({"test": (10, 1000)})
     (tmp_path / "a.txt").write_text("abc")
     calls: list[str] = []
 
@@ -46,7 +47,7 @@ def test_make_computes_once_while_the_file_stays_the_same(tmp_path: Path) -> Non
     assert store.make(COUNTED, tmp_path, [source], compute) == "made 1"
     assert store.make(COUNTED, tmp_path, [source], compute) == "made 1"
     assert store.known(COUNTED, tmp_path, [source]) == "made 1"
-    assert store.entries.cost == COUNTED.cost(3) == 13
+    assert store.cost == COUNTED.cost(3) == 13
     (tmp_path / "a.txt").write_text("abcd")  # rewritten in place: another signature
     assert store.known(COUNTED, tmp_path, [source]) is None
     assert store.make(COUNTED, tmp_path, [source], compute) == "made 2"
@@ -56,14 +57,18 @@ def test_make_computes_once_while_the_file_stays_the_same(tmp_path: Path) -> Non
         store.make(COUNTED, tmp_path, [source], compute)
 
 
-def test_the_store_is_bounded_by_cost(tmp_path: Path) -> None:
-    store = FactStore(max_entries=100, max_bytes=50)
+def test_each_pool_is_bounded_by_cost(tmp_path: Path) -> None:
+    store = FactStore({"test": (100, 50), "other": (100, 1000)})
+    (tmp_path / "kept").write_text("x" * 100)
+    store.make(OTHER, tmp_path, [Source("kept")], lambda: "other pool")
     for name in "abcd":
         (tmp_path / name).write_text("x" * 10)  # cost 20 each
         store.make(COUNTED, tmp_path, [Source(name)], lambda name=name: name)
-    assert store.entries.cost <= 50
+    assert store.pools["test"].cost <= 50
     assert store.known(COUNTED, tmp_path, [Source("a")]) is None  # the oldest went first
     assert store.known(COUNTED, tmp_path, [Source("d")]) == "d"
+    assert store.known(OTHER, tmp_path, [Source("kept")]) == "other pool"  # not pushed out
+    assert len(store) == 3 and store.cost == 100 + 2 * 20
 
 
 def test_one_count_serves_the_timeline_and_the_debugger(

@@ -75,10 +75,11 @@ class LruCache(Generic[Key, Value]):
 
 @dataclass(frozen=True)
 class FactKind(Generic[Value]):
-    """One kind of derived fact, and what an entry of it costs in memory: `per_byte` times
-    the bytes of the files it was made from, plus `fixed`."""
+    """One kind of derived fact: the pool of the store its entries go to, and what an entry
+    costs in memory (`per_byte` times the bytes of the files it was made from, plus `fixed`)."""
 
     name: str
+    pool: str
     per_byte: float
     fixed: int = 0
 
@@ -87,12 +88,24 @@ class FactKind(Generic[Value]):
 
 
 class FactStore:
-    """Derived facts of any kind, keyed by (kind, file signatures, parameters), in one bounded
-    LRU. A kind's entries hold values of its type only (the kind is part of the key), which
-    is what makes `get` typed."""
+    """Derived facts of any kind, keyed by (kind, file signatures, parameters). The memory
+    budget is split into pools, each an LRU of its own, so that one kind of fact cannot push
+    out the others (walking a timeline's normalized texts keeps the parsed modules a replay
+    needs, and the op counts of every step seen). A kind's entries hold values of its type
+    only (the kind is part of the key), which is what makes `get` typed."""
 
-    def __init__(self, max_entries: int, max_bytes: int) -> None:
-        self.entries: LruCache[tuple[object, ...], object] = LruCache(max_entries, max_bytes)
+    def __init__(self, budgets: dict[str, tuple[int, int]]) -> None:
+        """`budgets`: pool -> (most entries, most estimated bytes)."""
+        self.pools: dict[str, LruCache[tuple[object, ...], object]] = {
+            pool: LruCache(entries, cost) for pool, (entries, cost) in budgets.items()}
+
+    def __len__(self) -> int:
+        return sum(len(pool) for pool in self.pools.values())
+
+    @property
+    def cost(self) -> int:
+        """The estimated memory of every entry."""
+        return sum(pool.cost for pool in self.pools.values())
 
     def signature(self, root: Path, sources: Sequence[Source]) -> tuple[tuple[object, ...], ...]:
         """The signatures of `sources` (raises ReadError when one is gone)."""
@@ -100,12 +113,12 @@ class FactStore:
 
     def get(self, kind: FactKind[Value], signature: tuple[object, ...],
             params: tuple[Hashable, ...] = ()) -> Value | None:
-        return cast("Value | None", self.entries.get((kind.name, signature, params)))
+        return cast("Value | None", self.pools[kind.pool].get((kind.name, signature, params)))
 
     def put(self, kind: FactKind[Value], signature: tuple[tuple[object, ...], ...],
             value: Value, params: tuple[Hashable, ...] = ()) -> None:
         size = sum(source_size(s) for s in signature)
-        self.entries.put((kind.name, signature, params), value, kind.cost(size))
+        self.pools[kind.pool].put((kind.name, signature, params), value, kind.cost(size))
 
     def known(self, kind: FactKind[Value], root: Path, sources: Sequence[Source],
               params: tuple[Hashable, ...] = ()) -> Value | None:
@@ -128,10 +141,13 @@ class FactStore:
         return value
 
     def clear(self) -> None:
-        self.entries.clear()
+        for pool in self.pools.values():
+            pool.clear()
 
 
-# About 200 MB of derived facts (what the two caches before it held together: 160 MB of
-# parsed modules, 40 MB of normalized texts); the entry bound only guards against a flood of
-# tiny entries (op counts of every step seen take about 1.5 KB each).
-FACTS = FactStore(max_entries=200_000, max_bytes=200 * 1024 * 1024)
+MB = 1024 * 1024
+# The pools, about 260 MB in all: parsed HLO modules and snapshots (160 MB: 8 MB of files at
+# 20 times their size), normalized texts (40 MB), and the small facts of every step seen (op
+# counts, locations, changed flags: about 1.5 KB a step, so some 40,000 steps).
+PARSED, TEXTS, SMALL = "parsed", "texts", "small"
+FACTS = FactStore({PARSED: (64, 160 * MB), TEXTS: (64, 40 * MB), SMALL: (200_000, 64 * MB)})

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from workbench.facts import FACTS, FactKind
+from workbench.facts import FACTS, PARSED, FactKind
 from workbench.formats import hlo_proto, hlo_text, snapshot
 from workbench.formats.snapshot import Snapshot
 from workbench.hlo_ir import HloModule
@@ -35,8 +35,8 @@ _Output = TypeVar("_Output")
 
 # A parsed module takes about 20 times its file's size in memory (measured on the 6,000-line
 # module of the large transformer dump); a snapshot holds one too, beside its arrays.
-HLO_MODULE: FactKind[HloModule] = FactKind("hlo-module", per_byte=20)
-SNAPSHOT: FactKind[Snapshot] = FactKind("snapshot", per_byte=20)
+HLO_MODULE: FactKind[HloModule] = FactKind("hlo-module", PARSED, per_byte=20)
+SNAPSHOT: FactKind[Snapshot] = FactKind("snapshot", PARSED, per_byte=20)
 
 
 def read_hlo_file(root: Path, source: Source, kind: str) -> HloModule:

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.facts import FACTS, FactKind
+from workbench.facts import FACTS, SMALL, FactKind
 from workbench.formats.mlir_reports import (
     Reports,
     StatisticsNode,
@@ -59,7 +59,7 @@ _MLIR_FUNCTION = re.compile(r"^\s*(?:\"?func\.func\"?|func\.func|llvm\.func|util
 
 
 # Op counts of a step (or why its file could not be read), about 1.5 KB a step whatever its size.
-IR_STATS: FactKind[IrStats | ReadError] = FactKind("ir-stats", per_byte=0, fixed=1536)
+IR_STATS: FactKind[IrStats | ReadError] = FactKind("ir-stats", SMALL, per_byte=0, fixed=1536)
 
 
 def _skip_shape(line: str, start: int) -> int:

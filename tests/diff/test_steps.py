@@ -109,10 +109,10 @@ def test_normalized_texts_are_cached_until_the_file_changes(corpus: Path, tmp_pa
     FACTS.clear()
     first = load_normalized(tmp_path, Source(copy.name), "hlo")
     assert load_normalized(tmp_path, Source(copy.name), "hlo") is first
-    assert FACTS.entries.cost == NORMALIZED.cost(copy.stat().st_size)
+    assert FACTS.cost == NORMALIZED.cost(copy.stat().st_size)
 
     before = copy.stat().st_size
     copy.write_text(copy.read_text() + "\n")  # rewritten in place (size changes)
     again = load_normalized(tmp_path, Source(copy.name), "hlo")
     assert again is not first
-    assert FACTS.entries.cost == NORMALIZED.cost(before) + NORMALIZED.cost(before + 1)
+    assert FACTS.cost == NORMALIZED.cost(before) + NORMALIZED.cost(before + 1)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.facts import FACTS, FactKind
+from workbench.facts import FACTS, SMALL, FactKind
 from workbench.formats.action_log import load_module_actions
 from workbench.formats.mlir_text import OP_LINE
 from workbench.model import IRKind, Module, Source, Step
@@ -28,7 +28,7 @@ from workbench.stats import step_stats
 
 Location = tuple[str, int]  # (file as printed, line)
 LocationOps = dict[Location, tuple[str, ...]]  # location -> sorted op names attributed to it
-LOCATIONS: FactKind[LocationOps] = FactKind("locations", per_byte=0.5, fixed=512)
+LOCATIONS: FactKind[LocationOps] = FactKind("locations", SMALL, per_byte=0.5, fixed=512)
 
 
 @dataclass

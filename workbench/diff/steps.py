@@ -19,16 +19,16 @@ from pathlib import Path
 from workbench.diff.ir_diff import IRDiff, diff_normalized, same_ir
 from workbench.diff.normalize import NormalizedText, NormalizeOptions, TextKind, normalize
 from workbench.diff.scopes import relative_scope, restrict, splice
-from workbench.facts import FACTS, FactKind
+from workbench.facts import FACTS, SMALL, TEXTS, FactKind
 from workbench.model import Module, Source, Step
 from workbench.sources import ReadError, read_text
 
 # Normalized texts take about 2.5 times their file's size (a 548 KB step: 1.3 MB).
-NORMALIZED: FactKind[NormalizedText] = FactKind("normalized", per_byte=2.5)
+NORMALIZED: FactKind[NormalizedText] = FactKind("normalized", TEXTS, per_byte=2.5)
 # Whether a step changed the IR, keyed by the step's file, with the sources of the dumps it
 # was compared with and their signatures then (a flag is only as fresh as all of them).
 CHANGED: FactKind[tuple[bool, tuple[Source, ...], tuple[tuple[object, ...], ...]]] = FactKind(
-    "changed", per_byte=0, fixed=256)
+    "changed", SMALL, per_byte=0, fixed=256)
 _AFTER_KINDS = ("pass", "pass-failed")
 
 
