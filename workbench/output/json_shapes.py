@@ -74,17 +74,28 @@ _STEP = (
     '"kind": %s, "ir": %s, "scope": %s, "target": %s, "argument": %s, "options": %s, '
     '"pair": %s, "timing_s": %s}'
 )
+# The same with the fields XLA steps leave None (most steps of a large dump) written in.
+_PLAIN_STEP = (
+    '{"index": %d, "pass": %s, "pipeline": %s, "xla_step": %s, "file": %s, "changed": null, '
+    '"kind": %s, "ir": %s, "scope": null, "target": null, "argument": null, "options": null, '
+    '"pair": null, "timing_s": null}'
+)
 
 
 def _step_text(step: Step) -> str:
-    # The common fields inline (strings and None), the rare ones through `_value`.
     pipeline, xla_step, file = step.pipeline, step.xla_step, step.file
+    if step.changed is None and step.scope is None and step.target is None and \
+            step.argument is None and step.options is None and step.pair is None and \
+            step.timing_s is None:
+        return _PLAIN_STEP % (
+            step.index, _encode(step.pass_name),
+            "null" if pipeline is None else _encode(pipeline),
+            "null" if xla_step is None else int.__repr__(xla_step),
+            "null" if file is None else _encode(file), _encode(step.kind), _encode(step.ir),
+        )
     return _STEP % (
-        step.index, _encode(step.pass_name),
-        "null" if pipeline is None else _encode(pipeline),
-        "null" if xla_step is None else _value(xla_step),
-        "null" if file is None else _encode(file),
-        _value(step.changed), _encode(step.kind), _encode(step.ir),
+        step.index, _encode(step.pass_name), _value(pipeline), _value(xla_step),
+        _value(file), _value(step.changed), _encode(step.kind), _encode(step.ir),
         _value(step.scope), _value(step.target), _value(step.argument), _value(step.options),
         _value(step.pair), _value(step.timing_s),
     )
