@@ -1,6 +1,7 @@
 """Index speed against `find DIR -type f`, measured in the same run.
 
     python benchmarks/index_bench.py [--files 100000] [--repeat 5] [--runs 3] [--dump DIR ...]
+                                     [--reference CHECKOUT]
 
 Folders: the real corpus (tests/data/corpus/xla), a generated folder of N empty files whose
 names are copied from the real dumps with fresh module ids (names are all indexing reads), and
@@ -11,6 +12,8 @@ each it prints the best-of-N wall and CPU time of:
   - `workbench ls DIR --json` as a command (Python start-up, imports and the JSON included),
   - `workbench ls DIR` as a command, into a pipe (the table as plain columns),
 and the ratios against `find` (CPU time is steadier when other processes share the machine).
+With --reference, the two commands are timed from that checkout too (a plain copy of another
+revision, e.g. `git archive main | tar -x -C /tmp/main`), in the same run.
 With --runs R the whole measurement is made R times and the range of each ratio is printed
 too, with the load average. The issue's target: both `ls` forms within 2x of find.
 """
@@ -86,20 +89,23 @@ def make_large_folder(target: Path, files: int) -> int:
     return written
 
 
-ROWS = ("scan() in process", "workbench ls --json", "workbench ls (table)")
+ROWS = ["scan() in process", "workbench ls --json", "workbench ls (table)"]
+REFERENCE_ROWS = ["reference ls --json", "reference ls (table)"]
 
 
-def measure(label: str, folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
+def measure(label: str, folder: Path, repeat: int,
+            reference: Path | None) -> dict[str, tuple[float, float]]:
     """{row: (wall ratio, CPU ratio) against find}, after printing the run's table."""
 
     def run_find() -> None:
         subprocess.run(f"find '{folder}' -type f | wc -l", shell=True, check=True,
                        stdout=subprocess.DEVNULL)
 
-    def command(*flags: str) -> Callable[[], None]:
+    def command(*flags: str, checkout: Path = REPO) -> Callable[[], None]:
+        environment = {**os.environ, "PYTHONPATH": str(checkout)}
         return lambda: subprocess.run(
             [sys.executable, "-m", "workbench", "ls", str(folder), *flags],
-            check=True, stdout=subprocess.DEVNULL, cwd=REPO)
+            check=True, stdout=subprocess.DEVNULL, cwd=checkout, env=environment)
 
     find_wall, find_cpu = best_of(repeat, run_find)
     times = {
@@ -107,6 +113,9 @@ def measure(label: str, folder: Path, repeat: int) -> dict[str, tuple[float, flo
         ROWS[1]: best_of(repeat, command("--json")),
         ROWS[2]: best_of(repeat, command()),
     }
+    if reference is not None:
+        times[REFERENCE_ROWS[0]] = best_of(repeat, command("--json", checkout=reference))
+        times[REFERENCE_ROWS[1]] = best_of(repeat, command(checkout=reference))
     startup_wall, _ = best_of(repeat, lambda: subprocess.run(
         [sys.executable, "-c", "import workbench.commands.ls"], check=True, cwd=REPO))
     files = sum(1 for p in folder.rglob("*") if p.is_file())
@@ -128,7 +137,7 @@ def measure(label: str, folder: Path, repeat: int) -> dict[str, tuple[float, flo
 
 def print_ranges(label: str, runs: list[dict[str, tuple[float, float]]]) -> None:
     print(f"{label}: ratio to find over {len(runs)} runs (min-max)")
-    for row in ROWS:
+    for row in [row for row in ROWS + REFERENCE_ROWS if row in runs[0]]:
         walls = [run[row][0] for run in runs]
         cpus = [run[row][1] for run in runs]
         print(f"  {row:<22} wall {min(walls):5.2f}x-{max(walls):5.2f}x | "
@@ -142,6 +151,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--dump", type=Path, action="append", default=[],
                         help="a real dump folder to measure too (repeatable)")
+    parser.add_argument("--reference", type=Path,
+                        help="another checkout whose `ls` commands are timed too")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="workbench-index-bench-") as tmp:
         generated = Path(tmp) / "dump"
@@ -153,7 +164,8 @@ def main() -> None:
         results: dict[str, list[dict[str, tuple[float, float]]]] = {}
         for _ in range(args.runs):
             for label, folder in folders:
-                results.setdefault(label, []).append(measure(label, folder, args.repeat))
+                results.setdefault(label, []).append(measure(label, folder, args.repeat,
+                                                               args.reference))
         shutil.rmtree(generated)
     if args.runs > 1:
         for label, runs in results.items():
