@@ -1,6 +1,6 @@
 """Normalized IR diff against GNU `diff -u`, measured in the same run.
 
-    python benchmarks/diff_bench.py [--dump DIR | --layers 4] [--runs 9]
+    python benchmarks/diff_bench.py [--dump DIR | --layers 4] [--runs 9] [--concat 18]
 
 HLO pairs: neighbouring per-pass text dumps (by XLA step number) of one module of a large
 real dump: the transformer training step of `tests/data/corpus/xla-large/program.py`, made
@@ -9,6 +9,10 @@ with JAX in the cache folder when missing (see large_dump.py), or the folder giv
 pair; from its pairs the script takes the largest (most lines), the one with the most changed
 lines, the one with the fewest and the median (changed lines as GNU diff counts them).
 Without JAX and without a dump it falls back to the test corpus and says so.
+
+Command rows: `workbench diff A B` as a command (Python start-up and imports included) against
+`diff -u`, on the largest and the most-changed pair each concatenated --concat times (files of
+about 100,000 lines, a test suite's worth of modules in one file).
 
 MLIR pair: a generated 100,000-line module and a copy with an op inserted at the top of every
 third function (renumbering everything below it) and one op in a hundred changed.
@@ -46,7 +50,8 @@ from workbench.diff.render import unified
 from workbench.loader import read_text
 from workbench.model import Source
 
-CORPUS = Path(__file__).resolve().parents[1] / "tests/data/corpus/xla"
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "tests/data/corpus/xla"
 _PER_PASS = re.compile(r"(module_\d+\.[^.]+)\.(\d{4})\.")
 
 
@@ -134,6 +139,11 @@ def gnu(a: Path, b: Path) -> None:
     subprocess.run(["diff", "-u", str(a), str(b)], stdout=subprocess.DEVNULL, check=False)
 
 
+def command(a: Path, b: Path) -> None:
+    subprocess.run([sys.executable, "-m", "workbench", "diff", str(a), str(b)],
+                   stdout=subprocess.DEVNULL, check=False, cwd=REPO)
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -151,9 +161,13 @@ def best(runs: int, work: Callable[[], object], child: bool) -> tuple[float, flo
     return min(walls), min(cpus)
 
 
-def measure(label: str, a: Path, b: Path, changed: int, runs: int) -> tuple[float, float]:
+def measure(label: str, a: Path, b: Path, changed: int, runs: int,
+            as_command: bool = False) -> tuple[float, float]:
     gnu_wall, gnu_cpu = best(runs, lambda: gnu(a, b), child=True)
-    our_wall, our_cpu = best(runs, lambda: ours(a, b), child=False)
+    if as_command:
+        our_wall, our_cpu = best(runs, lambda: command(a, b), child=True)
+    else:
+        our_wall, our_cpu = best(runs, lambda: ours(a, b), child=False)
     newline = b"\n"
     lines = f"{a.read_bytes().count(newline)}/{b.read_bytes().count(newline)}"
     print(f"{label:<44} {lines:>13} {changed:>7} {gnu_wall * 1e3:8.1f} {our_wall * 1e3:8.1f} "
@@ -167,6 +181,8 @@ def main() -> int:
     parser.add_argument("--dump", type=Path, help="an XLA dump folder (default: the large one)")
     parser.add_argument("--layers", type=int, default=4, help="layers of the large dump")
     parser.add_argument("--runs", type=int, default=9, help="runs per measurement (best of)")
+    parser.add_argument("--concat", type=int, default=18,
+                        help="copies of a pair's files concatenated for the command rows")
     args = parser.parse_args()
     folder = args.dump
     if folder is None:
@@ -189,12 +205,22 @@ def main() -> int:
     print(f"{'pair':<44} {'lines a/b':>13} {'changed':>7} {'GNU ms':>8} {'ours ms':>8} "
           f"{'wall':>7} {'GNU cpu':>8} {'our cpu':>8} {'cpu':>7}   output lines")
     ratios = []
-    for label, pair in representative(pairs):
+    chosen = representative(pairs)
+    for label, pair in chosen:
         steps = f"{_PER_PASS.match(pair.a.name).group(2)}->"  # type: ignore[union-attr]
         steps += _PER_PASS.match(pair.b.name).group(2)  # type: ignore[union-attr]
         ratios.append(measure(f"{label} {steps}", pair.a, pair.b, pair.changed, args.runs))
     rng = random.Random(0)
     with tempfile.TemporaryDirectory() as tmp:
+        for label, pair in chosen:
+            if label not in ("largest", "most changed"):
+                continue
+            a, b = Path(tmp) / f"a-{len(ratios)}.txt", Path(tmp) / f"b-{len(ratios)}.txt"
+            a.write_bytes(pair.a.read_bytes() * args.concat)
+            b.write_bytes(pair.b.read_bytes() * args.concat)
+            ratios.append(measure(f"`workbench diff` {label} x{args.concat}", a, b,
+                                  pair.changed * args.concat, max(3, args.runs // 3),
+                                  as_command=True))
         a, b = Path(tmp) / "a.mlir", Path(tmp) / "b.mlir"
         a.write_text(mlir_text(1700, False, rng))
         b.write_text(mlir_text(1700, True, rng))

@@ -1,20 +1,27 @@
 """Index speed against `find DIR -type f`, measured in the same run.
 
-    python benchmarks/index_bench.py [--files 100000] [--repeat 5]
+    python benchmarks/index_bench.py [--files 100000] [--repeat 5] [--runs 3] [--dump DIR ...]
+                                     [--reference CHECKOUT]
 
-Two folders: the real corpus (tests/data/corpus/xla), and a generated folder of N empty files
-whose names are copied from the real dumps with fresh module ids (names are all indexing reads).
-For each it prints the best-of-N wall time of:
+Folders: the real corpus (tests/data/corpus/xla), a generated folder of N empty files whose
+names are copied from the real dumps with fresh module ids (names are all indexing reads), and
+each real dump given with --dump (a JAX test-suite dump of tens of thousands of files). For
+each it prints the best-of-N wall and CPU time of:
   - `find DIR -type f | wc -l` (the baseline),
-  - `scan(DIR, expand=False)` in this process (the index itself),
-  - `workbench ls DIR --json` as a command (includes Python start-up and JSON output),
-and the ratios against `find`, in wall time and in CPU time (steadier when other processes
-share the machine). DESIGN.md's target: the index within 2x of find.
+  - `scan(DIR)` in this process (the index itself),
+  - `workbench ls DIR --json` as a command (Python start-up, imports and the JSON included),
+  - `workbench ls DIR` as a command, into a pipe (the table as plain columns),
+and the ratios against `find` (CPU time is steadier when other processes share the machine).
+With --reference, the two commands are timed from that checkout too (a plain copy of another
+revision, e.g. `git archive main | tar -x -C /tmp/main`), in the same run.
+With --runs R the whole measurement is made R times and the range of each ratio is printed
+too, with the load average. The issue's target: both `ls` forms within 2x of find.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import shutil
@@ -82,48 +89,87 @@ def make_large_folder(target: Path, files: int) -> int:
     return written
 
 
-def measure(label: str, folder: Path, repeat: int) -> None:
+ROWS = ["scan() in process", "workbench ls --json", "workbench ls (table)"]
+REFERENCE_ROWS = ["reference ls --json", "reference ls (table)"]
+
+
+def measure(label: str, folder: Path, repeat: int,
+            reference: Path | None) -> dict[str, tuple[float, float]]:
+    """{row: (wall ratio, CPU ratio) against find}, after printing the run's table."""
+
     def run_find() -> None:
         subprocess.run(f"find '{folder}' -type f | wc -l", shell=True, check=True,
                        stdout=subprocess.DEVNULL)
 
-    def run_scan() -> None:
-        scan(folder, expand=False)
-
-    def run_cli() -> None:
-        subprocess.run([sys.executable, "-m", "workbench", "ls", str(folder), "--json"],
-                       check=True, stdout=subprocess.DEVNULL, cwd=REPO)
+    def command(*flags: str, checkout: Path = REPO) -> Callable[[], None]:
+        environment = {**os.environ, "PYTHONPATH": str(checkout)}
+        return lambda: subprocess.run(
+            [sys.executable, "-m", "workbench", "ls", str(folder), *flags],
+            check=True, stdout=subprocess.DEVNULL, cwd=checkout, env=environment)
 
     find_wall, find_cpu = best_of(repeat, run_find)
-    scan_wall, scan_cpu = best_of(repeat, run_scan)
-    cli_wall, cli_cpu = best_of(repeat, run_cli)
+    times = {
+        ROWS[0]: best_of(repeat, lambda: scan(folder)),
+        ROWS[1]: best_of(repeat, command("--json")),
+        ROWS[2]: best_of(repeat, command()),
+    }
+    if reference is not None:
+        times[REFERENCE_ROWS[0]] = best_of(repeat, command("--json", checkout=reference))
+        times[REFERENCE_ROWS[1]] = best_of(repeat, command(checkout=reference))
     startup_wall, _ = best_of(repeat, lambda: subprocess.run(
         [sys.executable, "-c", "import workbench.commands.ls"], check=True, cwd=REPO))
     files = sum(1 for p in folder.rglob("*") if p.is_file())
     modules = len(scan(folder, expand=False).modules)
-    print(f"{label}: {files} files, {modules} modules (best of {repeat})")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{label}: {files} files, {modules} modules (best of {repeat}; load average {load})")
     print("                           wall ms  ratio |  CPU ms  ratio")
     print(f"  find -type f | wc -l    {find_wall * 1e3:8.1f}  1.00x | {find_cpu * 1e3:7.1f}  1.00x"
           "  (baseline)")
-    print(f"  scan() in process       {scan_wall * 1e3:8.1f} {scan_wall / find_wall:5.2f}x | "
-          f"{scan_cpu * 1e3:7.1f} {scan_cpu / find_cpu:5.2f}x")
-    print(f"  workbench ls --json     {cli_wall * 1e3:8.1f} {cli_wall / find_wall:5.2f}x | "
-          f"{cli_cpu * 1e3:7.1f} {cli_cpu / find_cpu:5.2f}x"
-          f"  (Python start-up + imports alone: {startup_wall * 1e3:.0f} ms wall)")
+    ratios = {}
+    for row, (wall, cpu) in times.items():
+        ratios[row] = (wall / find_wall, cpu / find_cpu)
+        print(f"  {row:<22}{wall * 1e3:8.1f} {wall / find_wall:5.2f}x | "
+              f"{cpu * 1e3:7.1f} {cpu / find_cpu:5.2f}x")
+    print(f"  (Python start-up + `import workbench.commands.ls` alone: "
+          f"{startup_wall * 1e3:.0f} ms wall)")
+    return ratios
+
+
+def print_ranges(label: str, runs: list[dict[str, tuple[float, float]]]) -> None:
+    print(f"{label}: ratio to find over {len(runs)} runs (min-max)")
+    for row in [row for row in ROWS + REFERENCE_ROWS if row in runs[0]]:
+        walls = [run[row][0] for run in runs]
+        cpus = [run[row][1] for run in runs]
+        print(f"  {row:<22} wall {min(walls):5.2f}x-{max(walls):5.2f}x | "
+              f"CPU {min(cpus):5.2f}x-{max(cpus):5.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--dump", type=Path, action="append", default=[],
+                        help="a real dump folder to measure too (repeatable)")
+    parser.add_argument("--reference", type=Path,
+                        help="another checkout whose `ls` commands are timed too")
     args = parser.parse_args()
-    measure("corpus xla/", CORPUS_XLA, args.repeat)
     with tempfile.TemporaryDirectory(prefix="workbench-index-bench-") as tmp:
-        folder = Path(tmp) / "dump"
-        folder.mkdir()
-        make_large_folder(folder, args.files)
-        measure(f"generated ({args.files} names from real dumps)", folder, args.repeat)
-        shutil.rmtree(folder)
+        generated = Path(tmp) / "dump"
+        generated.mkdir()
+        make_large_folder(generated, args.files)
+        folders = [("corpus xla/", CORPUS_XLA),
+                   (f"generated ({args.files} names from real dumps)", generated),
+                   *((f"real dump {dump}", dump) for dump in args.dump)]
+        results: dict[str, list[dict[str, tuple[float, float]]]] = {}
+        for _ in range(args.runs):
+            for label, folder in folders:
+                results.setdefault(label, []).append(measure(label, folder, args.repeat,
+                                                               args.reference))
+        shutil.rmtree(generated)
+    if args.runs > 1:
+        for label, runs in results.items():
+            print_ranges(label, runs)
 
 
 if __name__ == "__main__":

@@ -7,30 +7,26 @@ print-ir log); it reads those files only, and is skipped by `scan(..., expand=Fa
 
 The scan never writes into the folder and never raises for a bad file: unreadable folders and
 files become `Problem`s.
+
+Only the XLA claimer is imported with this module: the others, and the expanders, are imported
+when a folder holds something for them, so listing an XLA dump imports no protobuf, numpy or
+subprocess machinery.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from workbench.formats.iree_replay import claim_iree_replays
-from workbench.formats.mlir_files import (
-    claim_mlir_files,
-    expand_print_ir,
-    expand_reproducers,
-)
-from workbench.formats.mlir_ir_tree import claim_ir_trees, expand_ir_trees
-from workbench.formats.mlir_trace import expand_mlir_traces
 from workbench.formats.xla_dump import claim_xla
 from workbench.gc_pause import gc_paused
 from workbench.model import Dump, Module, Problem
 from workbench.sources import ReadError
 
 Claimer = Callable[[Dump, list[str]], list[str]]
-Expander = Callable[[Dump], None]
 
 PROGRESS_EVERY = 4096  # files listed between two `list_files` progress calls
 
@@ -42,14 +38,46 @@ def _claim_xla(dump: Dump, paths: list[str]) -> list[str]:
 
 
 def _claim_iree_replays(dump: Dump, paths: list[str]) -> list[str]:
+    if not any(path.endswith(".ireereplay") for path in paths):  # iree_replay.REPLAY_SUFFIX
+        return paths
+    from workbench.formats.iree_replay import claim_iree_replays
+
     return claim_iree_replays(paths, dump)
+
+
+def _claim_ir_trees(dump: Dump, paths: list[str]) -> list[str]:
+    if not paths:
+        return paths
+    from workbench.formats.mlir_ir_tree import claim_ir_trees
+
+    return claim_ir_trees(dump, paths)
+
+
+def _claim_mlir_files(dump: Dump, paths: list[str]) -> list[str]:
+    if not paths:
+        return paths
+    from workbench.formats.mlir_files import claim_mlir_files
+
+    return claim_mlir_files(dump, paths)
 
 
 # Order matters: earlier claimers see every path, later ones only what is left. The first takes
 # the listing in any order and hands on the rest sorted.
-CLAIMERS: list[Claimer] = [_claim_xla, _claim_iree_replays, claim_ir_trees, claim_mlir_files]
-EXPANDERS: list[Expander] = [
-    expand_print_ir, expand_ir_trees, expand_reproducers, expand_mlir_traces,
+CLAIMERS: list[Claimer] = [_claim_xla, _claim_iree_replays, _claim_ir_trees, _claim_mlir_files]
+
+
+def _has_mlir_trace(module: Module) -> bool:
+    return any(artifact.kind == "mlir-trace" for artifact in module.artifacts)
+
+
+# In order: (module, function, the modules it expands). Each is imported and run only when the
+# dump holds a module it expands.
+EXPANDERS: list[tuple[str, str, Callable[[Module], bool]]] = [
+    ("workbench.formats.mlir_files", "expand_print_ir", lambda m: m.format == "mlir-print-ir"),
+    ("workbench.formats.mlir_ir_tree", "expand_ir_trees", lambda m: m.format == "mlir-ir-tree"),
+    ("workbench.formats.mlir_files", "expand_reproducers",
+     lambda m: m.format == "mlir-reproducer"),
+    ("workbench.formats.mlir_trace", "expand_mlir_traces", _has_mlir_trace),
 ]
 
 
@@ -122,8 +150,9 @@ def claim_paths(dump: Dump, paths: list[str], *, expand: bool = True) -> Dump:
             paths = claimer(dump, paths)
     dump.others.extend(paths)
     if expand:
-        for expander in EXPANDERS:
-            expander(dump)
+        for module_name, function, expands in EXPANDERS:
+            if any(expands(module) for module in dump.modules):
+                getattr(importlib.import_module(module_name), function)(dump)
     _make_keys_unique(dump)
     dump.modules.sort(key=lambda m: (m.key, m.name))
     return dump

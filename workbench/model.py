@@ -11,6 +11,8 @@ absolute path of the user leaks into it.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -102,11 +104,16 @@ class Artifact:
 
 @dataclass
 class Module:
-    """One compiled program: its pass timeline, its executions and artifacts."""
+    """One compiled program: its pass timeline, its executions and artifacts.
+
+    The index may leave `steps` to be made on demand (`defer_steps`): listing a folder then
+    costs a compact record per file, and the `Step` objects are made for the modules that are
+    opened, the first time `steps` is read, the same as they would have been made at once.
+    """
 
     id: str
     name: str
-    format: str  # "xla", "mlir-print-ir", "mlir-ir-tree", "mlir-trace", "mlir", "iree"
+    format: str
     steps: list[Step] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
@@ -118,8 +125,66 @@ class Module:
         if not self.key:
             self.key = self.id
 
+    def defer_steps(self, make: Callable[[], list[Step]], count: int, per_pass: int,
+                    files: tuple[str, ...]) -> None:
+        """Make `steps` with `make()` when they are first read. `count` and `per_pass` are
+        how many steps and per-pass steps it will make; `files` the files it makes them from
+        (in a fixed order): equal files, equal steps."""
+        self.__dict__.pop("_steps", None)
+        self.__dict__["_deferred"] = (make, count, per_pass, files)
+
+    @property
+    def step_count(self) -> int:
+        """`len(self.steps)`, without making deferred steps."""
+        deferred = self.__dict__.get("_deferred")
+        return deferred[1] if deferred is not None else len(self.steps)
+
+    @property
+    def pass_step_count(self) -> int:
+        """How many steps are per-pass dumps (kind "pass"), without making deferred steps."""
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None:
+            return deferred[2]
+        return sum(1 for step in self.steps if step.kind == "pass")
+
+    def steps_key(self) -> tuple:
+        """Equal keys mean equal steps; for deferred steps, without making them."""
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None:
+            return deferred[3]
+        return tuple((s.pass_name, s.file, s.proto.file if s.proto else None, s.kind)
+                     for s in self.steps)
+
     def ir_steps(self, ir: IRKind) -> list[Step]:
         return [step for step in self.steps if step.ir == ir]
+
+    def __getstate__(self) -> dict:
+        self.steps  # noqa: B018 (a deferred maker is a closure, which does not pickle)
+        return self.__dict__
+
+
+_MAKING_STEPS = threading.Lock()  # two threads reading deferred steps get the same objects
+
+
+def _get_steps(module: Module) -> list[Step]:
+    steps = module.__dict__.get("_steps")
+    if steps is None:
+        with _MAKING_STEPS:
+            steps = module.__dict__.get("_steps")
+            if steps is None:
+                make = module.__dict__.pop("_deferred")[0]
+                steps = module.__dict__["_steps"] = make()
+    return steps
+
+
+def _set_steps(module: Module, steps: list[Step]) -> None:
+    module.__dict__.pop("_deferred", None)
+    module.__dict__["_steps"] = steps
+
+
+# A property over the dataclass field (set after the class is made, so the field keeps its
+# default): the generated __init__, __eq__ and __repr__ go through it.
+Module.steps = property(_get_steps, _set_steps, doc="The timeline, in pipeline order.")  # type: ignore[assignment]
 
 
 @dataclass

@@ -252,8 +252,7 @@ def module_signature(module: Module) -> tuple:
         module.id,
         module.name,
         module.format,
-        tuple((s.pass_name, s.file, s.proto.file if s.proto else None, s.kind)
-              for s in module.steps),
+        module.steps_key(),  # does not make steps the index deferred
         tuple(e.file for e in module.executions),
         tuple(a.file for a in module.artifacts),
     )

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
+import shutil
 import sys
 from pathlib import Path
 
 from workbench.gc_pause import gc_paused
 from workbench.index import scan
 from workbench.model import Dump
-from workbench.output.json_shapes import module_json, problems_json
+from workbench.output.json_shapes import write_dump_json
+
+COLUMNS = ("module", "name", "format", "steps", "per-pass", "executions", "artifacts")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,15 +25,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def dump_json(dump: Dump) -> dict:
-    return {
-        "root": str(dump.root),
-        "modules": [module_json(module) for module in dump.modules],
-        "problems": problems_json(dump.problems),
-        "others": dump.others,
-    }
-
-
 def run(args: argparse.Namespace) -> int:
     dump = scan(args.dir)
     if args.check:
@@ -39,36 +32,56 @@ def run(args: argparse.Namespace) -> int:
 
         dump.problems.extend(check_dump(dump, _progress if sys.stderr.isatty() else None))
     if args.json:
-        # Compact: json's C encoder does not indent, and a large dump's listing is megabytes.
-        # One dict per step, none in a cycle: collecting while they are built only costs.
+        # Written a module at a time (a large dump's listing is megabytes); the steps made for
+        # it form no cycles, so the cyclic collector would only cost.
         with gc_paused():
-            text = json.dumps(dump_json(dump))
-        sys.stdout.write(text)
+            write_dump_json(dump, sys.stdout.write)
         sys.stdout.write("\n")
         return 0
+    rows = [(module.key, module.name, module.format, str(module.step_count),
+             str(module.pass_step_count), str(len(module.executions)),
+             str(len(module.artifacts))) for module in dump.modules]
+    # A framed table only when it fits on the terminal: more rows than a screen, or output
+    # into a pipe or file, get plain columns (as fast for 10,000 rows as for 10).
+    if sys.stdout.isatty() and len(rows) + 8 <= shutil.get_terminal_size().lines:
+        _print_framed(dump, rows)
+    else:
+        _print_plain(dump, rows)
+    return 0
+
+
+def _print_framed(dump: Dump, rows: list[tuple[str, ...]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
     table = Table(title=f"{dump.root}", title_justify="left")
-    table.add_column("module")
-    table.add_column("name")
-    table.add_column("format")
-    table.add_column("steps", justify="right")
-    table.add_column("per-pass", justify="right")
-    table.add_column("executions", justify="right")
-    table.add_column("artifacts", justify="right")
-    for module in dump.modules:
-        per_pass = sum(1 for s in module.steps if s.kind == "pass")
-        table.add_row(module.key, module.name, module.format, str(len(module.steps)),
-                      str(per_pass), str(len(module.executions)), str(len(module.artifacts)))
+    for number, column in enumerate(COLUMNS):
+        table.add_column(column, justify="right" if number > 2 else "left")
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
-    console.print(f"{len(dump.modules)} modules, {len(dump.others)} other files, "
-                  f"{len(dump.problems)} problems")
+    console.print(_summary(dump))
     for problem in dump.problems:
         console.print(f"[red]problem[/]: {problem.file}: {problem.reason}", markup=True,
                       highlight=False)
-    return 0
+
+
+def _print_plain(dump: Dump, rows: list[tuple[str, ...]]) -> None:
+    """Columns separated by two spaces, names left-aligned and counts right-aligned."""
+    widths = [max([len(column), *(len(row[i]) for row in rows)])
+              for i, column in enumerate(COLUMNS)]
+    line = "  ".join(f"{{:{'<' if i < 3 else '>'}{w}}}" for i, w in enumerate(widths))
+    out = [str(dump.root), line.format(*COLUMNS).rstrip()]
+    out += [line.format(*row).rstrip() for row in rows]
+    out.append(_summary(dump))
+    out += [f"problem: {problem.file}: {problem.reason}" for problem in dump.problems]
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+def _summary(dump: Dump) -> str:
+    return (f"{len(dump.modules)} modules, {len(dump.others)} other files, "
+            f"{len(dump.problems)} problems")
 
 
 def _progress(done: int, total: int) -> None:

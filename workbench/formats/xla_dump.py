@@ -10,7 +10,9 @@ sub-folders, or from two timestamped runs, are different modules.
 Speed matters here (a 100,000-file folder must index in about the time `find` lists it):
 per-pass step files, three quarters of a typical dump, come in text/proto pairs whose name
 without the extension is split once for both, by string methods, and each module head is
-validated once per module, not once per file. The paths may come in any order: where two
+validated once per module, not once per file. A pair is kept as a compact record (its key and
+its two paths); the module's `Step`s are made from the records when its steps are first read
+(`Module.defer_steps`). The paths may come in any order: where two
 names compete for one place, the outcome is the one a sorted listing gives.
 """
 
@@ -48,10 +50,12 @@ class _PendingModule:
     ends: dict[tuple, Step] = field(default_factory=dict)
     # per-pass order key -> step, from names `parse_xla_name` took (`.txt.gz` and the like)
     passes: dict[tuple, Step] = field(default_factory=dict)
-    # per-pass order key -> step, from the text/proto pairs
-    pairs: dict[tuple, Step] = field(default_factory=dict)
+    # per-pass order key -> [text path, proto path] (None where absent), from the pairs
+    pairs: dict[tuple, list] = field(default_factory=dict)
     # pairs whose key another pair holds already (one module id under two module names)
-    pairs_again: list[Step] = field(default_factory=list)
+    pairs_again: list[tuple[tuple, list]] = field(default_factory=list)
+    # every step file, in the order claimed: what the steps are made from
+    step_files: list[str] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     kernel_files: list[tuple[str, str, str]] = field(default_factory=list)
@@ -77,12 +81,19 @@ def _fill_gaps(step: Step, other: Step) -> None:
     step.proto = step.proto or other.proto
 
 
-def _first_file(step: Step) -> str:
+def _pair_step(key: tuple, files: list) -> Step:
+    """The step of a per-pass pair record: `key` as `_pass_key`, `files` [text, proto]."""
+    xla_step, pipeline, pass_name, next_pass = key
+    text, proto = files
+    return Step(0, pass_name, "hlo", "pass", None if text is None else Source(text),
+                None if proto is None else Source(proto), pipeline, next_pass or None, xla_step)
+
+
+def _first_file(record: tuple[tuple, list]) -> str:
     """The name a sorted listing shows first of a per-pass pair (`.hlo.pb` sorts before
     `.txt`)."""
-    source = step.proto or step.text
-    assert source is not None  # a pair has at least one of its files
-    return source.file
+    text, proto = record[1]
+    return proto or text
 
 
 def claim_xla(paths: list[str], dump: Dump) -> list[str]:
@@ -101,8 +112,9 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
     # (folder, module head) -> module, or None when the head is not an XLA module name.
     by_head: dict[tuple[str, str], _PendingModule | None] = {}
 
-    def pass_step(folder: str, stem: str) -> Step | None:
-        """The step of a per-pass dump named `stem` + extension, None for other names."""
+    def pass_step(folder: str, stem: str) -> tuple[list, list] | None:
+        """The pair record ([text, proto]) of a per-pass dump named `stem` + extension, and
+        its module's step files; None for other names."""
         parts = split_pass_stem(stem)
         if parts is None:
             return None
@@ -117,14 +129,15 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                 module.names.add(head["rest"] or "")
         if module is None:
             return None
-        step = Step(0, pass_name, "hlo", "pass", None, None, pipeline, next_pass, xla_step)
-        if module.pairs.setdefault((xla_step, pipeline, pass_name, next_pass or ""),
-                                   step) is not step:
-            module.pairs_again.append(step)
-        return step
+        files = [None, None]
+        key = (xla_step, pipeline, pass_name, next_pass or "")
+        if module.pairs.setdefault(key, files) is not files:
+            module.pairs_again.append((key, files))
+        return files, module.step_files
 
-    # Path without its extension -> step, or None when it is not a per-pass name.
-    pass_steps: dict[str, Step | None] = {}
+    # Path without its extension -> pair record and step files, or None when it is not a
+    # per-pass name.
+    pass_steps: dict[str, tuple[list, list] | None] = {}
     for path in paths:
         folder, _, basename = path.rpartition("/")
         if ".after_" in basename:
@@ -140,10 +153,8 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                     stem = stem_path[len(folder) + 1 :] if folder else stem_path
                     step = pass_steps[stem_path] = pass_step(folder, stem)
                 if step is not None:
-                    if basename[-1] == "t":  # .txt
-                        step.text = Source(path)
-                    else:
-                        step.proto = Source(path)
+                    step[0][basename[-1] != "t"] = path  # .txt: 0, .hlo.pb: 1
+                    step[1].append(path)
                     continue
 
         if basename in MODULE_FOLDER_FILES:
@@ -159,6 +170,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                     if step is None:
                         step = module.ends[(_INPUT,)] = Step(0, "input", "mlir", "input")
                     _keep_last(step, "text", path)
+                    module.step_files.append(path)
                 else:
                     module.artifacts.append(Artifact(kind=role, file=path))
                 continue
@@ -179,6 +191,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                         0, info.pass_name or "", "hlo", "pass", pipeline=info.pipeline,
                         next_pass=info.next_pass, xla_step=info.xla_step)
                 _keep_last(step, info.role, path)
+                module.step_files.append(path)
             else:
                 module.artifacts.append(Artifact(kind=info.role, file=path,
                                                  label=f"{info.xla_step:04d} {info.pass_name}"))
@@ -193,6 +206,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                 step = module.ends[key] = Step(0, label, "hlo", info.kind,
                                                pipeline=info.platform)
             _keep_last(step, "text" if info.role == "text" else "proto", path)
+            module.step_files.append(path)
         elif info.kind == "snapshot":
             module.executions.append(Execution(id=info.execution or "", file=path))
         elif info.kind == "artifact":
@@ -203,7 +217,6 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             module.kernel_files.append((path, info.role, info.rest))
 
     for module in pending.values():
-        _add_pairs(module)
         for path, role, rest in module.kernel_files:
             name = split_module_prefix(rest, module.names)
             label = rest[len(name) + 1 :] if name else rest
@@ -212,28 +225,25 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
     return unclaimed
 
 
-def _add_pairs(module: _PendingModule) -> None:
-    """Merge the per-pass pairs into the module's steps as a sorted listing would have them.
+def _passes(module: _PendingModule) -> dict[tuple, Step]:
+    """The per-pass steps by order key: the pair records merged into the steps other names
+    made, as a sorted listing would have them.
 
     A step some other file names too (`.txt.gz`, found by `parse_xla_name`) keeps that file
     and takes from the pair only what it lacks. Pairs that name the same step (one module id
     under two module names) merge in the order of their first file: the earlier's files
     first, the later's filling the gaps.
     """
-    pairs = module.pairs
+    records = module.pairs.items()
     if module.pairs_again:
-        pairs = {}
-        for step in sorted([*module.pairs.values(), *module.pairs_again], key=_first_file):
-            known = pairs.setdefault(_pass_key(step), step)
-            if known is not step:
-                _fill_gaps(known, step)
-    if not module.passes:
-        module.passes = pairs
-        return
-    for key, step in pairs.items():
-        known = module.passes.setdefault(key, step)
+        records = sorted([*records, *module.pairs_again], key=_first_file)
+    passes = dict(module.passes)
+    for key, files in records:
+        step = _pair_step(key, files)
+        known = passes.setdefault(key, step)
         if known is not step:
             _fill_gaps(known, step)
+    return passes
 
 
 def _finish(pending: _PendingModule) -> Module:
@@ -247,13 +257,20 @@ def _finish(pending: _PendingModule) -> Module:
     if pending.folder:
         key = f"{pending.folder}/{key}"
     module = Module(id=pending.module_id, name=name, format="xla", key=key)
-    ends = sorted(pending.ends.items())
-    steps = [step for order, step in ends if order[0] < _PASS]
-    steps += [step for _, step in sorted(pending.passes.items(), key=_BY_KEY)]
-    steps += [step for order, step in ends if order[0] > _PASS]
-    for index, step in enumerate(steps):
-        step.index = index
-    module.steps = steps
+
+    def make_steps() -> list[Step]:
+        ends = sorted(pending.ends.items())
+        steps = [step for order, step in ends if order[0] < _PASS]
+        steps += [step for _, step in sorted(_passes(pending).items(), key=_BY_KEY)]
+        steps += [step for order, step in ends if order[0] > _PASS]
+        for index, step in enumerate(steps):
+            step.index = index
+        return steps
+
+    per_pass = len(pending.pairs) if not pending.passes else \
+        len(pending.passes.keys() | pending.pairs.keys())
+    module.defer_steps(make_steps, len(pending.ends) + per_pass, per_pass,
+                       tuple(pending.step_files))
     module.executions = sorted(pending.executions, key=_BY_FILE)
     module.artifacts = sorted(pending.artifacts, key=_BY_FILE)
     return module

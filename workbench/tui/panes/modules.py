@@ -86,7 +86,7 @@ class ModulesPane(FilteredTablePane):
             (short_key(module), "dim"),
             (module.name or module.key, ""),
             (status.text, status.style),
-            (str(len(module.steps)), ""),
+            (str(module.step_count), ""),
             (str(len(module.executions)), ""),
         ]
 
@@ -108,7 +108,7 @@ class ModulesPane(FilteredTablePane):
         if self.sort == "name":
             modules.sort(key=lambda m: (m.name, m.key))
         elif self.sort == "steps":
-            modules.sort(key=lambda m: (-len(m.steps), m.key))
+            modules.sort(key=lambda m: (-m.step_count, m.key))
         elif self.sort == "status":
             order = {"mismatch": 0, "error": 1, "unsupported": 2, "running": 3, "ok": 4, "none": 5}
             modules.sort(key=lambda m: (order[app.book.module_status(m.key).state], m.key))
