@@ -1,0 +1,472 @@
+"""From the culprit pass to the culprit instruction: which value did the pass get wrong?
+
+Two steps of an HLO module (the step before a pass and the step after it) are evaluated on the
+same inputs while an observer (`hlo.interpreter.Observer`) sees every intermediate value:
+the entry, fusion and called bodies, loop bodies once per iteration. Instructions of the later
+step are matched to the earlier step's (`match.py`), each matched value is judged against its
+counterpart by the rule verdicts use (`compare` within the tolerance, else within the rounding
+error bound of the earlier step's f64 shadow, `error_bound.truth_of`), and the culprit is the
+first value of the later step, in evaluation order, that departs while every operand agrees.
+
+Cost and memory: the earlier step once (keeping the values some later instruction is matched
+to), the later step once (streamed: only values beyond the tolerance are kept), then the f64
+shadow of the earlier step, and the perturbed shadow only when the first bound does not settle
+it; the shadow runs stop as soon as they have seen every value they were asked for. Values
+kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue
+from workbench.model import Step
+from workbench.replay.compare import Comparison, Truth, compare
+from workbench.replay.localize_match import (
+    CALLS,
+    Frame,
+    Key,
+    Matching,
+    Site,
+    match_modules,
+)
+
+MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
+
+DynKey = tuple[Key, tuple[int, ...]]  # a site and the loop iterations it was made in
+
+
+class LocalizeError(Exception):
+    """Localization cannot be done (not HLO, a step that cannot be evaluated, too large)."""
+
+
+class _Enough(Exception):  # noqa: N818 (a signal, not an error)
+    """Raised by a recorder that has every value it wants: ends the evaluation early."""
+
+
+@dataclass
+class _Frame:
+    path: Frame
+    loops: tuple[int, ...]
+    recorded: bool
+    current: Instruction | None = None
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+class Recorder:
+    """An interpreter observer that hands every value of the recorded frames (the entry and
+    what fusion, call, while and conditional run; not reducers or comparators) to `sink`
+    with its site key and loop iterations."""
+
+    def __init__(self, sink: Callable[[DynKey, Instruction, Any], None]) -> None:
+        self.sink = sink
+        self.stack: list[_Frame] = []
+
+    def enter(self, computation: Computation) -> None:
+        if not self.stack:
+            self.stack.append(_Frame((), (), True))
+            return
+        parent = self.stack[-1]
+        caller = parent.current
+        element = (caller.name if caller else "?", computation.name)
+        count = parent.counts.get(element, 0)
+        parent.counts[element] = count + 1
+        recorded = parent.recorded and caller is not None and caller.opcode in CALLS
+        loops = parent.loops + ((count,) if caller is not None and caller.opcode == "while"
+                                else ())
+        self.stack.append(_Frame((*parent.path, element), loops, recorded))
+
+    def before(self, instruction: Instruction) -> None:
+        self.stack[-1].current = instruction
+
+    def value(self, instruction: Instruction, value: Any) -> None:
+        frame = self.stack[-1]
+        if frame.recorded:
+            self.sink(((frame.path, instruction.name), frame.loops), instruction, value)
+
+    def leave(self) -> None:
+        self.stack.pop()
+
+
+def _plain(value: Any, instruction: Instruction) -> LiteralValue:
+    """A value as the comparison wants it: logical sub-byte values, numpy arrays."""
+    from workbench.replay.hlo import sub_byte
+
+    value = sub_byte.from_storage(value, instruction.shape)
+    if isinstance(value, tuple):
+        return tuple(np.asarray(v) if not isinstance(v, tuple) else v for v in value)
+    return np.asarray(value)
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return int(getattr(value, "nbytes", 0))
+
+
+@dataclass
+class ElementDiff:
+    """One differing element, side by side: before, after, the truth and its bound."""
+
+    index: tuple[int, ...]
+    before: Any
+    after: Any
+    truth: Any = None
+    bound: float | None = None
+
+
+@dataclass
+class InstructionRef:
+    """An instruction in the user's words: where it is, what it computes, which source line."""
+
+    name: str
+    computation: str
+    opcode: str
+    op_name: str
+    source: str  # "file:line", or "" when the metadata does not say
+    context: str  # the calling context, e.g. "fusion add_rsqrt_fusion" or "while.3 iteration 2"
+    text: str = ""  # the instruction's line in the step's text dump
+    neighbours: list[str] = field(default_factory=list)  # the lines around it
+    line: int | None = None  # 0-based line of `text` in the step's text dump
+
+
+@dataclass
+class Localization:
+    """What comparing two steps value by value found.
+
+    `instruction` (the later step's) and `counterpart` (the earlier step's) are set when one
+    instruction explains the departure; otherwise `explanation` says why none does.
+    """
+
+    before: Step
+    after: Step
+    instruction: InstructionRef | None = None
+    counterpart: InstructionRef | None = None
+    comparison: Comparison | None = None
+    elements: list[ElementDiff] = field(default_factory=list)
+    explanation: str = ""
+    matched: int = 0  # sites of the later step with a counterpart
+    unmatched: list[str] = field(default_factory=list)  # later-step instructions with none
+    departing: int = 0  # values judged to depart
+    evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
+    seconds: float = 0.0
+    kept_bytes: int = 0  # the most bytes of values held at once
+    culprit_key: DynKey | None = None
+    operand_keys: list[DynKey] = field(default_factory=list)  # before-step operand values
+    values: dict[DynKey, LiteralValue] = field(default_factory=dict)  # for the reducer
+
+    @property
+    def found(self) -> bool:
+        return self.instruction is not None
+
+    @property
+    def summary(self) -> str:
+        from workbench.replay.localize_text import localization_summary
+
+        return localization_summary(self)
+
+    def to_json(self) -> dict[str, Any]:
+        from workbench.output.json_shapes import localization_json
+
+        return localization_json(self)
+
+
+@dataclass
+class _Judged:
+    comparison: Comparison
+    after: LiteralValue | None  # kept only when beyond the tolerance
+    truth: Truth | None = None  # the truth it was last judged against
+
+
+class Localizer:
+    """Localize the departure between `before` and `after` (two loaded HLO modules)."""
+
+    def __init__(self, before: HloModule, after: HloModule,
+                 arguments: Sequence[LiteralValue], memory_limit: int = MEMORY_LIMIT) -> None:
+        self.before = before
+        self.after = after
+        self.arguments = list(arguments)
+        self.memory_limit = memory_limit
+        self.matching: Matching = match_modules(before, after)
+        self.evaluations = 0
+        self.kept = 0
+        self.peak = 0
+
+    def _keep(self, value: Any) -> None:
+        self.kept += _nbytes(value)
+        self.peak = max(self.peak, self.kept)
+        if self.kept > self.memory_limit:
+            raise LocalizeError(
+                f"the values localization keeps exceed {self.memory_limit // 2**20} MB; "
+                "localize a smaller module or a pair of steps closer to the output")
+
+    def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
+                  sink: Callable[[DynKey, Instruction, Any], None]) -> LiteralValue | None:
+        from workbench.replay.errors import EvaluationError, Unsupported
+        from workbench.replay.hlo import evaluate_module
+
+        self.evaluations += 1
+        try:
+            return evaluate_module(module, arguments, Recorder(sink))
+        except _Enough:
+            return None
+        except Unsupported as error:
+            raise LocalizeError(f"unsupported: {error.what}") from None
+        except EvaluationError as error:
+            raise LocalizeError(f"cannot evaluate {module.name}: {error}") from None
+
+    def run(self, before_step: Step, after_step: Step) -> Localization:
+        start = time.perf_counter()
+        matching = self.matching
+        wanted = set(matching.counterpart.values())
+        before_values: dict[DynKey, LiteralValue] = {}
+
+        def keep_before(key: DynKey, instruction: Instruction, value: Any) -> None:
+            if key[0] in wanted:
+                plain = _plain(value, instruction)
+                self._keep(plain)
+                before_values[key] = plain
+
+        self._evaluate(self.before, self.arguments, keep_before)
+
+        order: list[DynKey] = []  # later-step sites in evaluation order
+        judged: dict[DynKey, _Judged] = {}
+        missing: list[DynKey] = []  # matched, but the earlier step made no such value
+
+        def judge_after(key: DynKey, instruction: Instruction, value: Any) -> None:
+            site_key, loops = key
+            if matching.alias_after.get(site_key, site_key) != site_key:
+                return  # a fusion's parameter or result: the same value as another site
+            counterpart = matching.counterpart.get(site_key)
+            if counterpart is None:
+                return
+            order.append(key)
+            reference = before_values.get((counterpart, loops))
+            if reference is None:
+                missing.append(key)
+                return
+            plain = _plain(value, instruction)
+            comparison = compare(reference, plain)
+            kept = None
+            if not comparison.ok and comparison.problem is None:
+                self._keep(plain)
+                kept = plain
+            judged[key] = _Judged(comparison, kept)
+
+        self._evaluate(self.after, self.arguments, judge_after)
+        self._judge_by_bound(judged, before_values)
+        result = self._culprit(before_step, after_step, order, judged, missing, before_values)
+        result.evaluations = self.evaluations
+        result.kept_bytes = self.peak
+        result.seconds = time.perf_counter() - start
+        return result
+
+    def _judge_by_bound(self, judged: dict[DynKey, _Judged],
+                        before_values: dict[DynKey, LiteralValue]) -> None:
+        """Judge the values beyond the tolerance by the rounding error bound, in the two
+        stages a verdict uses: the f64 shadow first, the perturbed inputs only if needed."""
+        from workbench.replay.error_bound import perturb, truth_of, widen
+        from workbench.replay.hlo.shadow import shadow_module
+
+        beyond = {k: j for k, j in judged.items() if j.after is not None}
+        if not beyond:
+            return
+        counterpart = self.matching.counterpart
+        try:
+            shadow = shadow_module(self.before)
+        except Exception as error:  # noqa: BLE001 (no bound: judged by the tolerance)
+            for j in beyond.values():
+                j.comparison.shadow_problem = f"no f64 evaluation: {error}"
+            return
+
+        def before_key(key: DynKey) -> DynKey:
+            return counterpart[key[0]], key[1]
+
+        def collect(keys: set[DynKey], arguments: list[LiteralValue]) -> dict[DynKey, Any]:
+            found: dict[DynKey, Any] = {}
+
+            def sink(key: DynKey, instruction: Instruction, value: Any) -> None:
+                if key in keys:
+                    found[key] = np.asarray(value) if not isinstance(value, tuple) else value
+                    if len(found) == len(keys):
+                        raise _Enough()
+
+            self._evaluate(shadow, arguments, sink)
+            return found
+
+        wanted = {before_key(k) for k in beyond}
+        shadows = collect(wanted, [widen(a) for a in self.arguments])
+        still: dict[DynKey, _Judged] = {}
+        for key, j in beyond.items():
+            b = before_key(key)
+            if b not in shadows:
+                j.comparison.shadow_problem = "the f64 evaluation made no such value"
+                continue
+            try:
+                truth = truth_of(before_values[b], shadows[b], shadows[b])
+            except ValueError as error:
+                j.comparison.shadow_problem = str(error)
+                continue
+            comparison = compare(before_values[b], j.after, truth=truth)
+            j.comparison, j.truth = comparison, truth
+            if not comparison.ok:
+                still[key] = j
+        if not still:
+            return
+        wanted = {before_key(k) for k in still}
+        perturbed = collect(wanted, perturb(self.arguments))
+        for key, j in still.items():
+            b = before_key(key)
+            if b not in perturbed:
+                continue
+            try:
+                truth = truth_of(before_values[b], shadows[b], perturbed[b])
+            except ValueError:
+                continue
+            j.comparison, j.truth = compare(before_values[b], j.after, truth=truth), truth
+
+    def _culprit(self, before_step: Step, after_step: Step, order: list[DynKey],
+                 judged: dict[DynKey, _Judged], missing: list[DynKey],
+                 before_values: dict[DynKey, LiteralValue]) -> Localization:
+        matching = self.matching
+        result = Localization(before_step, after_step, matched=len(matching.counterpart),
+                              unmatched=[s.label for s in matching.unmatched_after])
+        departs = {k for k, j in judged.items() if not j.comparison.ok}
+        result.departing = len(departs)
+        reasons: list[str] = []
+        for key in order:
+            if key not in departs:
+                continue
+            site = matching.sites_after[key[0]]
+            operands = [(matching.alias_after.get(o, o), key[1]) for o in site.operands]
+            bad = [o for o in operands if o not in judged or o in departs]
+            if not bad:
+                return self._found(result, key, judged[key], operands, before_values)
+            if len(reasons) < 3:
+                names = ", ".join(
+                    matching.sites_after[o[0]].instruction.name
+                    + (" (no counterpart)" if o not in judged else " (departs)") for o in bad)
+                reasons.append(f"{site.instruction.name} departs, but so do or have no "
+                               f"counterpart its operands {names}")
+        if not departs:
+            root = matching.root_after
+            rooted = matching.counterpart.get(root)
+            if rooted is None:
+                result.explanation = (
+                    "no matched instruction departs; the departure only shows at the output, "
+                    f"whose instruction {matching.sites_after[root].instruction.name} has no "
+                    "counterpart before the pass")
+            else:
+                result.explanation = ("no instruction of the later step departs from its "
+                                      "counterpart beyond the rounding error bound")
+        else:
+            result.explanation = ("no single instruction explains it: every departing value "
+                                  "has an operand that departs too or has no counterpart ("
+                                  + "; ".join(reasons) + ")")
+        if result.unmatched:
+            shown = ", ".join(result.unmatched[:5])
+            more = f" and {len(result.unmatched) - 5} more" if len(result.unmatched) > 5 else ""
+            result.explanation += f"; values with no counterpart: {shown}{more}"
+        if missing:
+            result.explanation += (f"; {len(missing)} matched value(s) the earlier step never "
+                                   "made (a loop ran a different number of times?)")
+        return result
+
+    def _found(self, result: Localization, key: DynKey, judged: _Judged,
+               operands: list[DynKey], before_values: dict[DynKey, LiteralValue]) -> Localization:
+        matching = self.matching
+        site = matching.sites_after[key[0]]
+        before_key = (matching.counterpart[key[0]], key[1])
+        other = matching.sites_before[before_key[0]]
+        result.instruction = describe(self.after, site, key[1])
+        result.counterpart = describe(self.before, other, key[1])
+        result.comparison = judged.comparison
+        reference = before_values[before_key]
+        result.elements = differing_elements(reference, judged.after, judged.comparison,
+                                             judged.truth)
+        result.culprit_key = key
+        result.operand_keys = [(matching.counterpart[o[0]], o[1]) for o in operands]
+        result.values = {k: before_values[k] for k in (*result.operand_keys, before_key)}
+        return result
+
+
+def describe(module: HloModule, site: Site, loops: tuple[int, ...]) -> InstructionRef:
+    instruction = site.instruction
+    metadata = instruction.metadata
+    location = module.source_location(instruction)
+    return InstructionRef(
+        name=instruction.name, computation=site.computation.name, opcode=instruction.opcode,
+        op_name=metadata.op_name if metadata is not None else "",
+        source=f"{location[0]}:{location[1]}" if location else "",
+        context=site.context_text(loops))
+
+
+def _element(value: Any, path: tuple[int, ...]) -> Any:
+    for index in path:
+        value = value[index]
+    return np.asarray(value)
+
+
+def differing_elements(before: LiteralValue, after: LiteralValue | None,
+                       comparison: Comparison, truth: Truth | None,
+                       limit: int = 5) -> list[ElementDiff]:
+    """The first `limit` elements that differ by the comparison's own rule (each candidate
+    element re-judged by `compare`, so the list never disagrees with the verdict)."""
+    if after is None or comparison.problem is not None:
+        return []
+    path = comparison.first_element
+    a, b = _element(before, path), _element(after, path)
+    t = bound = None
+    if truth is not None:
+        t = _element(truth.value, path)
+        bound = _element(truth.bound, path) if truth.bound is not None else None
+    wide_a = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    wide_b = b.astype(wide_a.dtype)
+    with np.errstate(invalid="ignore"):
+        differ = np.flatnonzero(~((wide_a == wide_b) | (np.isnan(wide_a) & np.isnan(wide_b))))
+    found: list[ElementDiff] = []
+    for flat in differ[:2000]:
+        index = tuple(int(i) for i in np.unravel_index(int(flat), a.shape))
+        part = None
+        if t is not None and bound is not None:
+            part = Truth(t[index], bound[index])
+        if compare(a[index], b[index], truth=part).ok:
+            continue
+        found.append(ElementDiff(index, a[index].item(), b[index].item(),
+                                 None if t is None else t[index].item(),
+                                 None if bound is None else float(bound[index])))
+        if len(found) == limit:
+            break
+    return found
+
+
+def localize_modules(before: HloModule, after: HloModule, arguments: Sequence[LiteralValue],
+                     before_step: Step, after_step: Step,
+                     memory_limit: int = MEMORY_LIMIT) -> Localization:
+    """Localize between two loaded modules (no text lines; see `localize_steps`)."""
+    return Localizer(before, after, arguments, memory_limit).run(before_step, after_step)
+
+
+def localize_steps(root: Path, before_step: Step, after_step: Step,
+                   arguments: Sequence[LiteralValue],
+                   memory_limit: int = MEMORY_LIMIT) -> Localization:
+    """Localize the departure between two HLO steps of a dump, with the instructions' text
+    lines and neighbours from the steps' text dumps. Raises `LocalizeError`."""
+    from workbench.loader import ReadError, load_step_hlo
+    from workbench.replay.localize_text import attach_text
+
+    if before_step.ir != "hlo" or after_step.ir != "hlo":
+        raise LocalizeError("localization compares HLO steps (MLIR is not supported yet)")
+    try:
+        before, after = load_step_hlo(root, before_step), load_step_hlo(root, after_step)
+    except ReadError as error:
+        raise LocalizeError(str(error)) from None
+    result = localize_modules(before, after, arguments, before_step, after_step, memory_limit)
+    attach_text(root, result)
+    return result
