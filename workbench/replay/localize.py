@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue
+from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
 from workbench.replay.compare import Comparison, Truth, compare
 from workbench.replay.localize_match import (
@@ -157,9 +157,23 @@ class Localization:
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
     kept_bytes: int = 0  # the most bytes of values held at once
-    culprit_key: DynKey | None = None
-    operand_keys: list[DynKey] = field(default_factory=list)  # before-step operand values
-    values: dict[DynKey, LiteralValue] = field(default_factory=dict)  # for the reducer
+    # What the reducer needs: both sites, the earlier step's values of the later
+    # instruction's operands and of the earlier instruction's operands, and its own value.
+    site: Site | None = None
+    counterpart_site: Site | None = None
+    operand_keys: list[DynKey] = field(default_factory=list)
+    counterpart_operand_keys: list[DynKey] = field(default_factory=list)
+    values: dict[DynKey, LiteralValue] = field(default_factory=dict)
+    shapes: dict[DynKey, Shape] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> LiteralValue | None:
+        """The earlier step's value of the instruction (the reference of a reduction)."""
+        if self.counterpart_site is None or self.culprit_loops is None:
+            return None
+        return self.values.get((self.counterpart_site.key, self.culprit_loops))
+
+    culprit_loops: tuple[int, ...] | None = None
 
     @property
     def found(self) -> bool:
@@ -390,9 +404,13 @@ class Localizer:
         reference = before_values[before_key]
         result.elements = differing_elements(reference, judged.after, judged.comparison,
                                              judged.truth)
-        result.culprit_key = key
+        result.site, result.counterpart_site, result.culprit_loops = site, other, key[1]
         result.operand_keys = [(matching.counterpart[o[0]], o[1]) for o in operands]
-        result.values = {k: before_values[k] for k in (*result.operand_keys, before_key)}
+        result.counterpart_operand_keys = [
+            (matching.alias_before.get(o, o), key[1]) for o in other.operands]
+        kept = (*result.operand_keys, *result.counterpart_operand_keys, before_key)
+        result.values = {k: before_values[k] for k in kept if k in before_values}
+        result.shapes = {k: matching.sites_before[k[0]].instruction.shape for k in kept}
         return result
 
 
