@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,10 @@ from workbench.replay.localize_match import (
     Site,
     match_modules,
 )
+
+if TYPE_CHECKING:
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.steps import Replay
 
 MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
 
@@ -488,3 +492,26 @@ def localize_steps(root: Path, before_step: Step, after_step: Step,
     result = localize_modules(before, after, arguments, before_step, after_step, memory_limit)
     attach_text(root, result)
     return result
+
+
+def localize_verdict(replay: Replay, verdict: Verdict) -> Localization:
+    """Localize a bisection's culprit: the step before it against the culprit step, on the
+    replay's inputs. Raises `LocalizeError` (no culprit, not HLO, cannot evaluate)."""
+    if verdict.culprit is None:
+        raise LocalizeError("no culprit step to localize: " + verdict.detail)
+    if replay.backend.name != "hlo":
+        raise LocalizeError(f"localization compares HLO steps; this module is replayed by the "
+                            f"{replay.backend.name} backend")
+    position = verdict.culprit.position
+    return localize_steps(replay.backend.root, replay.steps[position - 1],
+                          replay.steps[position], replay.inputs.arguments)
+
+
+def culprit_instruction(replay: Replay, verdict: Verdict) -> dict[str, Any]:
+    """What `--localize` adds to a culprit (see `json_shapes.localized_culprit_json`)."""
+    from workbench.output.json_shapes import localized_culprit_json
+
+    try:
+        return localized_culprit_json(localize_verdict(replay, verdict))
+    except LocalizeError as error:
+        return localized_culprit_json(str(error))
