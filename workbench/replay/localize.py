@@ -50,7 +50,7 @@ class LocalizeError(Exception):
     """Localization cannot be done (not HLO, a step that cannot be evaluated, too large)."""
 
 
-class _Enough(Exception):  # noqa: N818 (a signal, not an error)
+class _Enough(Exception):
     """Raised by a recorder that has every value it wants: ends the evaluation early."""
 
 
@@ -290,6 +290,7 @@ class Localizer:
         """Judge the values beyond the tolerance by the rounding error bound, in the two
         stages a verdict uses: the f64 shadow first, the perturbed inputs only if needed."""
         from workbench.replay.error_bound import perturb, truth_of, widen
+        from workbench.replay.errors import Unsupported
         from workbench.replay.hlo.shadow import shadow_module
 
         beyond = {k: j for k, j in judged.items() if j.after is not None}
@@ -298,9 +299,9 @@ class Localizer:
         counterpart = self.matching.counterpart
         try:
             shadow = shadow_module(self.before)
-        except Exception as error:  # noqa: BLE001 (no bound: judged by the tolerance)
+        except Unsupported as error:  # no bound: judged by the tolerance alone
             for j in beyond.values():
-                j.comparison.shadow_problem = f"no f64 evaluation: {error}"
+                j.comparison.shadow_problem = f"no f64 evaluation: {error.what}"
             return
 
         def before_key(key: DynKey) -> DynKey:

@@ -175,10 +175,10 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
                    for s in canonical_before if s.operands)
     by_name = _index(((s.instruction.name, s.instruction.opcode,
                        _shape_key(s.instruction.shape)), s.key) for s in canonical_before)
-    by_op_name = _index((((s.instruction.metadata.op_name, s.instruction.opcode,
+    by_op_name = _index(((s.instruction.metadata.op_name, s.instruction.opcode,
                            _shape_key(s.instruction.shape)), s.key)
                          for s in canonical_before
-                         if s.instruction.metadata and s.instruction.metadata.op_name))
+                         if s.instruction.metadata and s.instruction.metadata.op_name)
     entry_parameters = {s.instruction.parameter_number: s.key for s in canonical_before
                         if not s.key[0] and s.instruction.opcode == "parameter"}
     counterpart = matching.counterpart

@@ -24,7 +24,7 @@ from pathlib import Path
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
 from workbench.replay.compare import Comparison, compare
-from workbench.replay.localize import LocalizeError, Localization
+from workbench.replay.localize import Localization, LocalizeError
 from workbench.replay.localize_match import Site
 from workbench.replay.localize_text import instruction_line, step_lines
 
@@ -196,7 +196,7 @@ def module_text(name: str, module: HloModule, lines: list[str], site: Site,
     layout = ("(" + ", ".join(str(s) for s in parameters) + f")->{instruction.shape}")
     header = f"HloModule {name}, entry_computation_layout={{{layout}}}"
     tables = _source_tables(lines)
-    text = "\n".join([header, *([""] + tables if tables else []), *blocks]) + "\n"
+    text = "\n".join([header, *(["", *tables] if tables else []), *blocks]) + "\n"
     return text, count
 
 
