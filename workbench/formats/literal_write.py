@@ -41,7 +41,7 @@ def _fill(proto: xla_data_pb2.LiteralProto, value: LiteralValue, shape: Shape) -
         for part, part_shape in zip(value, shape.tuple_shapes, strict=True):
             _fill(proto.tuple_literals.add(), part, part_shape)
         return
-    array = np.ascontiguousarray(value)
+    array = np.array(value, order="C", copy=True)  # (ascontiguousarray makes 0-d 1-d)
     if array.shape != tuple(shape.dims):
         raise ValueError(f"a value of shape {array.shape} for {shape}")
     shape_to_proto(shape, proto.shape)
