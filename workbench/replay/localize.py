@@ -320,7 +320,12 @@ class Localizer:
             return found
 
         wanted = {before_key(k) for k in beyond}
-        shadows = collect(wanted, [widen(a) for a in self.arguments])
+        try:
+            shadows = collect(wanted, [widen(a) for a in self.arguments])
+        except LocalizeError as error:  # no bound: judged by the tolerance alone
+            for j in beyond.values():
+                j.comparison.shadow_problem = f"the reference in f64: {error}"
+            return
         still: dict[DynKey, _Judged] = {}
         for key, j in beyond.items():
             b = before_key(key)
@@ -339,7 +344,10 @@ class Localizer:
         if not still:
             return
         wanted = {before_key(k) for k in still}
-        perturbed = collect(wanted, perturb(self.arguments))
+        try:
+            perturbed = collect(wanted, perturb(self.arguments))
+        except LocalizeError:
+            return  # judged by the first bound
         for key, j in still.items():
             b = before_key(key)
             if b not in perturbed:

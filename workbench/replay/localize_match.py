@@ -5,10 +5,11 @@ Each instruction is a *site*: the instruction in its calling context (a fusion's
 walked where the fusion is, a loop body where the while is). Sites of the later step are
 matched in evaluation order, by value numbering across the two modules: an instruction whose
 opcode, shape, attributes and operands' counterparts equal those of an earlier-step
-instruction computes the same value. Where the pass changed the instruction itself, looser
-keys decide, in this order: the same operands and shape (any opcode), the same name, opcode
-and shape, the same `op_name` metadata, opcode and shape. Ties go to the same name, then the
-same `op_name`, then the same source location.
+instruction computes the same value. Where the pass changed the instruction itself, the same
+operands and shape (any opcode) decide. Where the operands themselves have no counterparts,
+the same name, opcode and shape, then the same `op_name` metadata, opcode and shape (each
+when unique) decide. Ties go to the same name, then the same `op_name`, then the same source
+location.
 
 A fusion's (or call's) parameter is the same value as the fusion's operand, and the fusion's
 result the same as its body's root: such sites are *aliases* of the one that makes the value.
@@ -193,16 +194,21 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
         else:
             operands = [counterpart.get(alias_after.get(o, o)) for o in site.operands]
             shape = _shape_key(instruction.shape)
-            if all(o is not None for o in operands):
+            structural = all(o is not None for o in operands)
+            if structural:
                 mapped = tuple(operands)  # type: ignore[arg-type]
                 found = _pick(exact.get((instruction.opcode, shape, mapped,
                                          _details(instruction)), []), site, sites_before)
                 if found is None and mapped:
                     found = _pick(loose.get((shape, mapped), []), site, sites_before)
-            if found is None:
+            # Names and op_names decide only where the operands have no counterparts: an
+            # instruction whose operands all match but no instruction of the same structure
+            # is new (a rewrite's result), and pairing it by name would cry wolf.
+            if found is None and not structural:
                 named = by_name.get((instruction.name, instruction.opcode, shape), [])
                 found = named[0] if len(named) == 1 else None
-            if found is None and instruction.metadata and instruction.metadata.op_name:
+            if (found is None and not structural and instruction.metadata
+                    and instruction.metadata.op_name):
                 same = by_op_name.get((instruction.metadata.op_name, instruction.opcode,
                                        shape), [])
                 found = same[0] if len(same) == 1 else None

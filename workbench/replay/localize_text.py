@@ -13,9 +13,18 @@ if TYPE_CHECKING:
 NEIGHBOURS = 2  # lines shown on each side of the instruction
 
 
+def _definition(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*(?:ROOT\s+)?%?{re.escape(name)}\s*=")
+
+
+def defines(line: str, name: str) -> bool:
+    """Whether `line` of HLO text defines instruction `name`."""
+    return _definition(name).match(line) is not None
+
+
 def instruction_line(lines: list[str], name: str) -> int | None:
     """The 0-based line defining instruction `name` in an HLO text dump (`%name = ...`)."""
-    pattern = re.compile(rf"^\s*(?:ROOT\s+)?%?{re.escape(name)}\s*=")
+    pattern = _definition(name)
     for number, line in enumerate(lines):
         if pattern.match(line):
             return number

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -30,6 +30,7 @@ from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import Jobs
+from workbench.tui.localize_control import LOCALIZE_BINDINGS, LocalizeControl
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
@@ -37,6 +38,11 @@ from workbench.tui.row_table import RowTable
 from workbench.tui.status_bar import StatusBar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
 from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
+
+if TYPE_CHECKING:
+    from workbench.model import Execution
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.localize import Localization
 
 PaneType = TypeVar("PaneType", bound=Pane)
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
@@ -60,7 +66,7 @@ class ScanProgress(Message):
         self.files = files
 
 
-class WorkbenchApp(ReplayControl, App[int]):
+class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "workbench"
     COMMANDS: ClassVar = App.COMMANDS | {PaneCommands}
@@ -75,6 +81,7 @@ class WorkbenchApp(ReplayControl, App[int]):
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
         *REPLAY_BINDINGS,
+        *LOCALIZE_BINDINGS,
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
@@ -86,6 +93,8 @@ class WorkbenchApp(ReplayControl, App[int]):
         self.book = Book()
         self.marked: dict[str, str] = {}  # module key -> step key of the marked step
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
+        self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
+        self.localizations: dict[str, Localization] = {}  # module key -> last localization
         self.module: Module | None = None
         self.step: Step | None = None
         self.watching = watch
