@@ -213,6 +213,7 @@ def localization_json(r: Localization) -> dict[str, Any]:
         "explanation": r.explanation or None,
         "matched": r.matched,
         "unmatched": r.unmatched,
+        "beyond_tolerance": r.beyond_tolerance,
         "departing": r.departing,
         "evaluations": r.evaluations,
         "seconds": round(r.seconds, 6),

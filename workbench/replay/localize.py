@@ -157,7 +157,8 @@ class Localization:
     explanation: str = ""
     matched: int = 0  # sites of the later step with a counterpart
     unmatched: list[str] = field(default_factory=list)  # later-step instructions with none
-    departing: int = 0  # values judged to depart
+    beyond_tolerance: int = 0  # values beyond the fixed tolerance (not all depart)
+    departing: int = 0  # values found to depart, up to the culprit
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
     kept_bytes: int = 0  # the most bytes of values held at once
@@ -197,9 +198,107 @@ class Localization:
 
 @dataclass
 class _Judged:
-    comparison: Comparison
+    comparison: Comparison | None  # None: bit for bit the same as its counterpart
     after: LiteralValue | None  # kept only when beyond the tolerance
     truth: Truth | None = None  # the truth it was last judged against
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    size = array.dtype.itemsize
+    if size in (1, 2, 4, 8):
+        return array.view(f"u{size}")
+    return np.ascontiguousarray(array).view("u8")
+
+
+def _identical(a: LiteralValue, b: LiteralValue) -> bool:
+    """Bit for bit the same value: one cheap pass, the common case before the culprit."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+                and all(_identical(x, y) for x, y in zip(a, b, strict=True)))
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(_bits(a), _bits(b))
+
+
+class _Bound:
+    """Judges values beyond the tolerance by the rounding error bound, as verdicts do: the
+    earlier step's f64 shadow first, the perturbed inputs only where that is not enough. Each
+    shadow is one evaluation, made on first need for every value beyond the tolerance, and
+    cut short once it has made them all."""
+
+    def __init__(self, localizer: Localizer, judged: dict[DynKey, _Judged],
+                 before_values: dict[DynKey, LiteralValue]) -> None:
+        self.localizer = localizer
+        self.judged = judged
+        self.before_values = before_values
+        self.beyond = {k for k, j in judged.items() if j.after is not None}
+        self.shadows: dict[DynKey, Any] | None = None
+        self.perturbed: dict[DynKey, Any] | None = None
+        self.problem: str | None = None
+        self.done: set[DynKey] = set()
+
+    def _before_key(self, key: DynKey) -> DynKey:
+        return self.localizer.matching.counterpart[key[0]], key[1]
+
+    def _collect(self, perturbed: bool) -> dict[DynKey, Any]:
+        from workbench.replay.error_bound import perturb, widen
+        from workbench.replay.errors import Unsupported
+        from workbench.replay.hlo.shadow import shadow_module
+
+        localizer = self.localizer
+        keys = {self._before_key(k) for k in self.beyond}
+        found: dict[DynKey, Any] = {}
+
+        def sink(key: DynKey, instruction: Instruction, value: Any) -> None:
+            if key in keys:
+                found[key] = value if isinstance(value, tuple) else np.asarray(value)
+                localizer._keep(found[key])
+                if len(found) == len(keys):
+                    raise _Enough()
+
+        try:
+            shadow = shadow_module(localizer.before)
+        except Unsupported as error:
+            raise LocalizeError(f"unsupported: {error.what}") from None
+        arguments = (perturb(localizer.arguments) if perturbed
+                     else [widen(a) for a in localizer.arguments])
+        localizer._evaluate(shadow, arguments, sink)
+        return found
+
+    def judge(self, key: DynKey) -> Comparison:
+        """The comparison of the value at `key` (beyond the tolerance) by the bound."""
+        from workbench.replay.error_bound import truth_of
+
+        j = self.judged[key]
+        assert j.comparison is not None and j.after is not None
+        if key in self.done:
+            return j.comparison
+        self.done.add(key)
+        before_key = self._before_key(key)
+        reference = self.before_values[before_key]
+        for conditioning in (False, True):
+            try:
+                if self.shadows is None:
+                    self.shadows = self._collect(perturbed=False)
+                if conditioning and self.perturbed is None:
+                    self.perturbed = self._collect(perturbed=True)
+            except LocalizeError as error:
+                self.problem = f"no f64 evaluation: {error}"
+            if self.problem is not None:
+                j.comparison.shadow_problem = self.problem
+                return j.comparison
+            shadow = self.shadows.get(before_key)
+            moved = shadow if not conditioning else self.perturbed.get(before_key)
+            if shadow is None or moved is None:
+                j.comparison.shadow_problem = "the f64 evaluation made no such value"
+                return j.comparison
+            try:
+                truth = truth_of(reference, shadow, moved)
+            except ValueError as error:
+                j.comparison.shadow_problem = str(error)
+                return j.comparison
+            j.comparison, j.truth = compare(reference, j.after, truth=truth), truth
+            if j.comparison.ok:
+                break
+        return j.comparison
 
 
 class Localizer:
@@ -270,6 +369,9 @@ class Localizer:
                 missing.append(key)
                 return
             plain = _plain(value, instruction)
+            if _identical(reference, plain):
+                judged[key] = _Judged(None, None)  # the common case, at one pass's cost
+                return
             comparison = compare(reference, plain)
             kept = None
             if not comparison.ok and comparison.problem is None:
@@ -278,113 +380,57 @@ class Localizer:
             judged[key] = _Judged(comparison, kept)
 
         self._evaluate(self.after, self.arguments, judge_after)
-        self._judge_by_bound(judged, before_values)
+        self._bound = _Bound(self, judged, before_values)
         result = self._culprit(before_step, after_step, order, judged, missing, before_values)
         result.evaluations = self.evaluations
         result.kept_bytes = self.peak
         result.seconds = time.perf_counter() - start
         return result
 
-    def _judge_by_bound(self, judged: dict[DynKey, _Judged],
-                        before_values: dict[DynKey, LiteralValue]) -> None:
-        """Judge the values beyond the tolerance by the rounding error bound, in the two
-        stages a verdict uses: the f64 shadow first, the perturbed inputs only if needed."""
-        from workbench.replay.error_bound import perturb, truth_of, widen
-        from workbench.replay.errors import Unsupported
-        from workbench.replay.hlo.shadow import shadow_module
-
-        beyond = {k: j for k, j in judged.items() if j.after is not None}
-        if not beyond:
-            return
-        counterpart = self.matching.counterpart
-        try:
-            shadow = shadow_module(self.before)
-        except Unsupported as error:  # no bound: judged by the tolerance alone
-            for j in beyond.values():
-                j.comparison.shadow_problem = f"no f64 evaluation: {error.what}"
-            return
-
-        def before_key(key: DynKey) -> DynKey:
-            return counterpart[key[0]], key[1]
-
-        def collect(keys: set[DynKey], arguments: list[LiteralValue]) -> dict[DynKey, Any]:
-            found: dict[DynKey, Any] = {}
-
-            def sink(key: DynKey, instruction: Instruction, value: Any) -> None:
-                if key in keys:
-                    found[key] = np.asarray(value) if not isinstance(value, tuple) else value
-                    if len(found) == len(keys):
-                        raise _Enough()
-
-            self._evaluate(shadow, arguments, sink)
-            return found
-
-        wanted = {before_key(k) for k in beyond}
-        try:
-            shadows = collect(wanted, [widen(a) for a in self.arguments])
-        except LocalizeError as error:  # no bound: judged by the tolerance alone
-            for j in beyond.values():
-                j.comparison.shadow_problem = f"the reference in f64: {error}"
-            return
-        still: dict[DynKey, _Judged] = {}
-        for key, j in beyond.items():
-            b = before_key(key)
-            if b not in shadows:
-                j.comparison.shadow_problem = "the f64 evaluation made no such value"
-                continue
-            try:
-                truth = truth_of(before_values[b], shadows[b], shadows[b])
-            except ValueError as error:
-                j.comparison.shadow_problem = str(error)
-                continue
-            comparison = compare(before_values[b], j.after, truth=truth)
-            j.comparison, j.truth = comparison, truth
-            if not comparison.ok:
-                still[key] = j
-        if not still:
-            return
-        wanted = {before_key(k) for k in still}
-        try:
-            perturbed = collect(wanted, perturb(self.arguments))
-        except LocalizeError:
-            return  # judged by the first bound
-        for key, j in still.items():
-            b = before_key(key)
-            if b not in perturbed:
-                continue
-            try:
-                truth = truth_of(before_values[b], shadows[b], perturbed[b])
-            except ValueError:
-                continue
-            j.comparison, j.truth = compare(before_values[b], j.after, truth=truth), truth
-
     def _culprit(self, before_step: Step, after_step: Step, order: list[DynKey],
                  judged: dict[DynKey, _Judged], missing: list[DynKey],
                  before_values: dict[DynKey, LiteralValue]) -> Localization:
+        """The first value in evaluation order that departs while its operands agree.
+
+        The earliest departing value has agreeing operands unless one has no counterpart, so
+        values are judged by the bound lazily, in order, and only where every operand agrees
+        (a value with a departing operand departs downstream and is not judged)."""
         matching = self.matching
         result = Localization(before_step, after_step, matched=len(matching.counterpart),
                               unmatched=[s.label for s in matching.unmatched_after])
-        departs = {k for k, j in judged.items() if not j.comparison.ok}
-        result.departing = len(departs)
+        result.beyond_tolerance = sum(1 for j in judged.values()
+                                      if j.comparison is not None and not j.comparison.ok)
+        agrees: dict[DynKey, bool] = {}
         reasons: list[str] = []
+        departing = 0
         for key in order:
-            if key not in departs:
+            j = judged.get(key)
+            if j is None:
+                continue  # the earlier step made no such value: it agrees with nothing
+            if j.comparison is None or j.comparison.ok:
+                agrees[key] = True
                 continue
             site = matching.sites_after[key[0]]
             operands = [(matching.alias_after.get(o, o), key[1]) for o in site.operands]
-            bad = [o for o in operands if o not in judged or o in departs]
-            if not bad:
-                return self._found(result, key, judged[key], operands, before_values)
-            if len(reasons) < 3:
-                names = ", ".join(
-                    matching.sites_after[o[0]].instruction.name
-                    + (" (no counterpart)" if o not in judged else " (departs)") for o in bad)
-                reasons.append(f"{site.instruction.name} departs, but so do or have no "
-                               f"counterpart its operands {names}")
-        if not departs:
+            bad = [o for o in operands if not agrees.get(o, False)]
+            if bad:
+                agrees[key] = False
+                departing += 1
+                if len(reasons) < 3:
+                    names = ", ".join(
+                        matching.sites_after[o[0]].instruction.name
+                        + (" (departs)" if o in agrees else " (no counterpart)") for o in bad)
+                    reasons.append(f"{site.instruction.name} departs with its operands {names}")
+                continue
+            if self._bound.judge(key).ok:
+                agrees[key] = True  # beyond the tolerance, within the rounding error bound
+                continue
+            result.departing = departing + 1
+            return self._found(result, key, j, operands, before_values)
+        result.departing = departing
+        if not departing:
             root = matching.root_after
-            rooted = matching.counterpart.get(root)
-            if rooted is None:
+            if matching.counterpart.get(root) is None:
                 result.explanation = (
                     "no matched instruction departs; the departure only shows at the output, "
                     f"whose instruction {matching.sites_after[root].instruction.name} has no "

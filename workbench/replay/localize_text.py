@@ -97,7 +97,8 @@ def localization_lines(result: Localization) -> list[str]:
 
     lines = [f"Localizing between {step_name(result.before)} and {step_name(result.after)}: "
              f"{result.matched} instructions matched, {len(result.unmatched)} without a "
-             f"counterpart, {result.departing} values depart."]
+             f"counterpart, {result.beyond_tolerance} values beyond the tolerance, "
+             f"{result.departing} departing."]
     ref, other = result.instruction, result.counterpart
     if ref is None or other is None:
         lines.append(f"no culprit instruction: {result.explanation}")
