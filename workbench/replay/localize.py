@@ -157,7 +157,7 @@ class Localization:
     explanation: str = ""
     matched: int = 0  # sites of the later step with a counterpart
     unmatched: list[str] = field(default_factory=list)  # later-step instructions with none
-    beyond_tolerance: int = 0  # values beyond the fixed tolerance (not all depart)
+    beyond_tolerance: int = 0  # values judged by the bound (beyond the fixed tolerance)
     departing: int = 0  # values found to depart, up to the culprit
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
@@ -198,8 +198,11 @@ class Localization:
 
 @dataclass
 class _Judged:
-    comparison: Comparison | None  # None: bit for bit the same as its counterpart
-    after: LiteralValue | None  # kept only when beyond the tolerance
+    """A later-step value against its counterpart: bit for bit the same (`after` None), or
+    kept to be compared when the search reaches it (`comparison` then set)."""
+
+    after: LiteralValue | None
+    comparison: Comparison | None = None
     truth: Truth | None = None  # the truth it was last judged against
 
 
@@ -220,66 +223,67 @@ def _identical(a: LiteralValue, b: LiteralValue) -> bool:
 
 class _Bound:
     """Judges values beyond the tolerance by the rounding error bound, as verdicts do: the
-    earlier step's f64 shadow first, the perturbed inputs only where that is not enough. Each
-    shadow is one evaluation, made on first need for every value beyond the tolerance, and
-    cut short once it has made them all."""
+    earlier step's f64 shadow first, the perturbed inputs only where that is not enough.
+
+    A shadow evaluation collects the values asked for and stops as soon as it has them all:
+    the first asks for the value being judged and every value where a departure can start
+    (the frontier), the perturbed one for the value that failed the first bound. Another
+    evaluation is made only for a value no earlier one collected."""
 
     def __init__(self, localizer: Localizer, judged: dict[DynKey, _Judged],
                  before_values: dict[DynKey, LiteralValue]) -> None:
         self.localizer = localizer
         self.judged = judged
         self.before_values = before_values
-        self.beyond = {k for k, j in judged.items() if j.after is not None}
-        self.shadows: dict[DynKey, Any] | None = None
-        self.perturbed: dict[DynKey, Any] | None = None
+        self.shadows: dict[DynKey, Any] = {}
+        self.perturbed: dict[DynKey, Any] = {}
+        self.shadow: HloModule | None = None
         self.problem: str | None = None
-        self.done: set[DynKey] = set()
 
     def _before_key(self, key: DynKey) -> DynKey:
         return self.localizer.matching.counterpart[key[0]], key[1]
 
-    def _collect(self, perturbed: bool) -> dict[DynKey, Any]:
+    def _collect(self, keys: set[DynKey], perturbed: bool, into: dict[DynKey, Any]) -> None:
+        """Evaluate the earlier step's shadow until it has made every value in `keys`."""
         from workbench.replay.error_bound import perturb, widen
         from workbench.replay.errors import Unsupported
         from workbench.replay.hlo.shadow import shadow_module
 
         localizer = self.localizer
-        keys = {self._before_key(k) for k in self.beyond}
-        found: dict[DynKey, Any] = {}
+        missing = set(keys)
 
         def sink(key: DynKey, instruction: Instruction, value: Any) -> None:
-            if key in keys:
-                found[key] = value if isinstance(value, tuple) else np.asarray(value)
-                localizer._keep(found[key])
-                if len(found) == len(keys):
+            if key in missing:
+                into[key] = value if isinstance(value, tuple) else np.asarray(value)
+                localizer._keep(into[key])
+                missing.discard(key)
+                if not missing:
                     raise _Enough()
 
-        try:
-            shadow = shadow_module(localizer.before)
-        except Unsupported as error:
-            raise LocalizeError(f"unsupported: {error.what}") from None
+        if self.shadow is None:
+            try:
+                self.shadow = shadow_module(localizer.before)
+            except Unsupported as error:
+                raise LocalizeError(f"unsupported: {error.what}") from None
         arguments = (perturb(localizer.arguments) if perturbed
                      else [widen(a) for a in localizer.arguments])
-        localizer._evaluate(shadow, arguments, sink)
-        return found
+        localizer._evaluate(self.shadow, arguments, sink)
 
-    def judge(self, key: DynKey) -> Comparison:
+    def judge(self, key: DynKey, frontier: list[DynKey]) -> Comparison:
         """The comparison of the value at `key` (beyond the tolerance) by the bound."""
         from workbench.replay.error_bound import truth_of
 
         j = self.judged[key]
         assert j.comparison is not None and j.after is not None
-        if key in self.done:
-            return j.comparison
-        self.done.add(key)
         before_key = self._before_key(key)
         reference = self.before_values[before_key]
         for conditioning in (False, True):
             try:
-                if self.shadows is None:
-                    self.shadows = self._collect(perturbed=False)
-                if conditioning and self.perturbed is None:
-                    self.perturbed = self._collect(perturbed=True)
+                if before_key not in self.shadows and self.problem is None:
+                    wanted = {before_key, *(self._before_key(k) for k in frontier)}
+                    self._collect(wanted - set(self.shadows), False, self.shadows)
+                if conditioning and before_key not in self.perturbed and self.problem is None:
+                    self._collect({before_key}, True, self.perturbed)
             except LocalizeError as error:
                 self.problem = f"no f64 evaluation: {error}"
             if self.problem is not None:
@@ -370,14 +374,10 @@ class Localizer:
                 return
             plain = _plain(value, instruction)
             if _identical(reference, plain):
-                judged[key] = _Judged(None, None)  # the common case, at one pass's cost
+                judged[key] = _Judged(None)  # the common case, at one pass's cost
                 return
-            comparison = compare(reference, plain)
-            kept = None
-            if not comparison.ok and comparison.problem is None:
-                self._keep(plain)
-                kept = plain
-            judged[key] = _Judged(comparison, kept)
+            self._keep(plain)
+            judged[key] = _Judged(plain)
 
         self._evaluate(self.after, self.arguments, judge_after)
         self._bound = _Bound(self, judged, before_values)
@@ -386,6 +386,21 @@ class Localizer:
         result.kept_bytes = self.peak
         result.seconds = time.perf_counter() - start
         return result
+
+    def _frontier(self, order: list[DynKey], judged: dict[DynKey, _Judged]) -> list[DynKey]:
+        """Values that differ while every operand is bit for bit its counterpart's: where a
+        departure can start (their shadows are made together, in one evaluation)."""
+        matching = self.matching
+        found = []
+        for key in order:
+            j = judged.get(key)
+            if j is None or j.after is None:
+                continue
+            operands = matching.sites_after[key[0]].operands
+            if all((o := judged.get((matching.alias_after.get(p, p), key[1]))) is not None
+                   and o.after is None for p in operands):
+                found.append(key)
+        return found
 
     def _culprit(self, before_step: Step, after_step: Step, order: list[DynKey],
                  judged: dict[DynKey, _Judged], missing: list[DynKey],
@@ -398,23 +413,22 @@ class Localizer:
         matching = self.matching
         result = Localization(before_step, after_step, matched=len(matching.counterpart),
                               unmatched=[s.label for s in matching.unmatched_after])
-        result.beyond_tolerance = sum(1 for j in judged.values()
-                                      if j.comparison is not None and not j.comparison.ok)
         agrees: dict[DynKey, bool] = {}
         reasons: list[str] = []
         departing = 0
+        frontier: list[DynKey] | None = None
         for key in order:
             j = judged.get(key)
             if j is None:
                 continue  # the earlier step made no such value: it agrees with nothing
-            if j.comparison is None or j.comparison.ok:
+            if j.after is None:
                 agrees[key] = True
                 continue
             site = matching.sites_after[key[0]]
             operands = [(matching.alias_after.get(o, o), key[1]) for o in site.operands]
             bad = [o for o in operands if not agrees.get(o, False)]
             if bad:
-                agrees[key] = False
+                agrees[key] = False  # downstream of a departure: not compared at all
                 departing += 1
                 if len(reasons) < 3:
                     names = ", ".join(
@@ -422,7 +436,15 @@ class Localizer:
                         + (" (departs)" if o in agrees else " (no counterpart)") for o in bad)
                     reasons.append(f"{site.instruction.name} departs with its operands {names}")
                 continue
-            if self._bound.judge(key).ok:
+            reference = before_values[(matching.counterpart[key[0]], key[1])]
+            j.comparison = compare(reference, j.after)
+            if j.comparison.ok:
+                agrees[key] = True
+                continue
+            result.beyond_tolerance += 1
+            if frontier is None:
+                frontier = self._frontier(order, judged)
+            if self._bound.judge(key, frontier).ok:
                 agrees[key] = True  # beyond the tolerance, within the rounding error bound
                 continue
             result.departing = departing + 1
