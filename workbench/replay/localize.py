@@ -157,7 +157,7 @@ class Localization:
     explanation: str = ""
     matched: int = 0  # sites of the later step with a counterpart
     unmatched: list[str] = field(default_factory=list)  # later-step instructions with none
-    beyond_tolerance: int = 0  # values judged by the bound (beyond the fixed tolerance)
+    beyond_tolerance: int = 0  # values the bound judged (some beyond the fixed tolerance)
     departing: int = 0  # values found to depart, up to the culprit
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
@@ -269,40 +269,54 @@ class _Bound:
                      else [widen(a) for a in localizer.arguments])
         localizer._evaluate(self.shadow, arguments, sink)
 
-    def judge(self, key: DynKey, frontier: list[DynKey]) -> Comparison:
-        """The comparison of the value at `key` (beyond the tolerance) by the bound."""
+    def truth(self, key: DynKey, conditioning: bool, frontier: list[DynKey]) -> Truth:
+        """The truth of the value at `key` for one stage of the bound. Raises
+        `LocalizeError` when there is no f64 evaluation (kept: asked once only)."""
         from workbench.replay.error_bound import truth_of
 
-        j = self.judged[key]
-        assert j.comparison is not None and j.after is not None
+        if self.problem is not None:
+            raise LocalizeError(self.problem)
         before_key = self._before_key(key)
-        reference = self.before_values[before_key]
-        for conditioning in (False, True):
-            try:
-                if before_key not in self.shadows and self.problem is None:
-                    wanted = {before_key, *(self._before_key(k) for k in frontier)}
-                    self._collect(wanted - set(self.shadows), False, self.shadows)
-                if conditioning and before_key not in self.perturbed and self.problem is None:
-                    self._collect({before_key}, True, self.perturbed)
-            except LocalizeError as error:
-                self.problem = f"no f64 evaluation: {error}"
-            if self.problem is not None:
-                j.comparison.shadow_problem = self.problem
-                return j.comparison
-            shadow = self.shadows.get(before_key)
-            moved = shadow if not conditioning else self.perturbed.get(before_key)
-            if shadow is None or moved is None:
-                j.comparison.shadow_problem = "the f64 evaluation made no such value"
-                return j.comparison
-            try:
-                truth = truth_of(reference, shadow, moved)
-            except ValueError as error:
-                j.comparison.shadow_problem = str(error)
-                return j.comparison
-            j.comparison, j.truth = compare(reference, j.after, truth=truth), truth
-            if j.comparison.ok:
-                break
-        return j.comparison
+        try:
+            if before_key not in self.shadows:
+                wanted = {before_key, *(self._before_key(k) for k in frontier)}
+                self._collect(wanted - set(self.shadows), False, self.shadows)
+            if conditioning and before_key not in self.perturbed:
+                self._collect({before_key}, True, self.perturbed)
+        except LocalizeError as error:
+            self.problem = f"no f64 evaluation: {error}"
+            raise LocalizeError(self.problem) from None
+        shadow = self.shadows.get(before_key)
+        moved = self.perturbed.get(before_key) if conditioning else shadow
+        if shadow is None or moved is None:
+            raise LocalizeError("the f64 evaluation made no such value")
+        try:
+            return truth_of(self.before_values[before_key], shadow, moved)
+        except ValueError as error:
+            raise LocalizeError(str(error)) from None
+
+
+@dataclass
+class _ValueTruth:
+    """The truth of one value in the stages verdicts use (a `compare.TruthSource`): the
+    f64 shadow first, the perturbed inputs too only when the first bound is not enough."""
+
+    bound: _Bound
+    key: DynKey
+    frontier: list[DynKey]
+    problem: str | None = None
+    last: Truth | None = None  # the truth of the last stage asked for
+
+    def stages(self) -> tuple[bool, ...]:
+        return (False, True)
+
+    def truth(self, conditioning: bool) -> Truth | None:
+        try:
+            self.last = self.bound.truth(self.key, conditioning, self.frontier)
+        except LocalizeError as error:
+            self.problem = str(error)
+            return None
+        return self.last
 
 
 class Localizer:
@@ -437,15 +451,15 @@ class Localizer:
                     reasons.append(f"{site.instruction.name} departs with its operands {names}")
                 continue
             reference = before_values[(matching.counterpart[key[0]], key[1])]
-            j.comparison = compare(reference, j.after)
-            if j.comparison.ok:
-                agrees[key] = True
-                continue
-            result.beyond_tolerance += 1
             if frontier is None:
                 frontier = self._frontier(order, judged)
-            if self._bound.judge(key, frontier).ok:
-                agrees[key] = True  # beyond the tolerance, within the rounding error bound
+            source = _ValueTruth(self._bound, key, frontier)
+            j.comparison = compare(reference, j.after, truth=source)
+            j.truth = source.last
+            if j.comparison.bound is not None:
+                result.beyond_tolerance += 1
+            if j.comparison.ok:
+                agrees[key] = True  # within the tolerance, or within the rounding error bound
                 continue
             result.departing = departing + 1
             return self._found(result, key, j, operands, before_values)
