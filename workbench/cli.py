@@ -15,7 +15,8 @@ import sys
 
 # Commands (modules under workbench.commands), in the order `--help` lists them.
 COMMAND_MODULES = [
-    "ls", "show", "diff", "iree", "replay", "bisect", "triage", "mlir-replay", "actions", "report",
+    "ls", "show", "diff", "iree", "replay", "bisect", "localize", "reduce", "triage", "mlir-replay",
+    "actions", "report",
 ]
 
 

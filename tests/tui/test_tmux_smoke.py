@@ -62,6 +62,7 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
 def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example: Path,
                                                      tmp_path: Path) -> None:
     env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path),  # where W writes the reproducer
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "PATH": os.environ["PATH"]}
     environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
     terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
@@ -77,6 +78,14 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     screen = terminal.wait_for(lambda s: "0028 fusion vs 0027" in s)
     assert "✗" in screen  # the failing badge, a symbol not just a colour
     assert " + " in screen  # the diff is open on the culprit's changes
+
+    terminal.keys("L")  # localize: the culprit instruction, marked in the raw diff
+    screen = terminal.wait_for(lambda s: "program.py:4" in s)
+    assert "rsqrt.2" in screen and "sqrt(" in screen
+    terminal.keys("W")  # write the reproducer folder
+    terminal.wait_for(lambda s: "wrote " in s and "reproduces" in s, timeout=90)
+    written = [p for p in tmp_path.iterdir() if p.name.startswith("module_0010.reduced-")]
+    assert len(written) == 1 and len(list(written[0].iterdir())) == 3
 
     terminal.keys("?")
     terminal.wait_for(lambda s: "Keys everywhere" in s)

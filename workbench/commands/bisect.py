@@ -28,6 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--linear", action="store_true",
                         help="evaluate every step instead of bisecting (shows non-monotone "
                         "results)")
+    parser.add_argument("--localize", action="store_true",
+                        help="then name the culprit instruction: the first value the culprit "
+                        "pass got wrong, its op_name and source line")
     parser.set_defaults(func=run)
 
 
@@ -58,12 +61,23 @@ def run(args: argparse.Namespace) -> int:
     except Cancelled:
         return 130
     exit_status = 1 if verdict.status == Kind.MISMATCH else 0
-    if args.json:
-        from workbench.output.json_shapes import bisect_json
+    localization = None
+    if args.localize and verdict.culprit is not None:
+        from workbench.replay.localize import LocalizeError, localize_verdict
 
-        json.dump(bisect_json(module.key, module.name,
+        try:
+            localization = localize_verdict(replay, verdict)
+        except LocalizeError as error:
+            localization = str(error)
+    if args.json:
+        from workbench.output.json_shapes import bisect_json, localized_culprit_json
+
+        payload = bisect_json(module.key, module.name,
                               selection.execution.id if selection.execution else None,
-                              replay.inputs.origin, verdict), sys.stdout, indent=1)
+                              replay.inputs.origin, verdict)
+        if args.localize and payload["culprit"] is not None:
+            payload["culprit"].update(localized_culprit_json(localization))
+        json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status
     print()
@@ -78,4 +92,11 @@ def run(args: argparse.Namespace) -> int:
     shadow = (f"; {verdict.shadow_evaluations} higher-precision evaluations of the reference "
               "for the rounding error bound" if verdict.shadow_evaluations else "")
     print(f"{verdict.evaluations} evaluations of {count} steps{bound}{shadow}.")
+    if isinstance(localization, str):
+        print(f"\nno culprit instruction: {localization}")
+    elif localization is not None:
+        from workbench.replay.localize_text import localization_lines
+
+        print()
+        print("\n".join(localization_lines(localization)))
     return exit_status

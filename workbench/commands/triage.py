@@ -31,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="evaluate every step instead of bisecting")
     parser.add_argument("--backend", metavar="NAME",
                         help="replay backend (hlo, mlir); default: the first that fits")
+    parser.add_argument("--localize", action="store_true",
+                        help="name the culprit instruction of each culprit pass (its op_name "
+                        "and source line)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_input_arguments(parser, one_module=False)
     parser.set_defaults(func=run)
@@ -57,6 +60,14 @@ def describe(result: TriageResult) -> str:
     return head
 
 
+def instruction_text(instruction: dict) -> str:
+    """`rsqrt.2 (sqrt, jit(ln)/rsqrt) in fused_computation.1 at program.py:4`."""
+    op_name = f", {instruction['op_name']}" if instruction["op_name"] else ""
+    source = f" at {instruction['source']}" if instruction["source"] else ""
+    return (f"{instruction['name']} ({instruction['opcode']}{op_name}) in "
+            f"{instruction['computation']}{source}")
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.index import scan
     from workbench.replay.inputs import InputSpec
@@ -69,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     dump = scan(args.dir)
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
-                            backend=args.backend)
+                            backend=args.backend, localize=args.localize)
     jobs = default_jobs() if args.jobs is None else max(0, args.jobs)
     time_limit = args.time_limit or None
     count = len(triage_jobs(dump, options.inputs))
@@ -99,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
         print(describe(result))
         if result.culprit is not None and result.culprit["file"]:
             print(f"    file: {result.culprit['file']}")
+        if result.culprit is not None and "instruction_note" in result.culprit:
+            print(f"    no culprit instruction: {result.culprit['instruction_note']}")
+        elif result.culprit is not None and result.culprit.get("instruction"):
+            print(f"    instruction: {instruction_text(result.culprit['instruction'])}")
         print(f"    {result.detail}")
         print(f"    dig in: {dig_command(args.dir, result)}")
     return exit_status

@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # only attributes are read: importing this module costs no re
     from workbench.model import Dump, Module, Problem, Step
     from workbench.replay.bisect import Verdict
     from workbench.replay.compare import Comparison
+    from workbench.replay.localize import InstructionRef, Localization
+    from workbench.replay.reduce import Reduction
     from workbench.replay.steps import StepResult
     from workbench.replay.triage import TriageResult
 
@@ -345,6 +347,69 @@ def mlir_trace_check_json(trace: str, snapshot: str | None, command: str | None,
                  culprit=None if culprit is None else
                  {"index": culprit.index, "pass": culprit.pass_name})
     return entry
+
+# --- localize, reduce -------------------------------------------------------------------
+
+
+def instruction_json(ref: InstructionRef, comparison: Comparison | None) -> dict[str, Any]:
+    """The culprit instruction (`bisect --localize`, `triage --localize`, `localize`)."""
+    bound = None if comparison is None or comparison.bound is None else comparison.bound.bound
+    return {"name": ref.name, "computation": ref.computation, "opcode": ref.opcode,
+            "op_name": ref.op_name, "source": ref.source or None,
+            "max_abs_error": None if comparison is None else _number(comparison.max_abs_error),
+            "bound": None if bound is None else _number(bound)}
+
+
+def localized_culprit_json(r: Localization | str | None) -> dict[str, Any]:
+    """What `--localize` adds to a culprit: `instruction` (null when no single instruction
+    explains the departure, with `instruction_note` saying why)."""
+    if r is None:
+        return {"instruction": None, "instruction_note": "not localized"}
+    if isinstance(r, str):
+        return {"instruction": None, "instruction_note": r}
+    if r.instruction is None:
+        return {"instruction": None, "instruction_note": r.explanation}
+    return {"instruction": instruction_json(r.instruction, r.comparison)}
+
+
+def localization_json(r: Localization) -> dict[str, Any]:
+    """`workbench localize --json`: the culprit instruction, both versions, the elements."""
+    def side(ref: InstructionRef | None) -> dict[str, Any] | None:
+        if ref is None:
+            return None
+        return {"name": ref.name, "computation": ref.computation, "opcode": ref.opcode,
+                "op_name": ref.op_name, "source": ref.source or None, "context": ref.context,
+                "text": ref.text or None, "neighbours": ref.neighbours}
+
+    return {
+        "before": step_ref_json(r.before),
+        "after": step_ref_json(r.after),
+        "instruction": None if r.instruction is None
+        else instruction_json(r.instruction, r.comparison),
+        "after_instruction": side(r.instruction),
+        "before_instruction": side(r.counterpart),
+        "comparison": None if r.comparison is None else comparison_json(r.comparison),
+        "elements": [{"index": list(e.index), "before": _number(e.before),
+                      "after": _number(e.after), "truth": _number(e.truth),
+                      "bound": _number(e.bound)} for e in r.elements],
+        "explanation": r.explanation or None,
+        "matched": r.matched,
+        "unmatched": r.unmatched,
+        "beyond_tolerance": r.beyond_tolerance,
+        "departing": r.departing,
+        "evaluations": r.evaluations,
+        "seconds": round(r.seconds, 6),
+        "kept_bytes": r.kept_bytes,
+    }
+
+
+def reduction_json(r: Reduction) -> dict[str, Any]:
+    """`workbench reduce --json`: where the folder is and what its checks found."""
+    return {"out": str(r.out), "files": r.files,
+            "instructions": {"before": r.instructions[0], "after": r.instructions[1]},
+            "reference_check": comparison_json(r.reference_check),
+            "verdict": r.verdict_status, "culprit": r.culprit_pass or None,
+            "reproduces": r.reproduces, "detail": r.detail}
 
 # --- actions, report, iree --------------------------------------------------------------
 

@@ -29,6 +29,7 @@ class TriageOptions:
     rtol: float | None = None
     inputs: InputSpec = field(default_factory=InputSpec)
     backend: str | None = None
+    localize: bool = False  # add the culprit instruction to the culprit (`--localize`)
 
 
 @dataclass
@@ -104,6 +105,10 @@ def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
         verdict = bisect_replay(replay, linear=options.linear)
     result.status = verdict.status
     result.culprit = None if verdict.culprit is None else step_json(verdict.culprit.step)
+    if options.localize and result.culprit is not None:
+        from workbench.replay.localize import culprit_instruction
+
+        result.culprit.update(culprit_instruction(replay, verdict))
     result.evaluations = verdict.evaluations
     result.detail = verdict.detail
     verdict.results = []  # each step's result stays in the worker: the verdict is enough

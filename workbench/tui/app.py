@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -35,6 +35,7 @@ from workbench.tui.context import PaneContext, Selection
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import Jobs
 from workbench.tui.keys import all_bindings
+from workbench.tui.localize_control import LOCALIZE_BINDINGS, LocalizeControl
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
@@ -42,6 +43,11 @@ from workbench.tui.row_table import RowTable
 from workbench.tui.status_bar import StatusBar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
 from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
+
+if TYPE_CHECKING:
+    from workbench.model import Execution
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.localize import Localization
 
 PaneType = TypeVar("PaneType", bound=Pane)
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
@@ -65,7 +71,7 @@ class ScanProgress(Message):
         self.files = files
 
 
-class WorkbenchApp(ReplayControl, App[int]):
+class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "workbench"
     COMMANDS: ClassVar = App.COMMANDS | {PaneCommands}
@@ -80,6 +86,7 @@ class WorkbenchApp(ReplayControl, App[int]):
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
         *REPLAY_BINDINGS,
+        *LOCALIZE_BINDINGS,
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
@@ -92,6 +99,8 @@ class WorkbenchApp(ReplayControl, App[int]):
         self.marked: dict[str, str] = {}  # module key -> step key of the marked step
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
         self.selection = Selection()
+        self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
+        self.localizations: dict[str, Localization] = {}  # module key -> last localization
         self.watching = watch
         self.watcher: FolderWatcher | None = None
         self.scanned = False

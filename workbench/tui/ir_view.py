@@ -131,11 +131,13 @@ class IrView(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
         self._matches: list[int] = []
         self.current_row: int | None = None  # the hunk or match last jumped to
+        self.marked: set[int] = set()  # rows shown as matches (a localized instruction)
 
     def show(self, document: ViewDocument, keep_position: bool = False) -> None:
         y = self.scroll_offset.y if keep_position else 0
         self.document = document
         self.current_row = None
+        self.marked = set()
         self._cache.clear()
         self._matches = self._find(self.search)
         self.virtual_size = Size(document.text_width, len(document.rows))
@@ -178,6 +180,12 @@ class IrView(ScrollView, can_focus=True):
         self.current_row = row
         self._cache.clear()
         self.scroll_to(y=max(row - 2, 0), animate=False, immediate=True)
+        self.refresh()
+
+    def mark_rows(self, rows: set[int]) -> None:
+        """Show `rows` in the match style until the next document."""
+        self.marked = rows
+        self._cache.clear()
         self.refresh()
 
     def action_hunk(self, direction: int) -> None:
@@ -259,7 +267,8 @@ class IrView(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         scroll_x = int(self.scroll_offset.x)
         is_current = index == self.current_row
-        key = (index, width, scroll_x, is_current)
+        is_marked = index in self.marked
+        key = (index, width, scroll_x, is_current, is_marked)
         strip = self._cache.get(key)
         if strip is not None:
             return strip
@@ -273,6 +282,8 @@ class IrView(ScrollView, can_focus=True):
         else:
             segments = self._render_half(row, width, scroll_x, base)
         strip = Strip(segments).crop_extend(0, width, base)
+        if is_marked:
+            strip = strip.apply_style(self._style("ir-view--match"))
         if is_current:
             strip = Strip(
                 [Segment(s.text, (s.style or Style()) + self._style("ir-view--current"))

@@ -235,6 +235,11 @@ class ReplayControl:
         if verdict.culprit is not None:
             culprit = verdict.culprit.step
             self.culprit[module_key] = step_key(culprit)
+            module = self.module_by_key(module_key)
+            if module is not None:
+                execution = next((e for e in module.executions if e.id == job.execution_id),
+                                 None)
+                self.verdicts[module_key] = (execution, verdict)
             if job.kind == "bisect":
                 self.go_to_step(module_key, culprit, open_diff=True)
         self.results_changed(module_key)

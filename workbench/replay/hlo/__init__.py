@@ -34,7 +34,7 @@ from workbench.replay.hlo import (  # noqa: F401  (each module registers its ops
     sub_byte,
 )
 from workbench.replay.hlo.dtypes import dtype_of
-from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.hlo.interpreter import Interpreter, Observer
 from workbench.replay.hlo.registry import supported_opcodes
 
 __all__ = ["evaluate_computation", "evaluate_module", "supported_opcodes"]
@@ -65,8 +65,10 @@ def _materialize(value: object) -> LiteralValue:
 
 
 def evaluate_computation(module: HloModule, computation: Computation,
-                         arguments: Sequence[LiteralValue]) -> LiteralValue:
-    """Evaluate one computation of `module` on `arguments` (one per parameter)."""
+                         arguments: Sequence[LiteralValue],
+                         observer: Observer | None = None) -> LiteralValue:
+    """Evaluate one computation of `module` on `arguments` (one per parameter); `observer`
+    sees every intermediate value (see `interpreter.Observer`)."""
     parameters = computation.parameters
     if len(arguments) != len(parameters):
         raise EvaluationError(
@@ -76,10 +78,11 @@ def evaluate_computation(module: HloModule, computation: Computation,
     for parameter, argument in zip(parameters, arguments, strict=True):
         _check_argument(parameter.shape, argument, f"argument {parameter.parameter_number}")
     with np.errstate(all="ignore"):
-        result = Interpreter(module).call(computation.name, arguments)
+        result = Interpreter(module, observer).call(computation.name, arguments)
     return _materialize(sub_byte.from_storage(result, computation.root.shape))
 
 
-def evaluate_module(module: HloModule, arguments: Sequence[LiteralValue]) -> LiteralValue:
+def evaluate_module(module: HloModule, arguments: Sequence[LiteralValue],
+                    observer: Observer | None = None) -> LiteralValue:
     """Evaluate the entry computation of `module` on `arguments`."""
-    return evaluate_computation(module, module.entry, arguments)
+    return evaluate_computation(module, module.entry, arguments, observer)

@@ -4,6 +4,10 @@ Per-instruction overhead is one handler call with its operand list: the plan res
 to slot numbers and opcodes to handlers once per computation, and frees each value after its
 last use so long programs do not hold every intermediate.
 
+An optional `Observer` sees every value of the computations run unbatched (the entry, fusion
+and called bodies, loop bodies per iteration) as it is made: localization keeps the ones it
+needs. Without one, evaluation takes the plain path and pays nothing for the hook.
+
 Scalar computations (reducers, comparators, `map` and scatter combiners) are also run
 *batched*: their parameters bound to whole arrays instead of scalars, which is exact for
 computations made only of elementwise ops, and lets reduce, sort, scatter and reduce-window
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -39,6 +44,20 @@ _SCALAR_IDENTITIES = frozenset(("broadcast", "reshape", "bitcast", "copy"))
 _BATCH_CALLS = frozenset(("call", "fusion"))
 
 
+class Observer(Protocol):
+    """Sees the values an unbatched run makes: `enter` when a computation starts (called from
+    inside the handler of the instruction last announced by `before`, or for the entry),
+    `value` for each parameter and instruction result, `leave` when it ends (also on error)."""
+
+    def enter(self, computation: Computation) -> None: ...
+
+    def before(self, instruction: Instruction) -> None: ...
+
+    def value(self, instruction: Instruction, value: Value) -> None: ...
+
+    def leave(self) -> None: ...
+
+
 @dataclass
 class _Step:
     handler: Handler
@@ -54,6 +73,7 @@ class _Plan:
     parameters: tuple[tuple[int, int], ...]  # (slot, parameter number)
     steps: tuple[tuple[int, _Step], ...]
     root: int
+    batched: bool = False
 
 
 def _is_scalar_shape(instruction: Instruction) -> bool:
@@ -66,8 +86,9 @@ def _is_scalar_shape(instruction: Instruction) -> bool:
 class Interpreter:
     """Evaluates computations of one module; plans are compiled once and reused."""
 
-    def __init__(self, module: HloModule) -> None:
+    def __init__(self, module: HloModule, observer: Observer | None = None) -> None:
         self.module = module
+        self.observer = observer
         self._plans: dict[tuple[str, bool], _Plan] = {}
         self._batchable: dict[str, bool] = {}
         self._owners: dict[int, Computation] | None = None
@@ -228,9 +249,11 @@ class Interpreter:
                 tuple(released.get(position, ())),
             )))
         return _Plan(computation, len(computation.instructions), tuple(parameters),
-                     tuple(steps), root)
+                     tuple(steps), root, batched)
 
     def _run(self, plan: _Plan, arguments: Sequence[Value]) -> Value:
+        if self.observer is not None and not plan.batched:
+            return self._run_observed(plan, arguments, self.observer)
         values: list[Value] = [None] * plan.size
         for slot, number in plan.parameters:
             if number >= len(arguments):
@@ -252,6 +275,38 @@ class Interpreter:
         except (ValueError, IndexError, TypeError, KeyError, OverflowError) as error:
             where = f"{step.instruction.name} ({step.instruction.opcode})" if step else "?"
             raise EvaluationError(f"{plan.computation.name}/{where}: {error}") from error
+        return values[plan.root]
+
+    def _run_observed(self, plan: _Plan, arguments: Sequence[Value],
+                      observer: Observer) -> Value:
+        """`_run` telling `observer` each value as it is made (kept apart from the fast path)."""
+        instructions = plan.computation.instructions
+        values: list[Value] = [None] * plan.size
+        observer.enter(plan.computation)
+        step = None
+        try:
+            for slot, number in plan.parameters:
+                if number >= len(arguments):
+                    raise EvaluationError(
+                        f"{plan.computation.name} takes parameter {number}; "
+                        f"got {len(arguments)} arguments"
+                    )
+                values[slot] = arguments[number]
+                observer.value(instructions[slot], values[slot])
+            for slot, step in plan.steps:
+                observer.before(step.instruction)
+                values[slot] = step.handler(self, step.instruction,
+                                            [values[i] for i in step.operands])
+                observer.value(step.instruction, values[slot])
+                for released in step.release:
+                    values[released] = None
+        except (Unsupported, EvaluationError):
+            raise
+        except (ValueError, IndexError, TypeError, KeyError, OverflowError) as error:
+            where = f"{step.instruction.name} ({step.instruction.opcode})" if step else "?"
+            raise EvaluationError(f"{plan.computation.name}/{where}: {error}") from error
+        finally:
+            observer.leave()
         return values[plan.root]
 
 

@@ -109,6 +109,7 @@ class DiffPane(Pane):
         self.side_by_side = False
         self.section: str | None = None
         self.first_change_pending = False  # jump to the first change once the next diff shows
+        self.instructions: tuple[str, str] | None = None  # (before, after) names to mark
         self.header_text = ""
         self.header = Static("", id="diff-header", markup=False)
         self.view = IrView(id="diff-view")
@@ -177,6 +178,34 @@ class DiffPane(Pane):
         if self.first_change_pending and event.document.hunks:
             self.first_change_pending = False
             self.view.go_to_row(event.document.hunks[0])
+        if self.instructions is not None:
+            self._mark_instructions()
+
+    def show_instruction(self, before: str, after: str) -> None:
+        """Mark the lines defining instruction `before` (earlier step) and `after` (this
+        step) and bring the later one into view; on the raw diff, where names are the dump's."""
+        self.instructions = (before, after)
+        if not self.raw:
+            self.raw = True
+            self.refresh_diff()
+        else:
+            self._mark_instructions()
+
+    def _mark_instructions(self) -> None:
+        from workbench.replay.localize_text import defines
+
+        assert self.instructions is not None
+        before, after = self.instructions
+        marks: dict[int, str] = {}
+        for index, row in enumerate(self.view.document.rows):
+            for half in (row if isinstance(row, tuple) else (row,)):
+                for name in (after, before):
+                    if defines(half.text, name):
+                        marks.setdefault(index, name)
+        self.view.mark_rows(set(marks))
+        later = [index for index, name in marks.items() if name == after]
+        if later or marks:
+            self.view.go_to_row(min(later or marks))
 
     def on_ir_view_moved(self, event: IrView.Moved) -> None:
         """Say where a jump landed: `change 2/5`, `match 3/12`."""

@@ -1,0 +1,110 @@
+"""Localization time and memory on the largest module, against one evaluation of it.
+
+    python benchmarks/localize_bench.py [--dump DIR | --layers 4] [--module KEY] [--repeat 3]
+
+On the largest module of the large transformer dump (made or reused as `replay_large.py`
+does; `--dump` for another), first execution, the pair of steps around the middle of the
+timeline is localized twice, in the same run as the baseline (one plain evaluation of the
+later step, best of `--repeat`):
+
+- planted: the later step with one instruction's opcode changed (the first float array `add`, not
+  a reducer's, turned into `subtract`): the bug is found, which needs the f64
+  shadow (and the perturbed one when the first bound does not settle it);
+- clean: the pair as dumped: two evaluations and the matching, nothing beyond the tolerance.
+
+The goal: localization within 3 evaluations' time. Peak memory: the bytes of intermediate
+values localization holds at once (its own count, bounded by `MEMORY_LIMIT`), and the peak of
+traced allocations during a localization (tracemalloc, a separate untimed run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tracemalloc
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from large_dump import MissingJax, make_dump
+from replay_large import largest_module
+from timing import best_of
+
+from workbench.hlo_ir import HloModule
+from workbench.index import scan
+from workbench.loader import load_step_hlo
+from workbench.replay.backends import open_backend
+from workbench.replay.hlo import evaluate_module
+from workbench.replay.inputs import InputSpec, resolve_inputs
+from workbench.replay.localize import Localizer
+
+
+def plant(module: HloModule) -> tuple[HloModule, str]:
+    """`module` with its first float array `add` (not a reducer's) made a `subtract`."""
+    for computation in module.computations:
+        for position, instruction in enumerate(computation.instructions):
+            if (instruction.opcode == "add" and instruction.shape.dims
+                    and instruction.shape.element_type.startswith("f")):
+                changed = replace(instruction, opcode="subtract")
+                instructions = list(computation.instructions)
+                instructions[position] = changed
+                computations = [replace(c, instructions=instructions)
+                                if c is computation else c for c in module.computations]
+                return replace(module, computations=computations), instruction.name
+    raise SystemExit("no float add to plant a bug in")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dump", type=Path, help="an XLA dump (default: the large dump)")
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--module", help="module key (default: the largest with an execution)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    try:
+        folder = args.dump or make_dump(args.layers)
+    except MissingJax as error:
+        print(f"localize_bench: {error}", file=sys.stderr)
+        return 3
+    dump = scan(folder)
+    module = dump.find_module(args.module) if args.module else largest_module(dump)
+    backend = open_backend(dump.root, module)
+    inputs = resolve_inputs(backend, module.executions[0], InputSpec())
+    steps = backend.steps()
+    middle = len(steps) // 2
+    before_step, after_step = steps[middle - 1], steps[middle]
+    before = load_step_hlo(dump.root, before_step)
+    after = load_step_hlo(dump.root, after_step)
+    planted, name = plant(after)
+    arguments = inputs.arguments
+    print(f"{folder}: {module.key} ({module.name}), steps {before_step.index} -> "
+          f"{after_step.index} ({after_step.pass_name}), {after.instruction_count()} "
+          f"instructions; planted: {name} add -> subtract")
+
+    evaluation = best_of(args.repeat, lambda: evaluate_module(after, arguments))
+    print(f"one evaluation: {evaluation:.3f} s")
+    worst = 0.0
+    for case, later in (("planted", planted), ("clean", after)):
+        result = Localizer(before, later, arguments).run(before_step, after_step)
+        seconds = best_of(args.repeat,
+                          lambda m=later: Localizer(before, m, arguments).run(before_step,
+                                                                               after_step))
+        tracemalloc.start()
+        Localizer(before, later, arguments).run(before_step, after_step)
+        _, traced = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        found = (f"{result.instruction.name} ({result.instruction.opcode})"
+                 if result.instruction else "none")
+        ratio = seconds / evaluation
+        worst = max(worst, ratio)
+        print(f"{case:>8}: {seconds:.3f} s = {ratio:.2f} evaluations "
+              f"({result.evaluations} evaluations run, culprit {found}, {result.matched} "
+              f"matched, {len(result.unmatched)} unmatched); values kept at most "
+              f"{result.kept_bytes / 2**20:.1f} MB, traced peak {traced / 2**20:.1f} MB")
+    print(f"worst: {worst:.2f} evaluations' time (goal: at most 3)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""Localization: planted bugs (outside and inside fusions, in loop bodies, in a reducer) are
+named at the planted instruction; a departure no single instruction explains says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import localize_cases as cases
+import numpy as np
+import pytest
+from localize_dumps import write_dump
+
+from workbench.cli import main
+from workbench.formats.hlo_text import parse_hlo_text
+from workbench.hlo_ir import Instruction
+from workbench.index import scan
+from workbench.replay.bisect import bisect_replay
+from workbench.replay.hlo import evaluate_module
+from workbench.replay.localize import LocalizeError, Localizer, localize_verdict
+from workbench.replay.steps import open_replay
+
+
+def _localize(tmp_path: Path, before: str, after: str, arguments: list[np.ndarray]):
+    root = write_dump(tmp_path / "dump", before, after, arguments)
+    dump = scan(root)
+    module = dump.modules[0]
+    with open_replay(root, module, module.executions[0]) as replay:
+        verdict = bisect_replay(replay)
+        assert verdict.culprit is not None, verdict.detail
+        return localize_verdict(replay, verdict)
+
+
+@pytest.mark.parametrize(("before", "after", "arguments", "name", "opcode", "computation",
+                          "source"), [
+    (cases.ENTRY_BEFORE, cases.ENTRY_AFTER, cases.ENTRY_ARGS, "e.2", "minimum", "main.1",
+     "f.py:4"),
+    (cases.FUSION_BEFORE, cases.FUSION_AFTER, cases.FUSION_ARGS, "m.1", "divide",
+     "fused_computation", "f.py:7"),
+    (cases.LOOP_BEFORE, cases.LOOP_AFTER, cases.LOOP_ARGS, "v.3", "cosine", "body",
+     "f.py:10"),
+    (cases.REDUCE_BEFORE, cases.REDUCE_AFTER, cases.REDUCE_ARGS, "s", "reduce", "main",
+     "f.py:12"),
+], ids=["entry", "fusion", "loop", "reducer"])
+def test_planted_instruction_is_named(tmp_path: Path, before: str, after: str,
+                                      arguments: list[np.ndarray], name: str, opcode: str,
+                                      computation: str, source: str) -> None:
+    result = _localize(tmp_path, before, after, arguments)
+    assert result.instruction is not None, result.explanation
+    assert (result.instruction.name, result.instruction.opcode,
+            result.instruction.computation, result.instruction.source) == (
+        name, opcode, computation, source)
+    assert result.comparison is not None and not result.comparison.ok
+    assert result.elements and all(e.before != e.after for e in result.elements)
+    assert name in result.instruction.text
+    assert any(line.lstrip().startswith(("%" + name, "ROOT %" + name))
+               for line in result.instruction.neighbours)
+
+
+def test_fusion_counterpart_is_the_unfused_instruction(tmp_path: Path) -> None:
+    result = _localize(tmp_path, cases.FUSION_BEFORE, cases.FUSION_AFTER, cases.FUSION_ARGS)
+    assert result.counterpart is not None
+    assert (result.counterpart.name, result.counterpart.opcode) == ("m", "multiply")
+    assert result.instruction is not None
+    assert result.instruction.context == "fused_computation called by f"
+
+
+def test_loop_departure_is_named_in_its_first_iteration(tmp_path: Path) -> None:
+    result = _localize(tmp_path, cases.LOOP_BEFORE, cases.LOOP_AFTER, cases.LOOP_ARGS)
+    assert result.instruction is not None
+    assert result.instruction.context.endswith("iteration 0")
+
+
+def test_no_single_culprit_says_so(tmp_path: Path) -> None:
+    result = _localize(tmp_path, cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER,
+                       cases.ENTRY_ARGS)
+    assert result.instruction is None
+    assert "no single instruction explains it" in result.explanation
+    assert "main/n" in result.explanation  # the value with no counterpart
+
+
+def test_identical_steps_have_no_culprit() -> None:
+    module = parse_hlo_text(cases.LOOP_BEFORE)
+    from workbench.model import Step
+
+    step = Step(0, "p", "hlo", "after-pass")
+    result = Localizer(module, parse_hlo_text(cases.LOOP_BEFORE), cases.LOOP_ARGS).run(step,
+                                                                                       step)
+    assert result.instruction is None and result.departing == 0
+    assert "no instruction of the later step departs" in result.explanation
+    assert result.evaluations == 2  # nothing beyond the tolerance: no shadow evaluation
+
+
+def test_memory_limit_is_a_clear_error() -> None:
+    from workbench.model import Step
+
+    step = Step(0, "p", "hlo", "after-pass")
+    localizer = Localizer(parse_hlo_text(cases.FUSION_BEFORE), parse_hlo_text(cases.FUSION_AFTER),
+                          cases.FUSION_ARGS, memory_limit=16)
+    with pytest.raises(LocalizeError, match="exceed"):
+        localizer.run(step, step)
+
+
+def test_observer_sees_fusion_and_loop_values_and_changes_nothing() -> None:
+    seen: list[tuple[int, str]] = []
+
+    class Watch:
+        depth = 0
+
+        def enter(self, computation: object) -> None:
+            self.depth += 1
+
+        def before(self, instruction: Instruction) -> None:
+            pass
+
+        def value(self, instruction: Instruction, value: object) -> None:
+            seen.append((self.depth, instruction.name))
+
+        def leave(self) -> None:
+            self.depth -= 1
+
+    module = parse_hlo_text(cases.LOOP_BEFORE)
+    plain = evaluate_module(module, cases.LOOP_ARGS)
+    observed = evaluate_module(module, cases.LOOP_ARGS, Watch())
+    np.testing.assert_array_equal(plain, observed)
+    assert seen.count((2, "v.3")) == 4  # the body ran four times
+    assert (1, "out") in seen
+
+
+def test_cli_localize_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_dump(tmp_path / "dump", cases.FUSION_BEFORE, cases.FUSION_AFTER,
+                      cases.FUSION_ARGS)
+    assert main(["localize", str(root), "t", "0000", "0001", "--json"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["instruction"]["name"] == "m.1"
+    assert payload["instruction"]["op_name"] == "jit(f)/mul"
+    assert payload["instruction"]["max_abs_error"] > payload["instruction"]["bound"]
+    assert payload["before_instruction"]["name"] == "m"
+    assert payload["elements"]
+
+
+def test_cli_localize_rejects_steps_out_of_order(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_dump(tmp_path / "dump", cases.FUSION_BEFORE, cases.FUSION_AFTER,
+                      cases.FUSION_ARGS)
+    assert main(["localize", str(root), "t", "0001", "0000"]) == 2
+    assert "must come before" in capsys.readouterr().err

@@ -1,0 +1,60 @@
+"""After a bisection, `L` names the culprit instruction (log, diff marks) and `W` writes the
+reducer's folder, on layernorm-broken-fusion."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from workbench.replay.localize_text import defines
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.panes.diff import DiffPane
+from workbench.tui.panes.replay_log import ReplayLogPane
+
+
+def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> None:
+    app = WorkbenchApp(example, watch=False)
+    written: list[Path] = []
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("L")  # nothing bisected yet: says what to do, starts nothing
+        assert not app.jobs.busy and not app.localizations
+        await pilot.press("b")
+        await until(pilot, lambda: not app.jobs.busy and app.culprit.get("module_0010"))
+        await wait(pilot)
+        await pilot.press("L")
+        await until(pilot, lambda: "module_0010" in app.localizations and not app.jobs.busy)
+        await wait(pilot)
+        log = app.pane(ReplayLogPane).lines
+        assert any("culprit instruction: rsqrt.2 (sqrt) in fused_computation.1" in line
+                   for line in log)
+        assert any("source:  program.py:4" in line for line in log)
+        assert any("first differing elements" in line for line in log)
+        diff = app.pane(DiffPane)
+        assert diff.raw and app.step is not None and app.step.xla_step == 28
+        marked = [diff.view.document.rows[i] for i in sorted(diff.view.marked)]
+        texts = [half.text for row in marked
+                 for half in (row if isinstance(row, tuple) else (row,))]
+        assert any(defines(t, "rsqrt.2") for t in texts)  # the new version
+        assert any(defines(t, "rsqrt.0") for t in texts)  # and the old one
+        assert diff.view.current_row in diff.view.marked
+        await pilot.press("W")
+        await until(pilot, lambda: any("wrote " in line for line in
+                                       app.pane(ReplayLogPane).lines) and not app.jobs.busy,
+                    timeout=120)
+        line = next(x for x in app.pane(ReplayLogPane).lines if "wrote " in x)
+        match = re.search(r"wrote (\S+) ", line)
+        assert match is not None
+        written.append(Path(match.group(1)))
+        assert "reproduces: mismatch, pass fusion" in line
+        assert len(list(written[0].iterdir())) == 3
+        assert example.resolve() not in written[0].resolve().parents
+
+    try:
+        drive(app, scenario)
+    finally:
+        for folder in written:
+            shutil.rmtree(folder, ignore_errors=True)

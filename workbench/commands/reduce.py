@@ -1,0 +1,77 @@
+"""`workbench reduce DIR MODULE`: a minimal reproducer of the culprit pass's departure.
+
+Bisects the module to its culprit pass, localizes the culprit instruction, and writes a dump
+folder with the instruction alone before and after the pass (its operands as parameters) and
+an HloSnapshot of those operands and the expected value; then bisects that folder to check it
+shows the same departure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from workbench.commands.replay import UsageError, add_module_arguments, open_replay
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "reduce", help="write a minimal reproducer of the culprit pass's departure",
+        description="Find the culprit pass and instruction, then write a dump folder with the "
+        "instruction alone before and after the pass and a snapshot of its inputs; the folder "
+        "is checked by bisecting it. Exit status 1 when the reduction does not reproduce.")
+    add_module_arguments(parser)
+    parser.add_argument("--out", type=Path, metavar="OUT",
+                        help="the folder to write (default: ./<module>.reduced); never inside "
+                        "DIR")
+    parser.add_argument("--force", action="store_true",
+                        help="write into OUT even when it exists and is not empty")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench.replay.bisect import bisect_replay
+    from workbench.replay.localize import LocalizeError, localize_verdict
+    from workbench.replay.localize_text import localization_lines
+    from workbench.replay.reduce import check_out_folder, reduce_to_folder
+    from workbench.replay.workers import Cancelled
+
+    try:
+        selection = open_replay(args)
+        out = args.out or Path(f"{selection.module.key}.reduced")
+        check_out_folder(out, [args.dir], args.force)
+    except (UsageError, ValueError) as error:
+        print(f"workbench reduce: {error}", file=sys.stderr)
+        return 2
+    replay, module = selection.replay, selection.module
+    try:
+        with replay:
+            verdict = bisect_replay(replay)
+        localization = localize_verdict(replay, verdict)
+        reduction = reduce_to_folder(selection.dump.root, localization, module.name, out,
+                                     args.force)
+    except Cancelled:
+        return 130
+    except (LocalizeError, ValueError) as error:
+        print(f"workbench reduce: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        payload = {"module": module.key, "name": module.name,
+                   "localization": localization.to_json(), **reduction.to_json()}
+        json.dump(payload, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0 if reduction.reproduces else 1
+    print("\n".join(localization_lines(localization)))
+    print(f"\nwrote {out}: {', '.join(reduction.files)}")
+    print(f"reduced modules: {reduction.instructions[0]} instructions before the pass, "
+          f"{reduction.instructions[1]} after")
+    print(f"reduced before vs the original reference's value: "
+          f"{reduction.reference_check.summary}")
+    print(f"bisecting the folder: {reduction.verdict_status}"
+          + (f", culprit pass {reduction.culprit_pass}" if reduction.culprit_pass else "")
+          + f": {reduction.detail}")
+    if not reduction.reproduces:
+        print("the reduction does NOT reproduce the departure")
+    return 0 if reduction.reproduces else 1

@@ -1,0 +1,131 @@
+"""After a bisection: `L` localizes the culprit instruction, `W` writes a reduced reproducer
+(a mixin of the app).
+
+`L` evaluates the step before the culprit and the culprit step keeping every value (a job, so
+escape and the status line work as for a replay), writes the culprit instruction, its source
+line, both versions of its text and the first differing elements to the replay log, and turns
+the diff pane to the raw diff with both versions of the instruction marked and in view. `W`
+writes the reducer's folder (a new folder in the system's temporary directory, never in the
+dump) and says where.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from workbench.model import Execution
+from workbench.replay.bisect import Verdict
+from workbench.tui.jobs import Job
+
+if TYPE_CHECKING:
+    from workbench.replay.localize import Localization
+    from workbench.replay.steps import Replay
+    from workbench.tui.app import WorkbenchApp
+
+LOCALIZE_BINDINGS: list[BindingType] = [
+    Binding("L", "localize", "Localize", show=False,
+            tooltip="After a bisection: name the culprit instruction, its source line and "
+            "values; the diff shows both versions"),
+    Binding("W", "write_reduced", "Write reproducer", show=False,
+            tooltip="After L: write a minimal reproducer (a dump folder) and say where"),
+]
+
+
+class Localized(Message):
+    """A localization finished (`result`), or could not be done (`problem`)."""
+
+    def __init__(self, module_key: str, result: Localization | None, problem: str = "") -> None:
+        super().__init__()
+        self.module_key = module_key
+        self.result = result
+        self.problem = problem
+
+
+class LocalizeControl:
+    """Mixed into `WorkbenchApp`: its bindings are `LOCALIZE_BINDINGS`; `verdicts` holds the
+    last bisection of each module (set by the replay control)."""
+
+    verdicts: dict[str, tuple[Execution | None, Verdict]]
+    localizations: dict[str, Localization]
+
+    def action_localize(self: WorkbenchApp) -> None:
+        module = self.module
+        if module is None or module.key not in self.verdicts:
+            self.notify("bisect first (b): localization starts from the culprit pass",
+                        timeout=4)
+            return
+        execution, verdict = self.verdicts[module.key]
+        if verdict.culprit is None:
+            self.notify("the last bisection found no culprit step to localize", timeout=4)
+            return
+
+        def work(job: Job, replay: Replay) -> None:
+            from workbench.replay.localize import LocalizeError, localize_verdict
+
+            try:
+                result = localize_verdict(replay, verdict)
+            except LocalizeError as error:
+                self.post_message(Localized(module.key, None, str(error)))
+                return
+            self.post_message(Localized(module.key, result))
+
+        self.jobs.run_in_background(f"localize {module.name or module.key}", module, execution,
+                                    work, kind="localize")
+
+    def on_localized(self: WorkbenchApp, event: Localized) -> None:
+        from workbench.replay.localize_text import localization_lines
+        from workbench.tui.panes.diff import DiffPane
+
+        result = event.result
+        if result is None:
+            self.log_line(f"localize: {event.problem}")
+            self.notify(event.problem, severity="warning", timeout=5)
+            return
+        self.localizations[event.module_key] = result
+        for line in localization_lines(result):
+            self.log_line(line)
+        if result.instruction is None or result.counterpart is None:
+            self.notify("no single instruction explains the departure (see the log)",
+                        timeout=5)
+            return
+        ref = result.instruction
+        where = f" at {ref.source}" if ref.source else ""
+        self.notify(f"{ref.name} ({ref.opcode}{', ' + ref.op_name if ref.op_name else ''})"
+                    f"{where}", timeout=6)
+        self.go_to_step(event.module_key, result.after, open_diff=False)
+        self.pane(DiffPane).show_instruction(result.counterpart.name, ref.name)
+        self.action_focus_pane("DiffPane")
+
+    def action_write_reduced(self: WorkbenchApp) -> None:
+        module = self.module
+        result = self.localizations.get(module.key) if module is not None else None
+        if module is None or result is None or result.instruction is None:
+            self.notify("localize a culprit instruction first (L)", timeout=4)
+            return
+        execution, _ = self.verdicts[module.key]
+        root = self.dump.root
+
+        def work(job: Job, replay: Replay) -> None:
+            from workbench.replay.localize import LocalizeError
+            from workbench.replay.reduce import reduce_to_folder
+
+            out = Path(tempfile.mkdtemp(prefix=f"{module.key}.reduced-"))
+            try:
+                reduction = reduce_to_folder(root, result, module.name, out)
+            except (LocalizeError, ValueError) as error:
+                self.call_from_thread(self.log_line, f"reduce: {error}")
+                return
+            verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
+            message = (f"wrote {out} ({reduction.instructions[0]} and "
+                       f"{reduction.instructions[1]} instructions; {verdict}: "
+                       f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
+            self.call_from_thread(self.log_line, message)
+            self.call_from_thread(self.notify, message, timeout=8)
+
+        self.jobs.run_in_background(f"reduce {module.name or module.key}", module, execution,
+                                    work, kind="reduce")
