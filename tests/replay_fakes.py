@@ -1,10 +1,11 @@
-"""A scripted backend for testing the replay machinery without an evaluator. Each step's behaviour
-is its pass name: "good" (computes the reference's result), "bad" (a different result),
-"unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a minute), "nap" (a good
-step that takes half a second), "crash" (the process dies); other pass names behave as "good".
-An execution with a negative number (`snapshot.-1`) recorded a wrong result; reading
-`snapshot.-2` raises. It is picklable and opened by import path, so worker processes can run it
-too.
+"""A scripted backend for testing the replay machinery without an evaluator.
+
+Each step's behaviour is its pass name: "good" (computes the reference's result), "bad" (a
+different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a
+minute), "nap" (a good step that takes half a second), "crash" (the process dies); other pass
+names behave as "good". An execution with a negative number (`snapshot.-1`) recorded a wrong
+result; reading `snapshot.-2` raises. It is picklable and opened by import path, so worker
+processes can run it too.
 """
 
 from __future__ import annotations
