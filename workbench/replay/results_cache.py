@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from workbench.replay.triage import TriageJob, TriageOptions, TriageResult
 
 ENTRY_MAGIC = b"workbench triage result v1\n"
-# Only verdicts the files decide are kept: errors include time limits, dead workers and
-# files read while still being written, which a rerun may well get past.
-CACHED_KINDS = (Kind.OK, Kind.MISMATCH, Kind.UNSUPPORTED)
 
 
 def default_cache_dir() -> Path:
@@ -80,6 +77,7 @@ class FileHashes:
     memo_path: Path | None = None
     known: dict[str, list] = field(default_factory=dict)
     changed: bool = False
+    _this_run: dict[str, str] = field(default_factory=dict)  # each file looked at once a run
 
     def load(self) -> None:
         if self.memo_path is None:
@@ -101,6 +99,12 @@ class FileHashes:
 
     def digest(self, name: str) -> str:
         """The file's sha256, or a marker that it cannot be read (that is part of a key too)."""
+        digest = self._this_run.get(name)
+        if digest is None:
+            digest = self._this_run[name] = self._digest(name)
+        return digest
+
+    def _digest(self, name: str) -> str:
         path = os.path.join(self.root, name)
         try:
             stat = os.stat(path)
@@ -119,11 +123,22 @@ class FileHashes:
         return digest
 
 
+def _schema() -> list[list[str]]:
+    """The field names of what an entry holds: an entry of another shape is not read back."""
+    from dataclasses import fields
+
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.triage import TriageResult
+
+    return [[f.name for f in fields(kind)] for kind in (TriageResult, Verdict)]
+
+
 @dataclass
 class ResultsCache:
     """Triage results on disk under `folder`, one file per entry."""
 
     folder: Path
+    _modules: dict[int, tuple[object, str]] = field(default_factory=dict)  # id -> (module, part)
 
     def hashes(self, root: Path) -> FileHashes:
         """The remembered content hashes of the dump at `root` (save them after use)."""
@@ -132,30 +147,45 @@ class ResultsCache:
         hashes.load()
         return hashes
 
-    def key(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
+    def _module_part(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
+        """What every job of a module shares in its key (worked out once a run)."""
         module = job.module
+        known = self._modules.get(id(module))
+        if known is not None and known[0] is module:
+            return known[1]
         npy = [(str(path), FileHashes(Path(path).parent).digest(Path(path).name))
                for path in options.inputs.npy]
+        steps = sorted({s.file for step in module.steps for s in (step.text, step.proto) if s})
         described = {
             "workbench": workbench.__version__,
+            "schema": _schema(),
             "options": repr(options),
             "npy": npy,
             "module": [module.key, module.name, module.format],
             "steps": [repr(step) for step in module.steps],
-            "execution": None if job.execution is None else repr(job.execution),
-            "files": [[name, hashes.digest(name)] for name in job_files(job)],
+            "files": [[name, hashes.digest(name)] for name in steps],
         }
-        return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+        part = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+        self._modules[id(module)] = (module, part)
+        return part
 
-    def _path(self, key: str) -> Path:
-        return self.folder / "results" / key[:2] / f"{key}.result"
+    def key(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
+        execution = job.execution
+        described = [self._module_part(job, options, hashes),
+                     None if execution is None else
+                     [execution.id, execution.file, execution.kind, hashes.digest(execution.file)]]
+        return hashlib.sha256(json.dumps(described).encode()).hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.folder, "results", key[:2], f"{key}.result")
 
     def get(self, key: str, job: TriageJob) -> TriageResult | None:
         """The stored result for `key`, or None when there is none or it does not hold up."""
         from workbench.replay.triage import TriageResult
 
         try:
-            data = self._path(key).read_bytes()
+            with open(self._path(key), "rb") as stream:
+                data = stream.read()
         except OSError:
             return None
         header = ENTRY_MAGIC + key.encode() + b"\n"
@@ -170,17 +200,16 @@ class ResultsCache:
             return None
         execution = job.execution.id if job.execution is not None else None
         if (not isinstance(result, TriageResult) or result.module != job.module.key
-                or result.execution != execution or result.status not in CACHED_KINDS):
+                or result.execution != execution or not isinstance(result.status, Kind)):
             return None
         result.cached = True
         return result
 
     def put(self, key: str, result: TriageResult) -> None:
-        """Keep `result` (only verdicts the files decide; see CACHED_KINDS)."""
-        if result.status not in CACHED_KINDS:
-            return
+        """Keep `result`: a job's own result only, never a time limit, a dead worker or a
+        backend bug (the caller's to decide), which another run may well get past."""
         payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         data = (ENTRY_MAGIC + key.encode() + b"\n"
                 + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
         with contextlib.suppress(OSError):  # a full or read-only cache only costs time
-            _atomic_write(self._path(key), data)
+            _atomic_write(Path(self._path(key)), data)
