@@ -2,9 +2,10 @@
 
 Each step's behaviour is its pass name: "good" (computes the reference's result), "bad" (a
 different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a
-minute), "crash" (the process dies); other pass names behave as "good". An execution with a
-negative number (`snapshot.-1`) recorded a wrong result; reading `snapshot.-2` raises. It is
-picklable and opened by import path, so worker processes can run it too.
+minute), "nap" (a good step that takes half a second), "crash" (the process dies); other pass
+names behave as "good". An execution with a negative number (`snapshot.-1`) recorded a wrong
+result; reading `snapshot.-2` raises. It is picklable and opened by import path, so worker
+processes can run it too.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def make_module(behaviours: str, key: str = "module_0001",
     return module
 
 
-BEHAVIOURS = ("good", "bad", "unsupported", "error", "raise", "sleep", "crash")
+BEHAVIOURS = ("good", "bad", "unsupported", "error", "raise", "sleep", "nap", "crash")
 
 
 def reference_function(x: np.ndarray) -> np.ndarray:
@@ -73,6 +74,9 @@ class FakeBackend:
             raise ZeroDivisionError("division by zero")
         if behaviour == "sleep":
             time.sleep(60)
+        if behaviour == "nap":
+            time.sleep(0.5)
+            return reference_function(x)
         if behaviour == "crash":
             os._exit(3)
         raise AssertionError(behaviour)

@@ -6,12 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.commands.replay import add_input_arguments
 from workbench.replay.outcome import KIND_ORDER, Kind
 from workbench.replay.triage import TriageResult
+
+if TYPE_CHECKING:
+    from workbench.replay.dask_triage import DaskSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,6 +40,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="name the culprit instruction of each culprit pass (its op_name "
                         "and source line)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    cluster = parser.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="run each job as a task on this Dask cluster "
+                         "(e.g. tcp://10.0.0.5:8786); needs the dask extra")
+    cluster.add_argument("--dask-workers", type=int, metavar="N",
+                         help="run the jobs on a local Dask cluster of N worker processes")
+    parser.add_argument("--ship-files", action="store_true",
+                        help="with Dask: send each job's files with its task, so workers need "
+                        "no shared filesystem")
+    parser.add_argument("--cache", type=Path, metavar="DIR",
+                        help="results cache folder (default: $XDG_CACHE_HOME/workbench or "
+                        "~/.cache/workbench)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="evaluate every job, and keep no results")
     add_input_arguments(parser, one_module=False)
     parser.set_defaults(func=run)
 
@@ -68,15 +87,43 @@ def instruction_text(instruction: dict) -> str:
             f"{instruction['computation']}{source}")
 
 
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def dask_settings(args: argparse.Namespace) -> DaskSettings | None:
+    """What `--scheduler`, `--dask-workers` and `--ship-files` ask for (None: no Dask);
+    raises DaskUnavailable when Dask is asked for but not installed."""
+    if args.scheduler is None and args.dask_workers is None:
+        return None
+    from workbench.replay.dask_triage import DaskSettings, require_dask
+
+    require_dask()
+    return DaskSettings(scheduler=args.scheduler, local_workers=max(1, args.dask_workers or 1),
+                        ship_files=args.ship_files)
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.index import scan
+    from workbench.output.progress import Progress, wanted
     from workbench.replay.inputs import InputSpec
+    from workbench.replay.results_cache import ResultsCache, default_cache_dir
     from workbench.replay.triage import TriageOptions, triage, triage_jobs
     from workbench.replay.workers import default_jobs
 
     if not args.dir.exists():
         print(f"workbench triage: {args.dir}: no such file or folder", file=sys.stderr)
         return 2
+    if args.ship_files and args.scheduler is None and args.dask_workers is None:
+        print("workbench triage: --ship-files needs --scheduler or --dask-workers",
+              file=sys.stderr)
+        return 2
+    try:
+        dask = dask_settings(args)
+    except Exception as error:  # DaskUnavailable: Dask itself is not imported here
+        print(f"workbench triage: {error}", file=sys.stderr)
+        return 2
+    cache = None if args.no_cache else ResultsCache(args.cache or default_cache_dir())
     dump = scan(args.dir)
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
@@ -85,15 +132,30 @@ def run(args: argparse.Namespace) -> int:
     time_limit = args.time_limit or None
     count = len(triage_jobs(dump, options.inputs))
     if not args.json:
-        workers = "in this process" if jobs == 0 else f"{min(jobs, count) or 1} worker(s)"
+        if dask is not None:
+            workers = (f"Dask scheduler {dask.scheduler}" if dask.scheduler else
+                       f"a local Dask cluster of {dask.local_workers} worker(s)")
+        else:
+            workers = "in this process" if jobs == 0 else f"{min(jobs, count) or 1} worker(s)"
         print(f"Triaging {count} execution(s) of {len(dump.modules)} module(s) in {dump.root} "
               f"({workers}).", flush=True)
 
-    def show(result: TriageResult) -> None:
-        if not args.json and result.status != Kind.OK:
-            print(describe(result), flush=True)
+    with Progress("triage", count, wanted(args.json)) as progress:
 
-    results = triage(dump, options, jobs=jobs, time_limit=time_limit, on_result=show)
+        def show(result: TriageResult) -> None:
+            progress.advance(failed=result.status != Kind.OK)
+            if not args.json and result.status != Kind.OK:
+                print(describe(result), flush=True)
+
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            results = triage(dump, options, jobs=jobs, time_limit=time_limit, on_result=show,
+                             cache=cache, dask=dask)
+        except KeyboardInterrupt:
+            print("workbench triage: interrupted; no job is left running", file=sys.stderr)
+            return 130
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     exit_status = 1 if any(r.status == Kind.MISMATCH for r in results) else 0
     counts = {str(kind): sum(1 for r in results if r.status == kind) for kind in KIND_ORDER}
     if args.json:
@@ -102,7 +164,10 @@ def run(args: argparse.Namespace) -> int:
         json.dump(triage_json(results, counts), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status
-    print(f"\n{len(results)} execution(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    cached = sum(1 for r in results if r.cached)
+    reused = f" ({cached} from the results cache)" if cached else ""
+    print(f"\n{len(results)} execution(s){reused}: "
+          + ", ".join(f"{n} {s}" for s, n in counts.items()))
     failing = sorted((r for r in results if r.status != Kind.OK),
                      key=lambda r: (KIND_ORDER[r.status], r.module, r.execution or ""))
     for result in failing:

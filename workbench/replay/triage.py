@@ -20,6 +20,8 @@ from workbench.replay.outcome import Kind, Outcome
 
 if TYPE_CHECKING:
     from workbench.replay.bisect import Verdict
+    from workbench.replay.dask_triage import DaskSettings
+    from workbench.replay.results_cache import ResultsCache
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class TriageResult:
     seconds: float = 0.0
     steps: int = 0
     verdict: Verdict | None = None
+    cached: bool = False  # taken from the results cache, not evaluated in this run
 
     @property
     def outcome(self) -> Outcome:
@@ -124,29 +127,61 @@ def sort_key(result: TriageResult) -> tuple:
 def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
            time_limit: float | None = None,
            on_result: Callable[[TriageResult], None] | None = None,
-           cancel: threading.Event | None = None, nice: int = 0) -> list[TriageResult]:
+           cancel: threading.Event | None = None, nice: int = 0,
+           cache: ResultsCache | None = None,
+           dask: DaskSettings | None = None) -> list[TriageResult]:
     """Bisect every module x execution of `dump`; results sorted by module and execution.
 
     `jobs` worker processes run at once (0: in this process, with no time limit and
-    cancellation only between jobs), `nice` lowers their priority (a UI keeps the CPU).
-    `time_limit` is per job, in seconds. `on_result` sees each result as its job finishes.
-    Cancelled jobs are left out of the results.
+    cancellation only between jobs), `nice` lowers their priority (a UI keeps the CPU);
+    with `dask` the jobs run as tasks on a Dask cluster instead. `time_limit` is per job, in
+    seconds. `on_result` sees each result as its job finishes. Results found in `cache` are
+    not evaluated again, and new verdicts are stored there. Cancelled jobs are left out of
+    the results.
     """
     options = options or TriageOptions()
     work = triage_jobs(dump, options.inputs)
-    # Longest first (most steps), so one big module does not start last and run alone.
-    work.sort(key=lambda job: -len(job.module.steps))
     results: list[TriageResult] = []
 
-    def finish(result: TriageResult) -> None:
+    def report(result: TriageResult) -> None:
         results.append(result)
         if on_result is not None:
             on_result(result)
 
-    def failed(job: TriageJob, detail: str, seconds: float = 0.0) -> TriageResult:
-        return TriageResult(job.module.key, job.module.name,
+    keys: dict[int, str] = {}
+    if cache is not None:
+        hashes = cache.hashes(dump.root)
+        remaining = []
+        for job in work:
+            key = keys[id(job)] = cache.key(job, options, hashes)
+            hit = cache.get(key, job)
+            if hit is None:
+                remaining.append(job)
+            else:
+                report(hit)
+        hashes.save()
+        work = remaining
+    # Longest first (most steps), so one big module does not start last and run alone.
+    work.sort(key=lambda job: -len(job.module.steps))
+    by_result: dict[tuple[str, str | None], TriageJob] = {
+        (job.module.key, job.execution.id if job.execution else None): job for job in work}
+
+    def finish(result: TriageResult) -> None:
+        job = by_result.get((result.module, result.execution))
+        if cache is not None and job is not None:
+            cache.put(keys[id(job)], result)
+        report(result)
+
+    def failed(job: TriageJob, detail: str, seconds: float = 0.0) -> None:
+        report(TriageResult(job.module.key, job.module.name,
                             job.execution.id if job.execution else None, Kind.ERROR,
-                            detail=detail, steps=len(job.module.steps), seconds=seconds)
+                            detail=detail, steps=len(job.module.steps), seconds=seconds))
+
+    if dask is not None:
+        from workbench.replay.dask_triage import run_on_dask
+
+        run_on_dask(dump.root, work, options, dask, time_limit, finish, failed, cancel)
+        return sorted(results, key=sort_key)
 
     if jobs == 0:
         for job in work:
@@ -155,7 +190,9 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
             try:
                 finish(run_job(dump.root, job, options))
             except Exception as error:  # a backend bug: report it as the job's error
-                finish(failed(job, f"{type(error).__name__}: {error}"))
+                failed(job, f"{type(error).__name__}: {error}")
+        return sorted(results, key=sort_key)
+    if not work:
         return sorted(results, key=sort_key)
 
     from workbench.replay.workers import Call, WorkerPool
@@ -175,7 +212,7 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
         else:
             assert outcome.error is not None
             detail = outcome.error.strip().splitlines()[-1]
-        finish(failed(job, detail, outcome.seconds))
+        failed(job, detail, outcome.seconds)
 
     calls = [Call(index, run_job, (dump.root, job, options)) for index, job in by_key.items()]
     with WorkerPool(max(1, min(jobs, len(calls))), nice=nice) as pool:

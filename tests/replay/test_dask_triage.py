@@ -1,0 +1,264 @@
+"""Triage on a real Dask cluster: a `dask scheduler` and `dask worker` processes on 127.0.0.1
+(random free ports, torn down after), driven through the CLI and the triage API.
+
+The workers run with `--no-nanny`, so each worker is the process the test started and killing
+it by its process id kills the worker itself (a nanny would restart it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import distributed  # the test extra installs it: these tests never skip
+import pytest
+from dask_probes import busy_job_processes
+from replay_fakes import FAKE, make_module
+
+from workbench.model import Dump
+from workbench.replay.dask_triage import DaskSettings, running_jobs
+from workbench.replay.triage import TriageOptions, triage
+
+TESTS = Path(__file__).parents[1]
+DUMP = TESTS / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
+STARTUP_SECONDS = 60
+
+
+def _dask_command(*words: str) -> list[str]:
+    """`dask scheduler ...` / `dask worker ...` through this interpreter's `dask` script."""
+    return [str(Path(sys.executable).with_name("dask")), *words]
+
+
+class Cluster:
+    """A scheduler and workers as subprocesses; `close` stops them all and checks they ended."""
+
+    def __init__(self, folder: Path, allowed_failures: int = 3) -> None:
+        self.folder = folder
+        self.processes: list[subprocess.Popen] = []
+        self.workers: list[subprocess.Popen] = []
+        self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                        [str(TESTS), os.environ.get("PYTHONPATH", "")]),
+                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
+        scheduler_file = folder / "scheduler.json"
+        self.scheduler = self._start(_dask_command(
+            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            "--scheduler-file", str(scheduler_file)), folder)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not scheduler_file.exists():
+            assert self.scheduler.poll() is None, "the scheduler exited"
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        time.sleep(0.2)  # the file is written whole before the scheduler listens; read it then
+        self.address = json.loads(scheduler_file.read_text())["address"]
+        self.client = distributed.Client(self.address, set_as_default=False, timeout=30)
+
+    def _start(self, command: list[str], cwd: Path) -> subprocess.Popen:
+        log = open(self.folder / f"process-{len(self.processes)}.log", "wb")  # noqa: SIM115
+        process = subprocess.Popen(command, cwd=cwd, env=self.env, stdout=log,
+                                   stderr=subprocess.STDOUT)
+        log.close()
+        self.processes.append(process)
+        return process
+
+    def start_workers(self, count: int, cwd: Path | None = None) -> None:
+        """Start `count` more workers (one thread each) and wait until they have joined."""
+        expected = len(self.live_workers()) + count
+        cwd = cwd or self.folder
+        for _ in range(count):
+            self.workers.append(self._start(_dask_command(
+                "worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                "--host", "127.0.0.1", "--local-directory", str(cwd)), cwd))
+        self.client.wait_for_workers(expected, timeout=STARTUP_SECONDS)
+
+    def live_workers(self) -> list[subprocess.Popen]:
+        return [w for w in self.workers if w.poll() is None]
+
+    def running_jobs(self) -> int:
+        return sum(self.client.run(running_jobs).values())
+
+    def close(self) -> None:
+        self.client.close()
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        assert all(p.returncode is not None for p in self.processes)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    cluster = Cluster(tmp_path_factory.mktemp("dask"))
+    try:
+        cluster.start_workers(2)
+        yield cluster
+    finally:
+        cluster.close()
+
+
+def _workbench(*words: str, env: dict | None = None,
+               cache: Path | None = None) -> subprocess.CompletedProcess:
+    extra = ["--no-cache"] if cache is None else ["--cache", str(cache)]
+    return subprocess.run([sys.executable, "-m", "workbench", "triage", *words, *extra],
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+def _lines(stdout: str) -> dict:
+    payload = json.loads(stdout)
+    for line in payload["results"]:
+        line.pop("seconds")
+    return payload
+
+
+@pytest.fixture(scope="module")
+def local_pool_json() -> tuple[int, dict]:
+    done = _workbench(str(DUMP), "--jobs", "2", "--json")
+    return done.returncode, _lines(done.stdout)
+
+
+def _listing(folder: Path) -> list[tuple[str, int, int]]:
+    return sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in folder.rglob("*"))
+
+
+def test_same_json_and_exit_status_as_the_local_pool(cluster: Cluster, local_pool_json) -> None:
+    status, expected = local_pool_json
+    assert status == 1 and expected["summary"]["mismatch"] == 1  # the planted fusion bug
+    before = _listing(DUMP)
+    done = _workbench(str(DUMP), "--scheduler", cluster.address, "--json")
+    assert done.returncode == status, done.stderr
+    assert _lines(done.stdout) == expected
+    assert _listing(DUMP) == before  # nothing written into the dump folder
+    assert cluster.running_jobs() == 0
+
+
+def test_ship_files_to_workers_that_cannot_see_the_dump(tmp_path: Path, local_pool_json) -> None:
+    """The workers start only after the dump folder is deleted: whatever they replay can only
+    have come with the tasks."""
+    status, expected = local_pool_json
+    dump = Path(shutil.copytree(DUMP, tmp_path / "dump"))
+    (tmp_path / "cluster").mkdir()
+    cluster = Cluster(tmp_path / "cluster")
+    try:
+        command = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler",
+             cluster.address, "--ship-files", "--json", "--no-cache"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        count = len(expected["results"])
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while cluster.client.run_on_scheduler(
+                lambda dask_scheduler: len(dask_scheduler.tasks)) < count:
+            assert command.poll() is None, command.stderr.read() if command.stderr else ""
+            assert time.monotonic() < deadline, "the tasks were not submitted"
+            time.sleep(0.1)
+        shutil.rmtree(dump)
+        workers = tmp_path / "workers"
+        workers.mkdir()
+        cluster.start_workers(2, cwd=workers)
+        stdout, stderr = command.communicate(timeout=300)
+        assert command.returncode == status, stderr
+        assert _lines(stdout) == expected
+        assert not dump.exists()
+        assert list(workers.glob("workbench-job-*")) == []
+    finally:
+        cluster.close()
+
+
+def _napping_dump(modules: int) -> Dump:
+    return Dump(Path("/nonexistent"), modules=[
+        make_module("nap good nap", f"module_{n:04d}") for n in range(modules)])
+
+
+def _wait_until(condition, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_a_worker_killed_mid_run_loses_nothing(cluster: Cluster) -> None:
+    results: list = []
+    dump = _napping_dump(8)
+    run = threading.Thread(target=lambda: results.extend(triage(
+        dump, TriageOptions(backend=FAKE), time_limit=60,
+        dask=DaskSettings(scheduler=cluster.address))))
+    run.start()
+    _wait_until(lambda: cluster.running_jobs() > 0)
+    pids = cluster.client.run(os.getpid)
+    busy = {pids[address] for address, count in cluster.client.run(running_jobs).items()
+            if count}
+    victim = next(w for w in cluster.live_workers() if w.pid in busy)
+    os.kill(victim.pid, signal.SIGKILL)
+    run.join(timeout=120)
+    assert not run.is_alive()
+    assert victim.wait(timeout=10) == -signal.SIGKILL
+    assert [(r.module, r.status) for r in results] == [
+        (f"module_{n:04d}", "ok") for n in range(8)]
+    cluster.start_workers(1)  # back to two for the next test
+
+
+def test_ctrl_c_cancels_every_task(cluster: Cluster, tmp_path: Path) -> None:
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from replay_fakes import FAKE, make_module\n"
+        "from workbench.model import Dump\n"
+        "from workbench.replay.dask_triage import DaskSettings\n"
+        "from workbench.replay.triage import TriageOptions, triage\n"
+        "dump = Dump(Path('/nonexistent'), modules=[make_module('good sleep', f'module_{n}')\n"
+        "                                           for n in range(6)])\n"
+        "try:\n"
+        "    triage(dump, TriageOptions(backend=FAKE), dask=DaskSettings(sys.argv[1]))\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(130)\n")
+    run = subprocess.Popen([sys.executable, str(script), cluster.address], env=cluster.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_until(lambda: cluster.running_jobs() == 2)
+    start = time.monotonic()
+    run.send_signal(signal.SIGINT)
+    stdout, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130, stderr
+    assert stdout.strip() == "interrupted"
+    assert time.monotonic() - start < 30  # the sleeps last a minute: they were stopped
+    assert cluster.running_jobs() == 0
+    left = cluster.client.run_on_scheduler(
+        lambda dask_scheduler: [str(k) for k in dask_scheduler.tasks])
+    assert not [k for k in left if "workbench-triage" in k]
+    assert not any(cluster.client.run(busy_job_processes).values())
+
+
+def test_default_path_does_not_import_dask() -> None:
+    code = ("import sys\n"
+            "from workbench.cli import main\n"
+            f"status = main(['triage', {str(DUMP)!r}, '--jobs', '0', '--json', '--no-cache'])\n"
+            "assert status == 1, status\n"
+            "loaded = [m for m in ('dask', 'distributed') if m in sys.modules]\n"
+            "assert not loaded, loaded\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_scheduler_without_dask_says_what_to_install() -> None:
+    code = ("import sys\n"
+            "sys.modules['distributed'] = None\n"
+            "from workbench.cli import main\n"
+            f"sys.exit(main(['triage', {str(DUMP)!r}, '--scheduler', 'tcp://127.0.0.1:1']))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    assert "pip install 'dump-triage-workbench[dask]'" in done.stderr

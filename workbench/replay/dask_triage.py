@@ -1,0 +1,239 @@
+"""Triage on a Dask cluster: each module x execution job is one Dask task.
+
+The client submits every job, streams results back as tasks finish, and on cancel (Ctrl-C)
+cancels what is pending, tells running tasks to stop through a Dask `Event`, and waits until
+no task of the run is left running. On a worker each job runs in a child process
+(`job_process`), so the per-job time limit and a cancel kill it.
+
+Workers read the dump at the client's path (a shared filesystem) unless the files are
+shipped: then each task carries its job's files' bytes and the worker replays them from a
+temporary folder of its own, removed afterwards. A worker that dies mid-job has the job rerun
+elsewhere by the scheduler; a job that kills workers more than the scheduler's
+`distributed.scheduler.allowed-failures` times ends as `error` (Dask's KilledWorker).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.replay.results_cache import job_files
+from workbench.replay.triage import TriageJob, TriageOptions, TriageResult, run_job
+
+INSTALL_HINT = "pip install 'dump-triage-workbench[dask]'"
+CANCEL_CHECK_SECONDS = 1.0  # how often a running task asks whether its run was cancelled
+STOP_WAIT_SECONDS = 30.0  # how long a cancel waits for running tasks to see it
+
+
+class DaskUnavailable(Exception):
+    """Dask is not installed; the message says what to install."""
+
+
+@dataclass(frozen=True)
+class DaskSettings:
+    """Where to run: a scheduler's address, or a local cluster of `local_workers` processes."""
+
+    scheduler: str | None = None
+    local_workers: int = 0
+    ship_files: bool = False
+    allowed_failures: int = 2  # for a local cluster; a running scheduler has its own setting
+
+
+def require_dask() -> None:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise DaskUnavailable(f"the Dask backend needs Dask: {INSTALL_HINT}") from None
+
+
+# ------------------------------------------------------------------------------ on a worker
+
+_idle: list[Any] = []  # JobProcess children no task is using
+_idle_lock = threading.Lock()
+_running = 0  # tasks of any run executing on this worker right now
+
+
+def running_jobs() -> int:
+    """How many triage tasks this worker process is executing (asked through `client.run`)."""
+    return _running
+
+
+def _cancel_checker(event_name: str) -> Callable[[], bool]:
+    """Asks the run's Event at most once a second; a fast job never asks at all."""
+    from distributed import Event
+
+    state = {"next": time.monotonic() + CANCEL_CHECK_SECONDS, "event": None}
+
+    def should_stop() -> bool:
+        now = time.monotonic()
+        if now < state["next"]:
+            return False
+        state["next"] = now + CANCEL_CHECK_SECONDS
+        if state["event"] is None:
+            state["event"] = Event(event_name)
+        try:
+            return bool(state["event"].is_set())
+        except Exception:  # the client and its Event are gone: nobody wants the result
+            return True
+
+    return should_stop
+
+
+def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: float | None,
+             files: dict[str, bytes] | None, event_name: str) -> tuple[str, Any]:
+    """One job on a Dask worker: ("result", TriageResult), ("timed out", seconds),
+    ("error", traceback text) or ("stopped", None)."""
+    from workbench.replay.job_process import Died, JobProcess, Stopped, TimeLimit
+
+    global _running
+    with _idle_lock:
+        child = _idle.pop() if _idle else None
+        _running += 1
+    folder = None
+    start = time.monotonic()
+    try:
+        if files is not None:
+            folder = tempfile.mkdtemp(prefix="workbench-job-")
+            for name, data in files.items():
+                path = Path(folder, name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            root = folder
+        child = child or JobProcess()
+        try:
+            value = child.call(run_job, (Path(root), job, options), time_limit,
+                               _cancel_checker(event_name))
+        except TimeLimit:
+            child = None
+            return "timed out", time.monotonic() - start
+        except Stopped:
+            child = None
+            return "stopped", None
+        except Died as error:
+            child = None
+            return "error", f"the job's process died ({error})"
+        except RuntimeError as error:
+            return "error", str(error)
+        return "result", value
+    finally:
+        with _idle_lock:
+            _running -= 1
+            if child is not None:
+                _idle.append(child)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------ the client
+
+
+def read_files(root: Path, job: TriageJob) -> dict[str, bytes]:
+    """The bytes a job's replay reads, by path relative to the dump (what `--ship-files`
+    sends); a file that cannot be read is left out, and the job reports it as it would."""
+    files = {}
+    for name in job_files(job):
+        with contextlib.suppress(OSError):
+            files[name] = Path(root, name).read_bytes()
+    return files
+
+
+@contextlib.contextmanager
+def _client(settings: DaskSettings):
+    import dask
+    from distributed import Client, LocalCluster
+
+    if settings.scheduler is not None:
+        with Client(settings.scheduler, set_as_default=False) as client:
+            yield client
+        return
+    with dask.config.set({"distributed.scheduler.allowed-failures": settings.allowed_failures}), \
+            LocalCluster(n_workers=settings.local_workers, threads_per_worker=1, processes=True,
+                         dashboard_address=None) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
+                settings: DaskSettings, time_limit: float | None,
+                finish: Callable[[TriageResult], None],
+                failed: Callable[[TriageJob, str, float], None],
+                cancel: threading.Event | None = None) -> None:
+    """Run `work` as Dask tasks; each job ends in `finish` (its result) or `failed`."""
+    require_dask()
+    from distributed import Event, as_completed
+    from distributed.client import FutureCancelledError
+
+    root = Path(root).resolve()
+    token = uuid.uuid4().hex[:12]
+    event_name = f"workbench-triage-{token}"
+    with _client(settings) as client:
+        cancelled = Event(event_name, client=client)
+        by_future = {}
+        try:
+            for index, job in enumerate(work):
+                files = read_files(root, job) if settings.ship_files else None
+                future = client.submit(run_task, os.fspath(root), job, options, time_limit,
+                                       files, event_name,
+                                       key=f"workbench-triage-{token}-{index}", pure=False)
+                by_future[future] = job
+            pending = as_completed(by_future, loop=client.loop)
+            while not pending.is_empty():
+                if cancel is not None and cancel.is_set():
+                    raise KeyboardInterrupt
+                batch = pending.next_batch(block=False)
+                if not batch:
+                    time.sleep(0.05)
+                    continue
+                for future in batch:
+                    job = by_future.pop(future)
+                    _report(future, job, time_limit, finish, failed, FutureCancelledError)
+        except BaseException:
+            _stop(client, cancelled, list(by_future))
+            raise
+        finally:
+            by_future.clear()
+
+
+def _report(future: Any, job: TriageJob, time_limit: float | None,
+            finish: Callable[[TriageResult], None],
+            failed: Callable[[TriageJob, str, float], None],
+            cancelled_error: type[Exception]) -> None:
+    try:
+        kind, value = future.result()
+    except cancelled_error:
+        return
+    except Exception as error:  # KilledWorker and the like: the scheduler gave up on it
+        failed(job, f"{type(error).__name__}: {error}", 0.0)
+        return
+    if kind == "result":
+        finish(value)
+    elif kind == "timed out":
+        failed(job, f"time limit of {time_limit:g} s per job exceeded", value)
+    elif kind == "error":
+        failed(job, str(value).strip().splitlines()[-1], 0.0)
+
+
+def _stop(client: Any, cancelled: Any, futures: list) -> None:
+    """Cancel what is left and wait until no task of this run runs on any worker."""
+    with contextlib.suppress(Exception):
+        cancelled.set()
+    with contextlib.suppress(Exception):
+        client.cancel(futures, force=True)
+    deadline = time.monotonic() + STOP_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            counts = client.run(running_jobs)
+        except Exception:
+            return
+        if not any(counts.values()):
+            return
+        time.sleep(0.1)

@@ -1,0 +1,215 @@
+"""Triage results kept between runs, so no verdict is computed twice.
+
+An entry is keyed by everything a verdict depends on: the bytes of the module's step files and
+of the execution's snapshot, the module's timeline, the triage options (tolerances, inputs,
+backend, linear) and the workbench version. A dump that grew, or whose files changed, misses
+only for what is new or changed. The cache lives outside the dump folder (the user's cache
+directory), is written atomically (a temporary file renamed into place, so concurrent writers
+never show a half-written entry), and every entry is validated on read: a damaged, truncated
+or foreign entry is ignored and recomputed, never trusted.
+
+Content hashes are remembered per dump with each file's size, modification and change times,
+so a warm rerun reads the files' metadata, not their bytes (as git's index does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import workbench
+from workbench.replay.outcome import Kind
+
+if TYPE_CHECKING:
+    from workbench.replay.triage import TriageJob, TriageOptions, TriageResult
+
+ENTRY_MAGIC = b"workbench triage result v1\n"
+
+
+def default_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/workbench`, else `~/.cache/workbench`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "workbench"
+
+
+def job_files(job: TriageJob) -> list[str]:
+    """The files (relative to the dump root) a job's replay reads."""
+    files = {source.file for step in job.module.steps
+             for source in (step.text, step.proto) if source is not None}
+    if job.execution is not None:
+        files.add(job.execution.file)
+    return sorted(files)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _sha256_of(path: str) -> str:
+    hasher = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 20):
+            hasher.update(chunk)
+    return hasher.hexdigest()
+
+
+@dataclass
+class FileHashes:
+    """Content hashes of a dump's files, remembered with their size and times."""
+
+    root: Path
+    memo_path: Path | None = None
+    known: dict[str, list] = field(default_factory=dict)
+    changed: bool = False
+    _this_run: dict[str, str] = field(default_factory=dict)  # each file looked at once a run
+
+    def load(self) -> None:
+        if self.memo_path is None:
+            return
+        try:
+            known = json.loads(self.memo_path.read_text())
+        except (OSError, ValueError):
+            return
+        if isinstance(known, dict):
+            self.known = {name: entry for name, entry in known.items()
+                          if isinstance(entry, list) and len(entry) == 4}
+
+    def save(self) -> None:
+        if self.memo_path is None or not self.changed:
+            return
+        with contextlib.suppress(OSError):
+            _atomic_write(self.memo_path, json.dumps(self.known).encode())
+        self.changed = False
+
+    def digest(self, name: str) -> str:
+        """The file's sha256, or a marker that it cannot be read (that is part of a key too)."""
+        digest = self._this_run.get(name)
+        if digest is None:
+            digest = self._this_run[name] = self._digest(name)
+        return digest
+
+    def _digest(self, name: str) -> str:
+        path = os.path.join(self.root, name)
+        try:
+            stat = os.stat(path)
+        except OSError as error:
+            return f"unreadable: {error.strerror}"
+        identity = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+        entry = self.known.get(name)
+        if entry is not None and entry[:3] == identity:
+            return str(entry[3])
+        try:
+            digest = _sha256_of(path)
+        except OSError as error:
+            return f"unreadable: {error.strerror}"
+        self.known[name] = [*identity, digest]
+        self.changed = True
+        return digest
+
+
+def _schema() -> list[list[str]]:
+    """The field names of what an entry holds: an entry of another shape is not read back."""
+    from dataclasses import fields
+
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.triage import TriageResult
+
+    return [[f.name for f in fields(kind)] for kind in (TriageResult, Verdict)]
+
+
+@dataclass
+class ResultsCache:
+    """Triage results on disk under `folder`, one file per entry."""
+
+    folder: Path
+    _modules: dict[int, tuple[object, str]] = field(default_factory=dict)  # id -> (module, part)
+
+    def hashes(self, root: Path) -> FileHashes:
+        """The remembered content hashes of the dump at `root` (save them after use)."""
+        name = hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()[:32]
+        hashes = FileHashes(Path(root), self.folder / "files" / f"{name}.json")
+        hashes.load()
+        return hashes
+
+    def _module_part(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
+        """What every job of a module shares in its key (worked out once a run)."""
+        module = job.module
+        known = self._modules.get(id(module))
+        if known is not None and known[0] is module:
+            return known[1]
+        npy = [(str(path), FileHashes(Path(path).parent).digest(Path(path).name))
+               for path in options.inputs.npy]
+        steps = sorted({s.file for step in module.steps for s in (step.text, step.proto) if s})
+        described = {
+            "workbench": workbench.__version__,
+            "schema": _schema(),
+            "options": repr(options),
+            "npy": npy,
+            "module": [module.key, module.name, module.format],
+            "steps": [repr(step) for step in module.steps],
+            "files": [[name, hashes.digest(name)] for name in steps],
+        }
+        part = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+        self._modules[id(module)] = (module, part)
+        return part
+
+    def key(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
+        execution = job.execution
+        described = [self._module_part(job, options, hashes),
+                     None if execution is None else
+                     [execution.id, execution.file, execution.kind, hashes.digest(execution.file)]]
+        return hashlib.sha256(json.dumps(described).encode()).hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.folder, "results", key[:2], f"{key}.result")
+
+    def get(self, key: str, job: TriageJob) -> TriageResult | None:
+        """The stored result for `key`, or None when there is none or it does not hold up."""
+        from workbench.replay.triage import TriageResult
+
+        try:
+            with open(self._path(key), "rb") as stream:
+                data = stream.read()
+        except OSError:
+            return None
+        header = ENTRY_MAGIC + key.encode() + b"\n"
+        if not data.startswith(header) or len(data) < len(header) + 65:
+            return None
+        digest, payload = data[len(header):len(header) + 64], data[len(header) + 65:]
+        if hashlib.sha256(payload).hexdigest().encode() != digest:
+            return None
+        try:
+            result = pickle.loads(payload)
+        except Exception:
+            return None
+        execution = job.execution.id if job.execution is not None else None
+        if (not isinstance(result, TriageResult) or result.module != job.module.key
+                or result.execution != execution or not isinstance(result.status, Kind)):
+            return None
+        result.cached = True
+        return result
+
+    def put(self, key: str, result: TriageResult) -> None:
+        """Keep `result`: a job's own result only, never a time limit, a dead worker or a
+        backend bug (the caller's to decide), which another run may well get past."""
+        payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        data = (ENTRY_MAGIC + key.encode() + b"\n"
+                + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+        with contextlib.suppress(OSError):  # a full or read-only cache only costs time
+            _atomic_write(Path(self._path(key)), data)
