@@ -13,6 +13,8 @@ import importlib
 import io
 import sys
 
+from workbench.termination import exit_on_termination_signals
+
 # Commands (modules under workbench.commands), in the order `--help` lists them.
 COMMAND_MODULES = [
     "ls", "show", "diff", "iree", "replay", "bisect", "triage", "mlir-replay", "actions", "report",
@@ -46,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv[0] if argv[0] in COMMAND_MODULES else None)
     args = parser.parse_args(argv)
     _print_names_as_they_are(sys.stdout)
+    exit_on_termination_signals()
     try:
         return args.func(args)
     except BrokenPipeError:  # `workbench ls DIR | head`

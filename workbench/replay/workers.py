@@ -86,7 +86,35 @@ def start_helpers() -> None:
             forkserver.ensure_running()
 
 
+def _die_with_parent() -> None:
+    """Have the kernel kill this worker when its parent ends, however the parent ends.
+
+    A worker busy in numpy does not read its pipe, so it would not notice a parent killed by
+    SIGTERM or SIGKILL and would compute on, re-parented to init. Its parent is the fork
+    server, which exits once no process holds its "alive" pipe; every child it forks inherits
+    that pipe (multiprocessing keeps the server up while its children live), so a worker
+    closes its copy: then the server ends with the command, and the kernel ends the worker.
+    Linux only (prctl PR_SET_PDEATHSIG); elsewhere the pipe's end-of-file stops idle workers.
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if alive is not None:
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
 def _worker_main(conn: multiprocessing.connection.Connection, nice: int = 0) -> None:
+    _die_with_parent()
     # Ctrl-C in a terminal reaches the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice:
