@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -54,7 +55,9 @@ class Terminal:
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     assert shutil.which("tmux"), "this test needs tmux"
     assert COMMAND.exists(), f"no installed workbench command at {COMMAND}"
-    terminal = Terminal(f"workbench-smoke-{os.getpid()}")
+    # A server per test: a server just told to stop may still be going when the next test
+    # starts, and one of the same name then fails with "server exited unexpectedly".
+    terminal = Terminal(f"workbench-smoke-{os.getpid()}-{secrets.token_hex(4)}")
     yield terminal
     subprocess.run(["tmux", "-L", terminal.socket, "kill-server"], capture_output=True)
 
@@ -131,3 +134,23 @@ def test_an_app_that_dies_of_an_error_exits_non_zero(terminal: Terminal, example
     screen = terminal.wait_for(lambda s: "exit=" in s, timeout=30)
     assert "exit=1" in screen
     assert "a bug in the app" in screen
+
+
+def test_the_app_ends_when_its_terminal_goes_away(terminal: Terminal, example: Path,
+                                                  tmp_path: Path) -> None:
+    env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
+                  f"exec {COMMAND} {example} --theme mono")
+    pid = int(terminal.tmux("display", "-p", "-t", "smoke", "#{pane_pid}"))
+    terminal.wait_for(lambda s: "jit_ln" in s and "7 modules" in s)
+    terminal.tmux("kill-server")  # the terminal hangs up, as when an SSH connection drops
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+            break  # ended; only its exit status is left to collect
+        time.sleep(0.05)
+    alive = Path(f"/proc/{pid}").exists() and not Path(f"/proc/{pid}/stat").read_text() \
+        .split(") ")[1].startswith("Z")
+    assert not alive, "the app outlived its terminal by 5 s"

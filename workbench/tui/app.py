@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -62,6 +63,9 @@ class ScanProgress(Message):
         super().__init__()
         self.dump = dump
         self.files = files
+
+
+TERMINATION_GRACE_SECONDS = 2.0  # how long a signalled app may take to restore the terminal
 
 
 class LazyPane(Lazy):
@@ -174,6 +178,11 @@ class WorkbenchApp(ReplayControl, App[int]):
                     loop.remove_signal_handler(signum)
 
     def _terminated(self, signum: int) -> None:
+        # After a hang-up the terminal is gone and restoring it can block for good (Textual's
+        # input thread spins on the dead terminal): whatever happens, end within a moment.
+        ending = threading.Timer(TERMINATION_GRACE_SECONDS, os._exit, args=(128 + signum,))
+        ending.daemon = True
+        ending.start()
         self.stop_watching()
         self.exit(return_code=128 + signum)
 
