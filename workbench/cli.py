@@ -49,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _print_names_as_they_are(sys.stdout)
     exit_on_termination_signals()
+    if getattr(args, "memory_limit", None) is not None:
+        from workbench.replay.memory import set_memory_limit
+
+        set_memory_limit(args.memory_limit)  # before any worker process starts: they inherit it
     try:
         return args.func(args)
     except BrokenPipeError:  # `workbench ls DIR | head`

@@ -20,6 +20,7 @@ import numpy as np
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
 from workbench.output.destinations import RefusedDestination, check_folder
+from workbench.replay import memory
 from workbench.replay.steps import STATUS_KINDS, Replay, StepResult
 
 
@@ -57,6 +58,14 @@ def add_input_arguments(parser: argparse.ArgumentParser, one_module: bool = True
                         help="absolute tolerance for every dtype (default: per dtype, see README)")
     parser.add_argument("--rtol", type=float, metavar="Y",
                         help="relative tolerance for every dtype (default: per dtype)")
+    add_memory_limit_argument(parser)
+
+
+def add_memory_limit_argument(parser: argparse.ArgumentParser) -> None:
+    """`--memory-limit SIZE`; `workbench.cli` sets it before any worker process starts."""
+    parser.add_argument("--memory-limit", type=memory.parse_size, metavar="SIZE",
+                        help="most memory one evaluation may use, e.g. 4G (default: a quarter "
+                        "of this machine's memory, or $WORKBENCH_MEMORY_LIMIT)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -30,6 +30,9 @@ from typing import Any
 # Imported once by the fork server, so each worker starts with them loaded.
 PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage"]
 POLL_SECONDS = 0.05  # how often a waiting parent looks at its cancel event
+# Settings a call runs under, sent with every call: a worker may have been started before the
+# parent changed them (the fork server keeps the environment it started with).
+FORWARDED_ENVIRONMENT = ("WORKBENCH_MEMORY_LIMIT",)  # replay.memory.ENVIRONMENT_VARIABLE
 
 
 class Cancelled(Exception):
@@ -127,7 +130,12 @@ def _worker_main(conn: multiprocessing.connection.Connection, nice: int = 0) -> 
             return
         if message is None:
             return
-        key, function, args = message
+        key, function, args, environment = message
+        for name, value in environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         start = time.perf_counter()
         try:
             reply: tuple = (key, True, function(*args))
@@ -202,7 +210,8 @@ class WorkerPool:
         for _attempt in range(2):
             worker = self._idle.pop() if self._idle else self._start()
             try:
-                worker.conn.send((call.key, call.function, call.args))
+                environment = {name: os.environ.get(name) for name in FORWARDED_ENVIRONMENT}
+                worker.conn.send((call.key, call.function, call.args, environment))
             except (OSError, EOFError):  # the idle worker died meanwhile: use a new one
                 worker.kill()
                 continue
