@@ -24,9 +24,9 @@ sys.path.insert(0, str(REPO))
 
 from timing import best_of  # noqa: E402
 
+from workbench.external_tools import DUMP_TOOL, RUN_TOOL, find_tool  # noqa: E402
 from workbench.formats.iree_replay import read_replay  # noqa: E402
 from workbench.replay.iree_runner import ReplayOptions, start_replay  # noqa: E402
-from workbench.replay.iree_tools import DUMP_TOOL, RUN_TOOL, find_tool  # noqa: E402
 
 CAPTURE = REPO / "tests" / "data" / "corpus" / "iree" / "jit_f" / "jit_f.ireereplay"
 

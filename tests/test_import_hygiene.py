@@ -21,7 +21,7 @@ CORE_MODULES = [
     "workbench.replay.triage",
     "workbench.replay.hlo",
     "workbench.formats.iree_replay",
-    "workbench.replay.iree_tools",
+    "workbench.external_tools",
     "workbench.replay.iree_runner",
     "workbench.formats.mlir_text",
     "workbench.formats.mlir_print_ir",

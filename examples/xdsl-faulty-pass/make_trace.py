@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import sys
 from pathlib import Path
 
@@ -131,13 +132,22 @@ def literal(array: np.ndarray) -> xla_data_pb2.LiteralProto:
     return proto
 
 
+def exact_matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x @ w correctly rounded to f32: the products are exact in f64, `math.fsum` adds them
+    exactly. (A BLAS `x @ w` rounds differently with the CPU's kernel, and the shipped
+    snapshot must be the same bytes on every machine.)"""
+    products = x.astype(np.float64)[:, :, None] * w.astype(np.float64)[None, :, :]
+    sums = [[math.fsum(products[i, :, j]) for j in range(w.shape[1])] for i in range(x.shape[0])]
+    return np.array(sums, np.float64).astype(np.float32)
+
+
 def snapshot() -> hlo_pb2.HloSnapshot:
-    """Seeded inputs, and the result the program should compute (numpy, f32)."""
+    """Seeded inputs, and the result the program should compute (f32)."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     w = rng.standard_normal((8, 16)).astype(np.float32)
     b = rng.standard_normal(16).astype(np.float32)
-    expected = (np.maximum(x @ w + b, np.float32(0)) * np.float32(0.5)).astype(np.float32)
+    expected = np.maximum(exact_matmul(x, w) + b, np.float32(0)) * np.float32(0.5)
     proto = hlo_pb2.HloSnapshot()
     for argument in (x, w, b):
         proto.arguments.append(literal(argument))

@@ -124,11 +124,22 @@ def _path_without_iree_tools() -> str:
     return os.pathsep.join(kept)
 
 
+# `workbench` in an interpreter whose bin folder has no tools (the tools are also looked for
+# beside the interpreter, where the `iree` extra installs them).
+_WITHOUT_TOOLS_BESIDE = """
+import sys, sysconfig
+sys.executable = "/nonexistent/bin/python"
+sysconfig.get_path = lambda *args, **kwargs: "/nonexistent/bin"
+from workbench.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 @pytest.mark.parametrize("extra", [[], ["--replay"], ["--records", "--json"]])
 def test_missing_tools_say_what_to_install(capture: str, extra: list[str]) -> None:
     env = {**os.environ, "PATH": _path_without_iree_tools()}
-    done = subprocess.run([sys.executable, "-m", "workbench", "iree", capture, *extra],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_TOOLS_BESIDE, "iree", capture,
+                           *extra], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 3
     assert "Traceback" not in done.stderr + done.stdout
     shown = json.loads(done.stdout)["error"] if "--json" in extra else done.stderr

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.external_tools import ToolMissing, ToolResult
 from workbench.formats.iree_replay import ReplayDump, ReplayRecord, read_replay
 from workbench.loader import ReadError
 from workbench.replay.iree_runner import (
@@ -23,7 +24,6 @@ from workbench.replay.iree_runner import (
     split_assignment,
     start_replay,
 )
-from workbench.replay.iree_tools import ToolMissing, ToolResult
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_TOOLS = 1, 2, 3
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.replay.iree_tools import RUN_TOOL, ToolProcess, find_tool
+from workbench.external_tools import RUN_TOOL, ToolProcess, find_tool
 
 DEFAULT_DEVICE = "local-sync"
 DEFAULT_TIMEOUT_S = 300.0

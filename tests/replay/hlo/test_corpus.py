@@ -11,6 +11,12 @@ semantics, all of them in XLA's CPU compiler:
 - its fused reductions may add in another order than the HLO's;
 - its runtime computes exp, log, tanh and the like with its own approximations, which differ
   from numpy's in the last bits.
+
+Bit-exactness is asserted only where the evaluator's own bits are the same on every machine
+(`portable`): a float dot or convolution goes through numpy's BLAS or einsum, whose kernel
+(and so summation order) depends on the CPU, and exp, tanh and kin through libm or numpy's
+SIMD code, which differ in the last bits between machines. Those evaluations are held to the
+tolerance only.
 """
 
 from __future__ import annotations
@@ -59,6 +65,21 @@ def bit_exact(actual: LiteralValue, expected: LiteralValue) -> bool:
     return True
 
 
+# Ops whose result in the evaluator depends on the machine's BLAS, libm or numpy's SIMD
+# kernels (in the last bits) when they compute floats.
+MACHINE_DEPENDENT = frozenset((
+    "dot", "convolution", "triangular-solve", "cholesky", "fft", "exponential",
+    "exponential-minus-one", "log", "log-plus-one", "logistic", "sine", "cosine", "tan", "tanh",
+    "erf", "power", "atan2", "cbrt",
+))
+
+
+def portable(module: HloModule) -> bool:
+    """True when no op of `module` rounds differently from one machine to another."""
+    return not any(i.opcode in MACHINE_DEPENDENT and i.shape.element_type[:1] in ("f", "b", "c")
+                   for c in module.computations for i in c.instructions)
+
+
 @dataclass
 class Outcome:
     module: Module
@@ -66,6 +87,7 @@ class Outcome:
     step: Step
     ok: bool  # within triage's tolerance of the recorded result
     exact: bool
+    portable: bool  # the evaluator's bits are the same on any machine
 
     @property
     def key(self) -> str:
@@ -79,19 +101,20 @@ def outcomes(root: Path, only: str | None = None) -> Iterator[Outcome]:
         for execution in module.executions:
             snapshot = load_snapshot(root, execution)
             for step in steps:
-                result = evaluate_module(load_step_hlo(root, step), snapshot.arguments)
+                hlo = load_step_hlo(root, step)
+                result = evaluate_module(hlo, snapshot.arguments)
                 assert snapshot.result is not None
                 yield Outcome(module, execution.id, step, compare(snapshot.result, result).ok,
-                              bit_exact(result, snapshot.result))
+                              bit_exact(result, snapshot.result), portable(hlo))
 
 
-# (evaluations: steps x snapshots, how many of them bit-exact)
+# (evaluations: steps x snapshots, how many of them portable, how many of those bit-exact)
 CLEAN = {
-    "mlp": (265, 107),  # softmax: exp; threefry and dot bit-exact
-    "layernorm": (214, 169),  # rsqrt fused into the normalization
-    "fori_loop": (89, 41),  # sine
-    "int_ops": (158, 158),
-    "slicing": (91, 91),
+    "mlp": (265, 107, 107),  # softmax: exp; threefry bit-exact; dots not portable
+    "layernorm": (214, 214, 169),  # rsqrt fused into the normalization
+    "fori_loop": (89, 48, 41),  # sine
+    "int_ops": (158, 158, 158),
+    "slicing": (91, 91, 91),
 }
 
 
@@ -100,7 +123,9 @@ def test_every_step_reproduces_the_recorded_result(corpus: Path, folder: str) ->
     results = list(outcomes(corpus / "xla" / folder))
     failing = [(o.key, o.step.label) for o in results if not o.ok]
     assert failing == []
-    assert (len(results), sum(o.exact for o in results)) == CLEAN[folder]
+    portable_results = [o for o in results if o.portable]
+    assert (len(results), len(portable_results),
+            sum(o.exact for o in portable_results)) == CLEAN[folder]
 
 
 def test_broken_fusion_differs_exactly_where_the_fault_is_not(corpus: Path) -> None:
@@ -196,8 +221,8 @@ def _has_elided_constant(module: HloModule) -> bool:
 
 def test_numpy_reducers_from_the_proto(corpus: Path) -> None:
     """All 583 executions of JAX's reducer tests, from the before_optimizations `.hlo.pb`
-    (the text dumps elide 21 modules' constants): none mismatches; which are not bit-exact,
-    and why, is listed above."""
+    (the text dumps elide 21 modules' constants): none mismatches; which of the portable ones
+    are not bit-exact, and why, is listed above."""
     root = corpus / "xla-jax-tests" / "numpy-reducers"
     results = []
     for outcome in outcomes(root, only="before_optimizations"):
@@ -206,7 +231,8 @@ def test_numpy_reducers_from_the_proto(corpus: Path) -> None:
         results.append(outcome)
     assert [o.key for o in results if not o.ok] == []
     assert len(results) == 583
-    assert sorted(o.key for o in results if not o.exact) == sorted(NOT_BIT_EXACT)
+    assert sum(o.portable for o in results) == 568  # 15 have float dots
+    assert sorted(o.key for o in results if o.portable and not o.exact) == sorted(NOT_BIT_EXACT)
     assert Counter(NOT_BIT_EXACT.values()) == {ORDER: 26, FMA: 11, OPTIMIZED_FMA: 6,
                                                OPTIMIZED: 6}
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -165,6 +167,9 @@ def test_missing_tools_are_named_not_raised(captures: Path, drive, wait,
     kept = [d for d in os.environ.get("PATH", "").split(os.pathsep)
             if d and not any(os.path.exists(os.path.join(d, tool)) for tool in TOOLS)]
     monkeypatch.setenv("PATH", os.pathsep.join(kept))
+    # nor beside the interpreter, where the `iree` extra installs them
+    monkeypatch.setattr(sys, "executable", os.fspath(captures / "no-env" / "python"))
+    monkeypatch.setattr(sysconfig, "get_path", lambda *args, **kwargs: os.fspath(captures))
     app = WorkbenchApp(captures, watch=False)
 
     async def scenario(pilot: Pilot) -> None:

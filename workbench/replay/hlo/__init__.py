@@ -17,11 +17,13 @@ from workbench.replay.errors import EvaluationError
 from workbench.replay.hlo import (  # noqa: F401  (each module registers its ops)
     control_flow,
     convolution,
+    custom_call,
     dot,
     elementwise,
     fft,
     gather,
     linalg,
+    mulhi,
     reduce,
     reduce_window,
     rng,

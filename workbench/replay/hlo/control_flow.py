@@ -1,5 +1,5 @@
-"""Ops that run other computations (call, fusion, while, conditional, map), annotation
-custom-calls, and the single-device forms of collectives and device ids."""
+"""Ops that run other computations (call, fusion, while, conditional, map), and the
+single-device forms of collectives and device ids."""
 
 from __future__ import annotations
 
@@ -60,23 +60,6 @@ def map_(interpreter: Interpreter, instruction: Instruction, operands: list[Valu
     name = _called(instruction, 1)[0]
     result = interpreter.apply_scalar(name, operands)
     return np.broadcast_to(result, instruction.shape.dims)
-
-
-# Custom-calls that only annotate (sharding, host offloading) and are the identity on one
-# device. Any other target is `unsupported: custom-call <target>`.
-ANNOTATION_TARGETS = frozenset((
-    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost", "MoveToDevice",
-    "annotate_device_placement", "LayoutConstraint", "InspectSharding",
-))
-
-
-@handles("custom-call")
-def custom_call(interpreter: Interpreter, instruction: Instruction,
-                operands: list[Value]) -> Value:
-    target = instruction.custom_call_target or ""
-    if target in ANNOTATION_TARGETS and len(operands) == 1:
-        return operands[0]
-    raise Unsupported(f"custom-call {target}" if target else "custom-call")
 
 
 def _single_device(instruction: Instruction) -> None:

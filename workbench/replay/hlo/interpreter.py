@@ -29,7 +29,7 @@ ELEMENTWISE = frozenset((
     "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert",
     "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
     "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
-    "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
+    "mulhi", "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
     "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select",
     "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
     "subtract", "tan", "tanh", "xor",

@@ -19,11 +19,11 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import RichLog, Static
 
+from workbench.external_tools import ToolMissing, ToolProcess, ToolResult
 from workbench.formats.iree_replay import ReplayDump, ReplayRecord, read_replay
 from workbench.loader import ReadError
 from workbench.model import Execution, Module
 from workbench.replay.iree_runner import ReplayOptions, start_replay
-from workbench.replay.iree_tools import ToolMissing, ToolProcess, ToolResult
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable

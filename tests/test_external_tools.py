@@ -1,4 +1,5 @@
-"""Child processes for the IREE tools: streamed lines, verbatim messages, time limit, cancel.
+"""External tools: found on PATH or beside the interpreter; child processes for the IREE
+tools: streamed lines, verbatim messages, time limit, cancel.
 
 The time limit and cancel are tested on a Python script that starts a grandchild, as pip's
 wrapper script starts the real IREE binary: stopping must kill the grandchild too.
@@ -7,14 +8,16 @@ wrapper script starts the real IREE binary: stopping must kill the grandchild to
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from workbench.replay.iree_tools import (
+from workbench.external_tools import (
     DUMP_TOOL,
     ToolMissing,
     ToolProcess,
@@ -133,14 +136,57 @@ def test_status_code() -> None:
     assert status_code("") is None
 
 
+def _no_interpreter_tools(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """The running interpreter as if it lived in `folder` (no tools beside it)."""
+    monkeypatch.setattr(sys, "executable", os.fspath(folder / "python"))
+    monkeypatch.setattr(sysconfig, "get_path", lambda name, *args, **kwargs: os.fspath(folder))
+
+
+def _executable(path: Path) -> Path:
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
 def test_missing_tool_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
+    _no_interpreter_tools(monkeypatch, tmp_path / "env" / "bin")
     with pytest.raises(ToolMissing) as raised:
         find_tool(DUMP_TOOL)
     assert raised.value.tool == DUMP_TOOL
     assert "pip install 'dump-triage-workbench[iree]'" in str(raised.value)
     assert "pip install iree-base-runtime" in str(raised.value)
-    tool = tmp_path / DUMP_TOOL
-    tool.write_text("#!/bin/sh\n")
-    tool.chmod(0o755)
+    tool = _executable(tmp_path / DUMP_TOOL)
     assert find_tool(DUMP_TOOL) == os.fspath(tool)
+
+
+def test_tool_beside_the_interpreter_is_found_without_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv's bin folder that is not on PATH (the venv not activated, or pipx)."""
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "elsewhere"))
+    _no_interpreter_tools(monkeypatch, bin_dir)
+    tool = _executable(bin_dir / DUMP_TOOL)
+    assert find_tool(DUMP_TOOL) == os.fspath(tool)
+    path_tool = _executable(tmp_path / DUMP_TOOL)  # PATH wins, as a shell would choose
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert find_tool(DUMP_TOOL) == os.fspath(path_tool)
+
+
+def test_installed_command_finds_the_tools_with_path_not_containing_the_venv(
+        corpus: Path) -> None:
+    """`.venv/bin/workbench iree FILE` with the venv's bin folder not on PATH."""
+    bin_dir = Path(sys.executable).parent
+    command = bin_dir / "workbench"
+    if not (bin_dir / DUMP_TOOL).exists() or not command.exists():
+        pytest.skip(f"needs {DUMP_TOOL} and the workbench command in {bin_dir}: "
+                    "pip install '.[iree]'")
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p and Path(p).resolve() != bin_dir.resolve())
+    env = {**os.environ, "PATH": path or os.defpath}
+    done = subprocess.run([os.fspath(command), "iree",
+                           os.fspath(corpus / "iree" / "jit_f" / "jit_f.ireereplay")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "not found" not in done.stderr

@@ -1,6 +1,13 @@
-"""Run the IREE runtime tools (`iree-dump-replay`, `iree-run-replay`) as child processes.
+"""External tools the workbench runs: finding them, and running them as child processes.
 
-The tools come with the PyPI package `iree-base-runtime` (the `iree` extra of this package).
+Today these are IREE's runtime tools (`iree-dump-replay`, `iree-run-replay`), which come with
+the PyPI package `iree-base-runtime` (the `iree` extra of this package). Readers
+(`formats/iree_replay.py`) and replay (`replay/iree_runner.py`) both use this module, so it
+sits below both.
+
+A tool is looked for on PATH, then beside the running interpreter (`sys.executable`'s folder,
+and the scripts folder of its install scheme): `.venv/bin/workbench` run without activating
+the venv, or a pipx install, has the extra's tools in that bin folder but not on PATH.
 pip installs each as a small Python script that starts the real binary in a child process, so
 a time limit or a cancel must kill the whole process group, not just the script: each tool
 starts in a session of its own and is stopped with `killpg`.
@@ -20,17 +27,20 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Literal
 
 DUMP_TOOL = "iree-dump-replay"
 RUN_TOOL = "iree-run-replay"
 INSTALL_HINT = (
     "install the IREE runtime tools with `pip install 'dump-triage-workbench[iree]'` "
-    "(or `pip install iree-base-runtime`) into an environment whose bin folder is on PATH"
+    "(or `pip install iree-base-runtime`) into this environment, or put their folder on PATH"
 )
 
 Stream = Literal["stdout", "stderr"]
@@ -44,19 +54,35 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class ToolMissing(Exception):
-    """An IREE tool is not installed (not on PATH). `str()` says what to install."""
+    """A tool is not installed (not on PATH, not beside the interpreter). `str()` says what
+    to install."""
 
     def __init__(self, tool: str) -> None:
-        super().__init__(f"{tool} not found on PATH: {INSTALL_HINT}")
+        super().__init__(f"{tool} not found on PATH or in {interpreter_bin_dirs()[0]}: "
+                         f"{INSTALL_HINT}")
         self.tool = tool
 
 
+def interpreter_bin_dirs() -> list[Path]:
+    """Where the running interpreter's environment installs commands."""
+    dirs = [Path(sys.executable).parent]
+    scripts = sysconfig.get_path("scripts")
+    if scripts and Path(scripts) not in dirs:
+        dirs.append(Path(scripts))
+    return dirs
+
+
 def find_tool(name: str) -> str:
-    """The path of tool `name` on PATH; raises `ToolMissing` naming the extra to install."""
+    """The path of tool `name`: on PATH, else beside the interpreter; raises `ToolMissing`
+    naming the extra to install."""
     path = shutil.which(name)
-    if path is None:
-        raise ToolMissing(name)
-    return path
+    if path is not None:
+        return path
+    for folder in interpreter_bin_dirs():
+        path = shutil.which(name, path=os.fspath(folder))
+        if path is not None:
+            return path
+    raise ToolMissing(name)
 
 
 def status_code(message: str) -> str | None:

@@ -1,0 +1,10 @@
+"""jnp.linalg.eigh (syevd / heevd) reading the lower and the upper triangle."""
+from _common import hermitian, run_all
+from jax import lax
+
+
+def f(a):
+    return lax.linalg.eigh(a), lax.linalg.eigh(a, lower=False, symmetrize_input=False)
+
+
+run_all(f, lambda t: (hermitian((4, 4), t),), lambda t: (hermitian((2, 3, 3), t, 1),))

@@ -1,0 +1,65 @@
+"""`custom-call`: dispatch on the target name.
+
+- Annotations (sharding, host offloading, Shardy's `xla.sdy.*` markers) are the identity on
+  one device: their results are their operands.
+- jaxlib's LAPACK kernels (`lapack_{s,d,c,z}<routine>_ffi`): `lapack.py`, via SciPy.
+- jaxlib's `tridiagonal_solve_perturbed_ffi`: `tridiagonal_solve.py`.
+
+Any other target is `unsupported: custom-call <target>`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from workbench.hlo_ir import Instruction
+from workbench.replay.errors import Unsupported
+from workbench.replay.hlo import lapack
+from workbench.replay.hlo.registry import Value, handles
+from workbench.replay.hlo.tridiagonal_solve import tridiagonal_solve_perturbed
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.interpreter import Interpreter
+
+ANNOTATION_TARGETS = frozenset((
+    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost", "MoveToDevice",
+    "annotate_device_placement", "LayoutConstraint", "InspectSharding",
+    # Shardy (`sdy`) round-tripped through HLO: result shardings, and a manual computation's
+    # boundaries, which change shapes only when a mesh axis has more than one device.
+    "xla.sdy.FuncResultSharding", "xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape",
+))
+
+
+def _annotation(instruction: Instruction, operands: list[Value]) -> Value:
+    shape = instruction.shape
+    if shape.is_tuple and len(shape.tuple_shapes) == len(operands):
+        values = tuple(operands)
+        shapes = shape.tuple_shapes
+    elif not shape.is_tuple and len(operands) == 1:
+        values, shapes = (operands[0],), (shape,)
+    else:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with "
+                          f"{len(operands)} operands and result {shape}")
+    for value, result in zip(values, shapes, strict=True):
+        if isinstance(value, tuple) or np.shape(value) != result.dims:
+            # A shape change means more than one device along a mesh axis
+            raise Unsupported(f"custom-call {instruction.custom_call_target} "
+                              "over more than one device")
+    return operands[0] if not shape.is_tuple else values
+
+
+@handles("custom-call")
+def custom_call(interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
+    target = instruction.custom_call_target or ""
+    if target in ANNOTATION_TARGETS:
+        return _annotation(instruction, operands)
+    if target.startswith("lapack_"):
+        return lapack.evaluate(instruction, operands)
+    if target == "tridiagonal_solve_perturbed_ffi":
+        if len(operands) != 4:
+            raise Unsupported(f"custom-call {target} with {len(operands)} operands")
+        return tridiagonal_solve_perturbed(*(np.asarray(x) for x in operands))
+    raise Unsupported(f"custom-call {target}" if target else "custom-call")
