@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from large_dump import MissingJax, make_dump
 
+from workbench.facts import FACTS
 from workbench.hlo_ir import HloModule
 from workbench.index import scan
-from workbench.loader import PARSED
 from workbench.model import Dump, Module
 from workbench.replay.backends import HloBackend, open_backend
 from workbench.replay.bisect import Mark, bisect_replay, evaluation_bound, run_bisect
@@ -170,7 +170,7 @@ def main() -> int:
     load_times, eval_times, cpu_times = [], [], []
     from workbench.replay.hlo import evaluate_module
 
-    PARSED.clear()  # cold: every step is read from disk, as a bisection meets it
+    FACTS.clear()  # cold: every step is read from disk, as a bisection meets it
     for position in sample:
         step = steps[position]
         begin = time.perf_counter()
@@ -192,7 +192,7 @@ def main() -> int:
           f"evaluation CPU time {statistics.mean(cpu_times):.3f} s)")
 
     # Bisection, from a cold loader cache, as a fresh run meets it.
-    PARSED.clear()
+    FACTS.clear()
     begin = time.perf_counter()
     with Replay(backend, inputs) as replay:
         verdict = bisect_replay(replay)
@@ -209,7 +209,7 @@ def main() -> int:
         replay.evaluate(position)
         return "good" if position < planted else "bad"
 
-    PARSED.clear()
+    FACTS.clear()
     begin = time.perf_counter()
     with Replay(backend, inputs) as replay:
         found = run_bisect(len(steps), judge)

@@ -23,6 +23,7 @@ from textual import events
 from textual.pilot import Pilot
 from tui_harness import first_frame_after, large_dump, percentiles, start_clock
 
+from workbench.stats import IrStats
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.modules import ModulesPane
@@ -106,9 +107,9 @@ async def run(keys: int, interval: float) -> None:
             print(f"  median ratio, triage / idle: {ratio:.2f}x")
 
         timeline = app.pane(TimelinePane)
-        sizes = [(app.book.step_facts(s).stats, s) for s in largest.steps]
-        biggest = max((s for st, s in sizes if st is not None and hasattr(st, "lines")),
-                      key=lambda s: app.book.step_facts(s).stats.lines)  # type: ignore[union-attr]
+        lines = {s.index: st.lines for s in largest.steps
+                 if isinstance(st := app.step_facts(s).stats, IrStats)}
+        biggest = largest.steps[max(lines, key=lines.__getitem__)]
         timeline.show_step(biggest)
         await settle(pilot)
         diff = app.pane(DiffPane)
@@ -124,7 +125,7 @@ async def run(keys: int, interval: float) -> None:
             pages.append(await key_latency(app, "pagedown",
                                            lambda b=before: view.scroll_offset.y != b))
         print(f"  diff page down        {percentiles(pages)}  ({biggest.label}: {rows:,} rows, "
-              f"{app.book.step_facts(biggest).stats.lines:,} lines)")  # type: ignore[union-attr]
+              f"{lines[biggest.index]:,} lines)")
 
 
 def main() -> None:

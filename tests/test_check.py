@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench import loader
+from workbench import sources
 from workbench.check import check_dump
+from workbench.facts import FACTS
 from workbench.index import scan
 
 LAYERNORM = Path("xla/layernorm")
@@ -81,14 +82,13 @@ def test_unreadable_files(corpus: Path, tmp_path: Path, monkeypatch: pytest.Monk
     def denied(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(loader, "open", denied, raising=False)
+    monkeypatch.setattr(sources, "open", denied, raising=False)
     problems = check_dump(dump)
     assert [(p.file, p.reason) for p in problems] == [
         ("module_0010.jit_ln.before_optimizations.txt", "permission denied")]
 
 
 def test_check_does_not_fill_the_cache(corpus: Path) -> None:
-    loader.PARSED.clear()
+    FACTS.clear()
     check_dump(scan(corpus / "xla" / "fori_loop"))
-    assert loader.PARSED.get(("anything",)) is None
-    assert not loader.PARSED._entries
+    assert len(FACTS) == 0

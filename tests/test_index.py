@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.index import scan
+from workbench.index import file_module, scan
+from workbench.sources import ReadError
 
 # folder: (modules, per-pass steps, snapshots), from the corpus README.
 XLA_FOLDERS = {
@@ -159,3 +160,20 @@ def test_trace_folders_scanned_together_stay_apart(corpus: Path) -> None:
             f"{folder}/module_0000.jit_f.snapshot.0.pb"]
         assert all(s.text is not None and s.text.file.startswith(folder + "/")
                    for s in module.steps)
+
+
+def test_file_module_reads_one_file_as_scan_does(corpus: Path, tmp_path: Path) -> None:
+    trace = corpus / "mlir" / "mlir-trace-broken" / "module_0000.jit_f.mlir-trace.pb"
+    module = file_module(trace)
+    (scanned,) = [m for m in scan(trace.parent).modules if m.key == module.key]
+    assert (module.key, module.name, module.format) == ("module_0000", "jit_f", "mlir-trace")
+    assert [s.pass_name for s in module.steps] == [s.pass_name for s in scanned.steps]
+    with pytest.raises(ReadError, match="file not found"):
+        file_module(tmp_path / "gone.mlir-trace.pb")
+    broken = tmp_path / trace.name
+    broken.write_bytes(trace.read_bytes()[:40])
+    with pytest.raises(ReadError, match=trace.name):
+        file_module(broken)
+    (tmp_path / "notes.txt").write_text("nothing of a dump\n")
+    with pytest.raises(ReadError, match="holds no modules"):
+        file_module(tmp_path / "notes.txt")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench import loader
+from workbench import loader, sources
+from workbench.facts import LruCache
 from workbench.index import scan
 from workbench.loader import ReadError, read_bytes, read_text
 from workbench.model import Source, Step
@@ -62,7 +63,7 @@ def test_missing_and_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         raise PermissionError(13, "Permission denied")
 
     # Tests may run as root, for whom chmod 0 changes nothing: make open() refuse instead.
-    monkeypatch.setattr(loader, "open", denied, raising=False)
+    monkeypatch.setattr(sources, "open", denied, raising=False)
     with pytest.raises(ReadError, match="locked.txt: permission denied"):
         read_text(tmp_path, Source("locked.txt"))
 
@@ -165,7 +166,7 @@ def test_unreadable_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     def denied(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(loader, "open", denied, raising=False)
+    monkeypatch.setattr(sources, "open", denied, raising=False)
     with pytest.raises(ReadError, match="permission denied"):
         loader.load_step_hlo(tmp_path, step)
 
@@ -195,7 +196,7 @@ def test_reader_bugs_become_read_errors(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_cache_bounds() -> None:
-    cache = loader.LruCache(max_entries=3, max_bytes=100)
+    cache: LruCache[tuple[str], str] = LruCache(max_entries=3, max_cost=100)
     for key in "abc":
         cache.put((key,), key, 10)
     assert cache.get(("a",)) == "a"  # now the most recent

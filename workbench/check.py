@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from workbench.loader import ReadError, read_bytes, read_hlo_file, read_snapshot_file, read_text
+from workbench.loader import read_hlo_file, read_snapshot_file
 from workbench.model import Dump, Problem, Source
+from workbench.sources import ReadError, read_bytes, read_text
 
 Check = Callable[[], object]
 

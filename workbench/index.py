@@ -26,7 +26,8 @@ from workbench.formats.mlir_ir_tree import claim_ir_trees, expand_ir_trees
 from workbench.formats.mlir_trace import expand_mlir_traces
 from workbench.formats.xla_dump import claim_xla
 from workbench.gc_pause import gc_paused
-from workbench.model import Dump, Problem
+from workbench.model import Dump, Module, Problem
+from workbench.sources import ReadError
 
 Claimer = Callable[[Dump, list[str]], list[str]]
 Expander = Callable[[Dump], None]
@@ -135,3 +136,18 @@ def _make_keys_unique(dump: Dump) -> None:
             module.key = f"{module.key}.{module.name}"
 
 
+
+
+def file_module(path: Path | str) -> Module:
+    """The one module a dump file holds (an mlir-trace, a print-ir log, a crash reproducer),
+    read as `scan` reads it in its folder. Raises ReadError when the file cannot be read or
+    holds no single module."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReadError(path.name, "file not found" if not path.exists() else "not a file")
+    dump = scan(path)
+    if dump.problems:
+        raise ReadError(dump.problems[0].file, dump.problems[0].reason)
+    if len(dump.modules) != 1:
+        raise ReadError(path.name, f"holds {len(dump.modules) or 'no'} modules, not one")
+    return dump.modules[0]

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.facts import FACTS, SMALL, FactKind
 from workbench.formats.mlir_reports import (
     Reports,
     StatisticsNode,
@@ -26,8 +27,15 @@ from workbench.formats.mlir_reports import (
     join_timing,
     module_reports,
 )
-from workbench.loader import ReadError, read_text
-from workbench.model import IRKind, Module, Step
+from workbench.formats.mlir_text import OP_LINE
+from workbench.formats.xla_buffers import (
+    BufferAssignment,
+    MemorySpace,
+    read_buffer_assignment,
+    read_memory_usage,
+)
+from workbench.model import IRKind, Module, Source, Step
+from workbench.sources import ReadError, read_text
 
 
 @dataclass(frozen=True)
@@ -47,11 +55,11 @@ class IrStats:
 _HLO_DEF = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*")
 _HLO_OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
 _HLO_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?[\w.\-]+\s.*\{\s*$")
-# An MLIR op: optional results `%a, %b:2 =`, then `dialect.op` or `"dialect.op"`.
-_MLIR_OP = re.compile(
-    r"^\s*(?:%[\w$.#:]+(?:\s*,\s*%[\w$.#:]+)*\s*=\s*)?\"?([A-Za-z_][\w$]*\.[\w$.]+)\"?[\s(<{:]"
-)
 _MLIR_FUNCTION = re.compile(r"^\s*(?:\"?func\.func\"?|func\.func|llvm\.func|util\.func)\b")
+
+
+# Op counts of a step (or why its file could not be read), about 1.5 KB a step whatever its size.
+IR_STATS: FactKind[IrStats | ReadError] = FactKind("ir-stats", SMALL, per_byte=0, fixed=1536)
 
 
 def _skip_shape(line: str, start: int) -> int:
@@ -95,7 +103,7 @@ def mlir_stats(text: str) -> IrStats:
         stripped = line.lstrip()
         if not stripped or stripped.startswith(("//", "#", "^", "}", "{-#")):
             continue
-        match = _MLIR_OP.match(line)
+        match = OP_LINE.match(line)
         if match is not None:
             ops[match.group(1)] += 1
             if _MLIR_FUNCTION.match(line):
@@ -110,10 +118,31 @@ def ir_stats(text: str, ir: IRKind) -> IrStats:
 
 
 def step_stats(root: Path, step: Step) -> IrStats:
-    """Stats of one step from its printed text. Raises ReadError (no text, unreadable file)."""
+    """Stats of one step from its printed text, kept in the store of derived facts. Raises
+    ReadError (no text, unreadable file)."""
     if step.text is None:
         raise ReadError(step.file or "?", "no printed IR for this step (proto only)")
-    return ir_stats(read_text(root, step.text), step.ir)
+    text = step.text
+    found = FACTS.make(IR_STATS, root, [text], lambda: _count(root, text, step.ir),
+                       params=(step.ir,))
+    if isinstance(found, ReadError):
+        raise ReadError(found.file, found.reason)
+    return found
+
+
+def known_step_stats(root: Path, step: Step) -> IrStats | ReadError | None:
+    """Stats of a step if they are known for its file as it is now (why they are missing when
+    the file could not be read); None when nobody has counted them yet. Reads no file."""
+    if step.text is None:
+        return None
+    return FACTS.known(IR_STATS, root, [step.text], params=(step.ir,))
+
+
+def _count(root: Path, source: Source, ir: IRKind) -> IrStats | ReadError:
+    try:
+        return ir_stats(read_text(root, source), ir)
+    except ReadError as error:  # kept: the file stays unreadable until it changes
+        return error
 
 
 def op_delta(before: IrStats | None, after: IrStats) -> dict[str, int]:
@@ -144,3 +173,34 @@ def step_reports(root: Path, module: Module) -> StepReports:
     if reports.statistics:
         joined.statistics = join_statistics(module.steps, reports.statistics[-1])
     return joined
+
+
+@dataclass
+class ModuleReports:
+    """A module's reports joined to its steps, XLA's memory summary and buffer assignment, and
+    what could not be read of them (each as `file: reason`)."""
+
+    module_key: str
+    reports: StepReports | None = None
+    memory: list[MemorySpace] = field(default_factory=list)
+    buffers: BufferAssignment | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def read_module_reports(root: Path, module: Module) -> ModuleReports:
+    """Read every report artifact of `module` (problems are kept, never raised)."""
+    found = ModuleReports(module.key)
+    found.reports = step_reports(root, module)
+    found.problems += [f"{p.file}: {p.reason}" for p in found.reports.reports.problems]
+    for artifact in module.artifacts:
+        if artifact.kind not in ("memory-usage-report", "buffer-assignment"):
+            continue
+        try:
+            text = read_text(root, Source(artifact.file))
+            if artifact.kind == "memory-usage-report":
+                found.memory = read_memory_usage(text, artifact.file)
+            else:
+                found.buffers = read_buffer_assignment(text, artifact.file)
+        except ReadError as error:
+            found.problems.append(str(error))
+    return found

@@ -245,10 +245,6 @@ class DumpChange:
     files_changed: frozenset[str] = frozenset()
     files_removed: frozenset[str] = frozenset()
 
-    @property
-    def modules_touched(self) -> bool:
-        return bool(self.added or self.removed or self.changed)
-
 
 def module_signature(module: Module) -> tuple:
     """Everything the listing says about a module; equal signatures mean nothing to redraw."""

@@ -17,10 +17,11 @@ from workbench.diff.ir_diff import (
     section_counts,
 )
 from workbench.diff.normalize import NormalizeOptions, normalize
-from workbench.diff.render import diff_json, side_by_side, unified
+from workbench.diff.render import side_by_side, unified
 from workbench.diff.steps import diff_steps, diff_with_previous, load_normalized
 from workbench.index import scan
 from workbench.loader import read_text
+from workbench.output.json_shapes import diff_json
 
 RAW = NormalizeOptions.raw()
 

@@ -18,6 +18,7 @@ from workbench.diff.steps import (
     mark_changed,
     previous_state,
 )
+from workbench.facts import FACTS
 from workbench.index import scan
 from workbench.model import Source
 
@@ -100,16 +101,18 @@ def test_unrelated_scopes_are_refused(corpus: Path) -> None:
 
 
 def test_normalized_texts_are_cached_until_the_file_changes(corpus: Path, tmp_path: Path) -> None:
-    """The cache holds what it was given, bounded by the files' size, and drops a rewritten file."""
+    """The store holds what it was given, costed by the file's size, and drops a rewritten
+    file."""
     step_file = next((corpus / "xla").rglob("*after_optimizations.txt"))
     copy = tmp_path / step_file.name
     copy.write_bytes(step_file.read_bytes())
-    NORMALIZED.clear()
+    FACTS.clear()
     first = load_normalized(tmp_path, Source(copy.name), "hlo")
     assert load_normalized(tmp_path, Source(copy.name), "hlo") is first
-    assert NORMALIZED._bytes == len(copy.read_text())
+    assert FACTS.cost == NORMALIZED.cost(copy.stat().st_size)
 
-    before = len(copy.read_text())
+    before = copy.stat().st_size
     copy.write_text(copy.read_text() + "\n")  # rewritten in place (size changes)
     again = load_normalized(tmp_path, Source(copy.name), "hlo")
-    assert again is not first and NORMALIZED._bytes == before + len(copy.read_text())
+    assert again is not first
+    assert FACTS.cost == NORMALIZED.cost(before) + NORMALIZED.cost(before + 1)

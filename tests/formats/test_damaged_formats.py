@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 
 from workbench.diff.normalize import normalize
 from workbench.formats.action_log import (
-    action_json,
     chrome_trace,
     filter_actions,
     pass_runs,
@@ -44,6 +43,7 @@ from workbench.formats.mlir_text import scope_of_text
 from workbench.formats.mlir_trace import read_trace_entry, trace_steps
 from workbench.formats.snapshot import read_snapshot
 from workbench.loader import ReadError, decode_text
+from workbench.output.json_shapes import action_json
 from workbench.replay.errors import Unsupported
 from workbench.replay.mlir.parse import MlirParseError, parse_module
 from workbench.stats import ir_stats

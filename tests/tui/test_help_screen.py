@@ -8,9 +8,10 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from workbench.tui.app import WorkbenchApp, all_bindings
+from workbench.tui.app import WorkbenchApp
 from workbench.tui.commands import PaneCommands
 from workbench.tui.help_screen import HelpScreen
+from workbench.tui.keys import all_bindings
 from workbench.tui.panes.timeline import TimelinePane
 
 

@@ -38,7 +38,7 @@ def test_files_copied_in_appear_in_modules_and_timeline(
         await until(pilot, lambda: len(timeline.rows) == 2 + 36)
         assert [s.xla_step for s in timeline.rows[1:-1]] == list(range(36))
         await wait(pilot)
-        assert app.book.step_facts(timeline.rows[1 + 28]).changed is True
+        assert app.step_facts(timeline.rows[1 + 28]).changed is True
 
         (tmp_path / per_pass[0].name).unlink()  # the text of step 0000 (its proto stays)
         (tmp_path / per_pass[1].name).unlink()

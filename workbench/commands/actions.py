@@ -10,15 +10,15 @@ from pathlib import Path
 from workbench.formats.action_log import (
     Action,
     ActionLog,
-    action_json,
     chrome_trace,
     filter_actions,
     parse_location,
     read_action_log,
 )
-from workbench.loader import ReadError, read_bytes
 from workbench.model import Source
 from workbench.output.destinations import RefusedDestination, check_file, write_file_atomically
+from workbench.output.json_shapes import actions_json, print_json
+from workbench.sources import ReadError, read_bytes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,16 +72,7 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     if args.json:
-        payload = {
-            "file": str(path),
-            "actions": [action_json(a) for a in chosen],
-            "tags": log.tags(),
-            "total": len(log.actions),
-            "open": len(log.open_actions),
-            "problems": [{"file": p.file, "reason": p.reason} for p in log.problems],
-        }
-        json.dump(payload, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(actions_json(str(path), log, chosen))
         return 0
     _print(log, chosen, filtered, args)
     return 0

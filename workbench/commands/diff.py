@@ -10,13 +10,12 @@ Exit status as GNU diff: 0 equal, 1 different, 2 trouble.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from workbench.diff.ir_diff import IRDiff, diff_normalized
 from workbench.diff.normalize import NormalizeOptions, TextKind, normalize
-from workbench.diff.render import diff_json, side_by_side, summary_lines, unified
+from workbench.diff.render import side_by_side, summary_lines, unified
 from workbench.diff.steps import (
     describe,
     diff_steps,
@@ -24,8 +23,9 @@ from workbench.diff.steps import (
     find_step,
 )
 from workbench.index import scan
-from workbench.loader import ReadError, read_text
 from workbench.model import Source, Step
+from workbench.output.json_shapes import diff_json, print_json
+from workbench.sources import ReadError, read_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -94,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
     status = 0 if diff.equal else 1
     context = max(0, args.context)
     if args.json:
-        json.dump(diff_json(diff, label_a, label_b, context), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(diff_json(diff, label_a, label_b, context))
         return status
     if args.summary:
         _print(summary_lines(diff))

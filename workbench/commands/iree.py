@@ -8,14 +8,18 @@ the capture does not have); 3 the IREE runtime tools are not installed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from workbench.external_tools import ToolMissing, ToolResult
+from workbench.external_tools import ToolMissing
 from workbench.formats.iree_replay import ReplayDump, ReplayRecord, read_replay
-from workbench.loader import ReadError
+from workbench.output.json_shapes import (
+    iree_error_json,
+    iree_records_json,
+    iree_replay_json,
+    iree_summary_json,
+    print_json,
+)
 from workbench.replay.iree_runner import (
     DEFAULT_DEVICE,
     DEFAULT_TIMEOUT_S,
@@ -24,6 +28,7 @@ from workbench.replay.iree_runner import (
     split_assignment,
     start_replay,
 )
+from workbench.sources import ReadError
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NO_TOOLS = 1, 2, 3
 
@@ -74,38 +79,10 @@ def run(args: argparse.Namespace) -> int:
     if filtering:
         return _records(args, dump)
     if args.json:
-        _print_json(summary_json(dump))
+        print_json(iree_summary_json(dump))
     else:
         _print_summary(dump)
     return 0
-
-
-def summary_json(dump: ReplayDump) -> dict[str, Any]:
-    summary = dump.summary
-    return {
-        "file": dump.file,
-        "summary": {
-            "version": summary.version,
-            "file_length": summary.file_length,
-            "hermetic": summary.hermetic,
-            "environment_referenced": summary.environment_referenced,
-            "strict_replay_supported": summary.strict_replay_supported,
-            "record_count": summary.record_count,
-            "object_count": summary.object_count,
-            "operation_count": summary.operation_count,
-            "unsupported_count": summary.unsupported_count,
-            "scope_begin_count": summary.scope_begin_count,
-            "scope_end_count": summary.scope_end_count,
-            "scopes": summary.scopes,
-            "files": summary.files,
-            "file_validation": summary.file_validation,
-        },
-        "executables": [
-            {"id": e.id, "format": e.format, "function_count": e.function_count,
-             "data_length": e.data_length, "prepared_at": e.prepared_at}
-            for e in dump.executables
-        ],
-    }
 
 
 def _print_summary(dump: ReplayDump) -> None:
@@ -133,11 +110,7 @@ def _print_summary(dump: ReplayDump) -> None:
 def _records(args: argparse.Namespace, dump: ReplayDump) -> int:
     selected = dump.select(args.kind, args.operation, args.scope)
     if args.json:
-        _print_json({
-            "file": dump.file,
-            "filter": {"kind": args.kind, "operation": args.operation, "scope": args.scope},
-            "records": [{**record.row, "scopes": list(record.scopes)} for record in selected],
-        })
+        print_json(iree_records_json(dump.file, args.kind, args.operation, args.scope, selected))
         return 0
     for record in selected:
         print(_record_line(record))
@@ -183,7 +156,7 @@ def _replay(args: argparse.Namespace) -> int:
         raise
     result = process.wait()
     if args.json:
-        _print_json({"file": str(args.file), **replay_json(result, output)})
+        print_json(iree_replay_json(str(args.file), result, output))
     elif result.ok:
         print(f"replay of {args.file} on {args.device} {result.describe()}")
         if result.message:
@@ -194,26 +167,9 @@ def _replay(args: argparse.Namespace) -> int:
     return 0 if result.ok else EXIT_FAILED
 
 
-def replay_json(result: ToolResult, output: list[str]) -> dict[str, Any]:
-    return {
-        "command": list(result.command),
-        "outcome": result.outcome,
-        "exit_code": result.exit_code,
-        "status_code": result.status_code,
-        "message": result.message,
-        "duration_s": round(result.duration_s, 3),
-        "output": output,
-    }
-
-
 def _fail(args: argparse.Namespace, message: str, status: int) -> int:
     if args.json:
-        _print_json({"file": str(args.file), "error": message})
+        print_json(iree_error_json(str(args.file), message))
     else:
         print(f"workbench iree: {message}", file=sys.stderr)
     return status
-
-
-def _print_json(payload: dict[str, Any]) -> None:
-    json.dump(payload, sys.stdout, indent=1)
-    sys.stdout.write("\n")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from workbench.gc_pause import gc_paused
 from workbench.index import scan
-from workbench.model import Dump, Module
+from workbench.model import Dump
+from workbench.output.json_shapes import module_json, problems_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,48 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def module_json(module: Module) -> dict:
-    """The JSON shape scripts rely on (documented in the README)."""
-    return {
-        "id": module.id,
-        "key": module.key,
-        "name": module.name,
-        "format": module.format,
-        "steps": [
-            {
-                "index": step.index,
-                "pass": step.pass_name,
-                "pipeline": step.pipeline,
-                "xla_step": step.xla_step,
-                "file": step.file,
-                "changed": step.changed,
-                "kind": step.kind,
-                "ir": step.ir,
-                "scope": step.scope,
-                "target": step.target,
-                "argument": step.argument,
-                "options": step.options,
-                "pair": step.pair,
-                "timing_s": step.timing_s,
-            }
-            for step in module.steps
-        ],
-        "executions": [
-            {"id": execution.id, "file": execution.file, "kind": execution.kind}
-            for execution in module.executions
-        ],
-        "artifacts": [
-            {"kind": artifact.kind, "file": artifact.file, "label": artifact.label}
-            for artifact in module.artifacts
-        ],
-    }
-
-
 def dump_json(dump: Dump) -> dict:
     return {
         "root": str(dump.root),
         "modules": [module_json(module) for module in dump.modules],
-        "problems": [{"file": p.file, "reason": p.reason} for p in dump.problems],
+        "problems": problems_json(dump.problems),
         "others": dump.others,
     }
 

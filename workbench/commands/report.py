@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from workbench.formats.mlir_reports import (
-    StatisticsNode,
     StatisticsReport,
-    TimingNode,
     TimingReport,
     find_reports,
 )
-from workbench.loader import ReadError, read_bytes
 from workbench.model import Source
+from workbench.output.json_shapes import print_json, report_json
+from workbench.sources import ReadError, read_bytes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,24 +22,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", type=Path, help="a report, or a log with reports in it")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
-
-
-def timing_json(node: TimingNode) -> dict:
-    return {
-        "name": node.name, "wall_s": node.wall_s, "user_s": node.user_s,
-        "wall_percent": node.wall_percent, "user_percent": node.user_percent,
-        "analysis": node.analysis, "pipeline": node.pipeline,
-        "children": [timing_json(child) for child in node.children],
-    }
-
-
-def statistics_json(node: StatisticsNode) -> dict:
-    return {
-        "name": node.name, "pipeline": node.pipeline,
-        "statistics": [{"name": s.name, "value": s.value, "description": s.description}
-                       for s in node.statistics],
-        "children": [statistics_json(child) for child in node.children],
-    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,21 +33,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     reports = find_reports(data.decode("utf-8", "replace"), str(path))
     if args.json:
-        payload = {
-            "file": str(path),
-            "timing": [{
-                "line": t.line, "total_s": t.total_s, "columns": t.columns, "view": t.view,
-                "rows": [timing_json(n) for n in t.roots],
-                "rest": timing_json(t.rest) if t.rest else None,
-                "total": timing_json(t.total) if t.total else None,
-            } for t in reports.timing],
-            "statistics": [{"line": s.line, "view": s.view,
-                            "passes": [statistics_json(n) for n in s.roots]}
-                           for s in reports.statistics],
-            "problems": [{"file": p.file, "reason": p.reason} for p in reports.problems],
-        }
-        json.dump(payload, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(report_json(str(path), reports))
         return 0
     from rich.console import Console
     from rich.markup import escape

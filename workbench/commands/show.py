@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from workbench.commands.ls import module_json
 from workbench.index import scan
+from workbench.output.json_shapes import print_json, show_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,10 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
         mark_changed(dump.root, module)
     if args.json:
-        payload = module_json(module)
-        payload["problems"] = [{"file": p.file, "reason": p.reason} for p in dump.problems]
-        json.dump(payload, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json(show_json(module, dump.problems))
         return 0
     from rich.console import Console
     from rich.table import Table

@@ -2,7 +2,8 @@
 
 `StepInfo` carries a step's pass, its op counts and those of the step before, the source
 locations whose IR this step changed, and the action tags of its pass run. `DumpFacts` reads
-them lazily (only what enabled breakpoints need) and caches them per step.
+them lazily (only what enabled breakpoints need), through the store of derived facts
+(`workbench.facts`) that the timeline and statistics use too.
 
 Source locations: HLO carries them in instruction metadata (`stack_frame_id` into the
 `StackFrames`/`FileLocations`/`FileNames` tables, or `source_file`/`source_line`); MLIR in
@@ -18,12 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.loader import ReadError, read_text
-from workbench.model import Module, Step
-from workbench.stats import ir_stats
+from workbench.facts import FACTS, SMALL, FactKind
+from workbench.formats.action_log import load_module_actions
+from workbench.formats.mlir_text import OP_LINE
+from workbench.model import IRKind, Module, Source, Step
+from workbench.sources import ReadError, read_text
+from workbench.stats import step_stats
 
 Location = tuple[str, int]  # (file as printed, line)
 LocationOps = dict[Location, tuple[str, ...]]  # location -> sorted op names attributed to it
+LOCATIONS: FactKind[LocationOps] = FactKind("locations", SMALL, per_byte=0.5, fixed=512)
 
 
 @dataclass
@@ -57,7 +62,6 @@ _LOC_ALIAS_DEF = re.compile(r"^(#loc\d*)\s*=\s*(loc\(.*\))\s*$")
 _FILE_LINE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+)(?::\d+)?')
 _ALIAS_REF = re.compile(r"#loc\d*\b")
 _TRAILING_LOC = re.compile(r"loc\((.*)\)\s*$")
-_MLIR_OP = re.compile(r'^\s*(?:%[^=]*=\s*)?"?([A-Za-z_][\w$]*\.[\w$.]+)"?')
 
 
 def mlir_location_ops(text: str) -> LocationOps:
@@ -84,13 +88,22 @@ def mlir_location_ops(text: str) -> LocationOps:
     for line in lines:
         if line.startswith("#loc"):
             continue
-        op = _MLIR_OP.match(line)
+        op = OP_LINE.match(line)
         loc = _TRAILING_LOC.search(line)
         if op is None or loc is None:
             continue
         for location in resolve(loc.group(1)):
             found.setdefault(location, []).append(op.group(1))
     return {location: tuple(sorted(ops)) for location, ops in found.items()}
+
+
+def _location_ops(root: Path, source: Source, ir: IRKind) -> LocationOps:
+    """Source locations of a step's IR; none when it cannot be read or parsed."""
+    try:
+        text = read_text(root, source)
+        return hlo_location_ops(text) if ir == "hlo" else mlir_location_ops(text)
+    except ReadError:  # unreadable, or HLO text the parser rejects: no locations known
+        return {}
 
 
 def changed_locations(before: LocationOps, after: LocationOps) -> set[Location]:
@@ -105,6 +118,22 @@ def location_matches(location: Location, file: str, line: int) -> bool:
     return printed == file or printed.endswith("/" + file)
 
 
+def action_tags_of(root: Path, module: Module) -> Callable[[Step], set[str]]:
+    """step -> the tags of the actions its pass run contained (empty without an action log,
+    or when the log cannot be read)."""
+    try:
+        loaded = load_module_actions(root, module)
+    except ReadError:
+        loaded = None
+    tags: dict[int, set[str]] = {}
+    if loaded is not None:
+        log, joined = loaded
+        by_index = {action.index: action for action in log.actions}
+        for index, step in joined.items():
+            tags[step.index] = {action.tag for action in by_index[index].walk()}
+    return lambda step: tags.get(step.index, set())
+
+
 class DumpFacts:
     """`StepInfo` for the steps of one module, read from the dump when first asked for."""
 
@@ -113,34 +142,22 @@ class DumpFacts:
         self.root = root
         self.module = module
         self.action_tags = action_tags
-        self._ops: dict[int, dict[str, int]] = {}
-        self._locations: dict[int, LocationOps] = {}
-
-    def _text(self, step: Step) -> str | None:
-        if step.text is None:
-            return None
-        try:
-            return read_text(self.root, step.text)
-        except ReadError:
-            return None
 
     def ops(self, step: Step) -> dict[str, int]:
-        if step.index not in self._ops:
-            text = self._text(step)
-            self._ops[step.index] = ir_stats(text, step.ir).ops if text is not None else {}
-        return self._ops[step.index]
+        try:
+            return step_stats(self.root, step).ops
+        except ReadError:
+            return {}
 
     def location_ops(self, step: Step) -> LocationOps:
-        if step.index not in self._locations:
-            text = self._text(step)
-            ops: LocationOps = {}
-            if text is not None:
-                try:
-                    ops = hlo_location_ops(text) if step.ir == "hlo" else mlir_location_ops(text)
-                except ReadError:  # HLO text the parser rejects: no locations known
-                    ops = {}
-            self._locations[step.index] = ops
-        return self._locations[step.index]
+        if step.text is None:
+            return {}
+        text = step.text
+        try:
+            return FACTS.make(LOCATIONS, self.root, [text],
+                              lambda: _location_ops(self.root, text, step.ir), params=(step.ir,))
+        except ReadError:  # the file is gone
+            return {}
 
     def previous(self, step: Step) -> Step | None:
         """The step before in the timeline, when it holds the same kind of IR."""

@@ -17,7 +17,7 @@ import re
 from itertools import compress, repeat
 from operator import add, itemgetter, lt
 
-from workbench.diff.normalize import (
+from workbench.diff.normalized_text import (
     LineMap,
     NormalizedText,
     NormalizeOptions,
@@ -186,7 +186,8 @@ def normalize_hlo(text: str, options: NormalizeOptions) -> NormalizedText:
                           strip_function=_strip_function(options, sigils),
                           key_function=hlo_keys if options.names else None,
                           names_in_raw=not bare,
-                          signature_function=None if sigils else hlo_signatures)
+                          signature_function=None if sigils else hlo_signatures,
+                          canonical_function=canonical_hlo_lines)
 
 
 def _sections(raw: list[str]) -> list[Section]:

@@ -213,7 +213,7 @@ def _anchors(a: NormalizedText, b: NormalizedText, pairs: list[tuple[int, int]],
         if k >= 0 and section_a.header < starts[k] + blocks[k][2]:
             continue  # inside a section matched whole
         heads.append((section_a.header, section_b.header, 0))
-        ends.append((section_a.end, section_b.end, 0))  # type: ignore[arg-type]
+        ends.append((section_a.span[1], section_b.span[1], 0))
     for anchors in (heads + ends, heads):
         if _monotone(sorted(blocks + anchors)):
             return sorted(anchors)

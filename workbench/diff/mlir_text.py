@@ -15,7 +15,7 @@ import re
 from itertools import compress, repeat
 from operator import or_
 
-from workbench.diff.normalize import (
+from workbench.diff.normalized_text import (
     LineMap,
     NormalizedText,
     NormalizeOptions,
@@ -75,7 +75,8 @@ def normalize_mlir(text: str, options: NormalizeOptions) -> NormalizedText:
     strip_locations = options.locations and "loc" in text
     return NormalizedText("mlir", options, original, raw, origin, sections,
                           strip_function=_strip_function(strip_locations, aliases),
-                          key_function=mlir_keys if options.names else None)
+                          key_function=mlir_keys if options.names else None,
+                          canonical_function=canonical_mlir_lines)
 
 
 def _alias_definitions(text: str) -> list[tuple[int, str, str]]:

@@ -1,4 +1,5 @@
-"""Plain-text and JSON renderings of an `IRDiff` (colour is added by the CLI, not here).
+"""Plain-text renderings of an `IRDiff` (the JSON one is `workbench.output.json_shapes`;
+colour is added by the CLI, not here).
 
 Every rendering shows the original lines (as the compiler printed them); the pairing behind
 it is the normalized comparison. Hunk headers give original line numbers, and a hunk's counts
@@ -72,35 +73,6 @@ def _fit(text: str, width: int) -> str:
     if len(text) > width:
         return text[:width - 1] + "…"
     return text.ljust(width)
-
-
-def diff_json(diff: IRDiff, label_a: str, label_b: str, context: int = 3) -> dict:
-    """The machine-readable shape (documented in the README)."""
-    sections = diff.sections()
-    return {
-        "a": label_a,
-        "b": label_b,
-        "kind": diff.a.kind,
-        "equal": diff.equal,
-        "normalized": not diff.a.options.is_raw,
-        "removed_lines": diff.removed,
-        "added_lines": diff.added,
-        "sections": section_counts(sections),
-        "section_changes": [
-            {"name": s.name, "old_name": s.old_name, "kind": s.kind, "status": s.status,
-             "removed_lines": s.removed_lines, "added_lines": s.added_lines}
-            for s in sections if s.status != "unchanged"
-        ],
-        "hunks": [
-            {"a_start": h.a_start + 1, "a_count": h.a_count, "b_start": h.b_start + 1,
-             "b_count": h.b_count, "section": h.section,
-             "lines": [{"op": line.op,
-                        "a": None if line.a is None else line.a + 1,
-                        "b": None if line.b is None else line.b + 1,
-                        "text": line.text} for line in h.lines]}
-            for h in diff.hunks(context)
-        ],
-    }
 
 
 def summary_lines(diff: IRDiff) -> list[str]:

@@ -8,7 +8,8 @@ the line diff only the others.
 
 from __future__ import annotations
 
-from operator import add, itemgetter, le
+from itertools import pairwise
+from operator import add, itemgetter
 
 from workbench.diff.line_diff import (
     Block,
@@ -150,9 +151,8 @@ def identical_sections(a: NormalizedText, b: NormalizedText,
 
 def _flat(text: NormalizedText) -> bool:
     """True when no section is nested in another."""
-    ends = [s.end for s in text.sections[1:]]
-    heads = [s.header for s in text.sections[2:]]
-    return all(map(le, ends[:-1], heads))  # type: ignore[arg-type]
+    spans = [s.span for s in text.sections[1:]]
+    return all(end <= head for (_, end), (head, _) in pairwise(spans))
 
 
 def _identical_runs(a: NormalizedText, b: NormalizedText, x: int, y: int, count: int,

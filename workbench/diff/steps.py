@@ -5,13 +5,13 @@ against the same function in a module dump, and a step against the IR as it stoo
 the Before dump of the same pass run when the log has one, else the last dump that shows the
 step's operation, with the dumps printed since of operations inside it spliced in.
 
-Normalized texts are cached (bounded, keyed by file, range, size and mtime), so walking a
-timeline or diffing neighbouring steps normalizes every step once.
+Normalized texts and changed flags are kept in the store of derived facts
+(`workbench.facts`: bounded, keyed by file, range, size and mtime), so walking a timeline or
+diffing neighbouring steps normalizes every step once.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +19,16 @@ from pathlib import Path
 from workbench.diff.ir_diff import IRDiff, diff_normalized, same_ir
 from workbench.diff.normalize import NormalizedText, NormalizeOptions, TextKind, normalize
 from workbench.diff.scopes import relative_scope, restrict, splice
-from workbench.loader import LruCache, ReadError, read_text
+from workbench.facts import FACTS, SMALL, TEXTS, FactKind
 from workbench.model import Module, Source, Step
+from workbench.sources import ReadError, read_text
 
-# Normalized texts take about 2.5 times their file's size (a 548 KB step: 1.3 MB), so 16 MB of
-# files is about 40 MB. Shared by the workers of the app (timeline facts, diffs): locked.
-NORMALIZED = LruCache(max_entries=64, max_bytes=16 * 1024 * 1024)
+# Normalized texts take about 2.5 times their file's size (a 548 KB step: 1.3 MB).
+NORMALIZED: FactKind[NormalizedText] = FactKind("normalized", TEXTS, per_byte=2.5)
+# Whether a step changed the IR, keyed by the step's file, with the sources of the dumps it
+# was compared with and their signatures then (a flag is only as fresh as all of them).
+CHANGED: FactKind[tuple[bool, tuple[Source, ...], tuple[tuple[object, ...], ...]]] = FactKind(
+    "changed", SMALL, per_byte=0, fixed=256)
 _AFTER_KINDS = ("pass", "pass-failed")
 
 
@@ -92,21 +96,9 @@ def load_normalized(root: Path, source: Source, kind: TextKind | None = None,
                     options: NormalizeOptions | None = None) -> NormalizedText:
     """The normalized text of `source` (cached; raises ReadError)."""
     options = options or NormalizeOptions()
-    path = root / source.file
-    try:
-        stat = os.stat(path)
-        key: tuple = (str(path), source.start, source.end, source.entry, stat.st_size,
-                      stat.st_mtime_ns, kind, options)
-    except OSError:
-        key = ()
-    cached = NORMALIZED.get(key) if key else None
-    if cached is not None:
-        return cached  # type: ignore[return-value]
-    text = read_text(root, source)
-    normalized = normalize(text, kind, options)
-    if key:
-        NORMALIZED.put(key, normalized, len(text))
-    return normalized
+    return FACTS.make(NORMALIZED, root, [source],
+                      lambda: normalize(read_text(root, source), kind, options),
+                      params=(kind, options))
 
 
 def _load(root: Path, step: Step, options: NormalizeOptions | None) -> NormalizedText:
@@ -268,6 +260,7 @@ def iter_changed(root: Path, module: Module, options: NormalizeOptions | None = 
             base, updates = found
             base_step = module.steps[base]
             try:
+                compared = [step_source(module.steps[at]) for at in (base, *updates)]
                 if not updates and base_step.scope == step.scope and base not in \
                         tracker.unreadable and read_text(root, step_source(base_step)) == text:
                     changed = False
@@ -275,10 +268,36 @@ def iter_changed(root: Path, module: Module, options: NormalizeOptions | None = 
                     previous = tracker.previous(position)
                     if previous is not None:
                         changed = not same_ir(*previous.against(_load(root, step, options)))
+                if changed is not None:
+                    _remember_changed(root, step, compared, changed, options)
             except ReadError:
                 changed = None
         tracker.saw(position, readable=True)
         yield step, changed
+
+
+def _remember_changed(root: Path, step: Step, compared: list[Source], changed: bool,
+                      options: NormalizeOptions | None) -> None:
+    source = step_source(step)
+    FACTS.put(CHANGED, FACTS.signature(root, [source]),
+              (changed, tuple(compared), FACTS.signature(root, compared)),
+              params=(options or NormalizeOptions(),))
+
+
+def known_changed(root: Path, step: Step, options: NormalizeOptions | None = None
+                  ) -> bool | None:
+    """Whether `step` changed the IR, if `iter_changed` found out for its file and the files
+    it was compared with as they are now; None otherwise. Reads no file."""
+    if step.text is None:
+        return None
+    found = FACTS.known(CHANGED, root, [step.text], params=(options or NormalizeOptions(),))
+    if found is None:
+        return None
+    changed, compared, signatures = found
+    try:
+        return changed if FACTS.signature(root, compared) == signatures else None
+    except ReadError:
+        return None
 
 
 def mark_changed(root: Path, module: Module, options: NormalizeOptions | None = None) -> None:

@@ -26,8 +26,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from workbench.formats.mlir_text import operation_of_line, scope_label
-from workbench.loader import decode_text, read_bytes
 from workbench.model import Module, Problem, Source, Step
+from workbench.sources import decode_text, read_bytes
 
 _LINE_RE = re.compile(r"^\[thread (?P<thread>[^\]\n]*)\] (?P<event>begins|skipping|completed) ",
                       re.MULTILINE)
@@ -398,29 +398,6 @@ def chrome_trace(log: ActionLog, actions: Iterable[Action] | None = None) -> dic
         events.append(event)
     return {"traceEvents": events,
             "otherData": {"source": log.file, "time": "log line sequence, 1 us per line"}}
-
-
-def action_json(action: Action) -> dict:
-    """One action for `--json` output (children by index, to keep the output flat)."""
-    return {
-        "index": action.index,
-        "thread": action.thread,
-        "tag": action.tag,
-        "printed": action.printed,
-        "pass": action.pass_name,
-        "operation": action.operation,
-        "pattern": action.pattern,
-        "ir": action.units,
-        "breakpoint": action.breakpoint,
-        "skipped": action.skipped,
-        "completed": action.completed,
-        "line": action.line,
-        "end_line": action.end_line,
-        "depth": action.depth,
-        "parent": action.parent.index if action.parent else None,
-        "children": [child.index for child in action.children],
-        "locations": [f"{f}:{line}:{col}" for f, line, col in action.locations],
-    }
 
 
 def load_module_actions(root: Path, module: Module) -> tuple[ActionLog, dict[int, Step]] | None:

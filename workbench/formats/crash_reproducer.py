@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 
 from workbench.formats.mlir_text import scope_of_text
-from workbench.loader import ReadError, decode_text
 from workbench.model import Source
+from workbench.sources import ReadError, decode_text
 
 _CONFIGURATION_RE = re.compile(
     r"^\s*// configuration: (?P<args>.*)$", re.MULTILINE

@@ -38,8 +38,8 @@ from workbench.hlo_ir import (
     StackFrame,
     WindowDimension,
 )
-from workbench.loader import ReadError
 from workbench.protos import hlo_pb2, xla_data_pb2
+from workbench.sources import ReadError
 
 # Opcodes whose text form always carries the attribute, even when it is empty.
 _ALWAYS_DIMENSIONS = frozenset((

@@ -36,7 +36,7 @@ from workbench.hlo_ir import (
     SourceTables,
     StackFrame,
 )
-from workbench.loader import ReadError
+from workbench.sources import ReadError
 
 
 class HloParseError(ReadError):

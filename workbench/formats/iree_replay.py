@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from workbench.external_tools import DUMP_TOOL, ToolProcess, find_tool
-from workbench.loader import ReadError
 from workbench.model import Artifact, Dump, Execution, Module
+from workbench.sources import ReadError
 
 # Summary fields that count the capture's HAL file objects and their bytes.
 FILE_FIELDS = (

@@ -24,8 +24,8 @@ from workbench.formats.crash_reproducer import read_crash_reproducer
 from workbench.formats.mlir_print_ir import dumps_to_steps, module_name, scan_print_ir
 from workbench.formats.mlir_reports import apply_timing, find_reports
 from workbench.formats.mlir_text import first_operation_line, operation_of_line
-from workbench.loader import ReadError, open_file, read_bytes
 from workbench.model import Artifact, Dump, Module, Problem, Source, Step
+from workbench.sources import ReadError, open_file, read_bytes
 
 SNIFF_SUFFIXES = (".log", ".mlir", ".txt", ".err", ".out")
 HEAD_BYTES = 32 * 1024

@@ -31,8 +31,8 @@ from workbench.formats.mlir_text import (
     operation_of_line,
     scope_label,
 )
-from workbench.loader import open_file
 from workbench.model import Dump, Module, Problem, Source, Step
+from workbench.sources import open_file
 
 _FILE_RE = re.compile(r"^(?P<counters>\d+(?:_\d+)*)_(?P<argument>[^/]+)\.mlir$")
 NO_SYMBOL = "no-symbol-name"

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.loader import ReadError, read_bytes
 from workbench.model import Module, Problem, Source, Step
+from workbench.sources import ReadError, read_bytes
 
 _RULE_RE = re.compile(r"^===-{8,}===?\s*$")
 _TITLE_RE = re.compile(r"^\s*\.\.\. (?P<title>.+?) \.\.\.\s*$")

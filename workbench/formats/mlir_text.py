@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import re
 
+# An op on its line: optional results `%a, %b:2 =`, then `dialect.op` or `"dialect.op"` (group 1).
+# The one pattern for counting ops and attributing them to source locations.
+OP_LINE = re.compile(
+    r"^\s*(?:%[\w$.#:]+(?:\s*,\s*%[\w$.#:]+)*\s*=\s*)?\"?([A-Za-z_][\w$]*\.[\w$.]+)\"?[\s(<{:]"
+)
 _GENERIC_RE = re.compile(r'"(?P<op>[^"]+)"\(')
 _SYM_NAME_RE = re.compile(r'sym_name = "(?P<sym>(?:[^"\\]|\\.)*)"')
 _CUSTOM_RE = re.compile(

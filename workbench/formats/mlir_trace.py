@@ -4,7 +4,7 @@ An `MlirCompilationTrace` holds the printed module after each pass. The XLA name
 records the file as an artifact of module `module_NNNN`, whose snapshots
 (`module_NNNN.<name>.snapshot.N.pb`) are the executions mlir_replay runs against it; the
 expander turns the trace's entries into MLIR steps of that module, each pointing at its entry
-with `Source(file, entry=i)`. The entry reader registered in `loader.ENTRY_READERS` gives the
+with `Source(file, entry=i)`. The entry reader registered in `sources.ENTRY_READERS` gives the
 text of one entry back.
 """
 
@@ -16,9 +16,9 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
 from workbench.formats.mlir_text import scope_of_text
-from workbench.loader import ENTRY_READERS, ReadError, decode_text, read_bytes
 from workbench.model import Dump, Problem, Source, Step
 from workbench.protos.mlir_trace_pb2 import MlirCompilationTrace
+from workbench.sources import ENTRY_READERS, ReadError, decode_text, read_bytes
 
 TRACE_SUFFIXES = (".mlir-trace.pb", ".mlir-trace.txt", ".mlir-trace.pbtxt")
 _SCOPE_PEEK = 64 * 1024

@@ -10,8 +10,8 @@ from google.protobuf.message import DecodeError
 from workbench.formats.hlo_proto import module_from_proto
 from workbench.formats.literal import LiteralError, literal_from_proto
 from workbench.hlo_ir import HloModule, LiteralValue
-from workbench.loader import ReadError
 from workbench.protos import hlo_pb2
+from workbench.sources import ReadError
 
 
 @dataclass

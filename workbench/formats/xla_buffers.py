@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from workbench.loader import ReadError
+from workbench.sources import ReadError
 
 _ALLOCATION_RE = re.compile(r"^allocation (?P<index>\d+): size (?P<size>\d+)(?P<rest>.*?):?\s*$")
 # The value's name may carry a tuple index and a phi mark: `<31 arg_tuple.5{1} (phi) @0>`.

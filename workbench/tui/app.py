@@ -1,9 +1,11 @@
 """The workbench terminal app: the main screen, live scan and watch, and the pane wiring.
 
-The app owns the state every pane reads (the model `dump`, the `book` of results, marks) and
-relays selection: a pane posts that its cursor moved, the app calls the hooks of every pane
-(see `panes/base.py`). Slow work runs in thread workers (scan, step facts, loading) or worker
-processes (replay); they report back with messages, so the event loop only ever draws.
+The app owns the state every pane reads (the model `dump`, the `book` of results, marks, the
+`selection`) and relays selection: a pane posts that its cursor moved, the app updates the
+selection and calls the hooks of every pane (see `panes/base.py`). Panes see the app as a
+`PaneContext` (`context.py`), never as this class. Slow work runs in thread workers (scan,
+step facts, loading) or worker processes (replay); they report back with messages, so the
+event loop only ever draws.
 """
 
 from __future__ import annotations
@@ -29,12 +31,15 @@ from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from workbench.model import Dump, Module, Step
+from workbench.step_facts import StepFacts, known_facts
 from workbench.termination import TERMINATION_SIGNALS
 from workbench.tui.bisect_bar import BisectBar, ManualBisect
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
+from workbench.tui.context import PaneContext, Selection
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import Jobs
+from workbench.tui.keys import all_bindings
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
@@ -112,8 +117,7 @@ class WorkbenchApp(ReplayControl, App[int]):
         self.book = Book()
         self.marked: dict[str, str] = {}  # module key -> step key of the marked step
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
-        self.module: Module | None = None
-        self.step: Step | None = None
+        self.selection = Selection()
         self.watching = watch
         self.watcher: FolderWatcher | None = None
         self.scanned = False
@@ -134,6 +138,9 @@ class WorkbenchApp(ReplayControl, App[int]):
         yield self.status_bar
         self._panes = {pane: pane(id=f"pane-{pane.__name__.lower()}")
                        for pane in (*LEFT_PANES, *RIGHT_PANES)}
+        context: PaneContext = self
+        for made in self._panes.values():
+            made.context = context
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 for pane in LEFT_PANES:
@@ -152,7 +159,26 @@ class WorkbenchApp(ReplayControl, App[int]):
         return list(self._panes.values())
 
     def pane(self, pane_type: type[PaneType]) -> PaneType:
-        return self._panes[pane_type]  # type: ignore[return-value]
+        pane = self._panes[pane_type]
+        assert isinstance(pane, pane_type)
+        return pane
+
+    @property
+    def module(self) -> Module | None:
+        """The selected module (`selection.module`)."""
+        return self.selection.module
+
+    @property
+    def step(self) -> Step | None:
+        """The selected step (`selection.step`)."""
+        return self.selection.step
+
+    def step_facts(self, step: Step) -> StepFacts:
+        return known_facts(self.dump.root, step)
+
+    def facts_arrived(self, module_key: str) -> None:
+        for pane in self.panes:
+            pane.facts_changed(self, module_key)
 
     def on_mount(self) -> None:
         for problem in self._theme_problems:
@@ -254,7 +280,6 @@ class WorkbenchApp(ReplayControl, App[int]):
         elif not self.scanned:
             return  # the scan's own result is newer than this
         change = event.change
-        self.book.forget_files(change.files_changed | change.files_removed)
         for key in change.changed + change.removed:
             self.jobs.forget(key)
         self._set_dump(change.dump, change)
@@ -305,19 +330,24 @@ class WorkbenchApp(ReplayControl, App[int]):
         self._selection_timer = self.set_timer(delay, callback)
 
     def select_module(self, key: str | None) -> None:
+        from workbench.tui.panes.executions import ExecutionsPane
+
         module = self.module_by_key(key)
         if module is None and self.module is None:
             return
-        self.module = module
-        for pane in self.panes:
+        self.selection.module = module
+        self.selection.execution = None
+        for pane in self.panes:  # in screen order: Executions takes the module's rows first
             pane.module_selected(self, module)
+            if isinstance(pane, ExecutionsPane):
+                self.selection.execution = pane.current
         self.step_changed()
 
     def step_changed(self) -> None:
         """The timeline's cursor (or the marked step) changed: tell the panes."""
         from workbench.tui.panes.timeline import TimelinePane
 
-        self.step = self.pane(TimelinePane).table.current
+        self.selection.step = self.pane(TimelinePane).table.current
         if self.module is None:
             return
         for pane in self.panes:
@@ -329,7 +359,7 @@ class WorkbenchApp(ReplayControl, App[int]):
 
         if self.module is None:
             return
-        execution = self.pane(ExecutionsPane).current
+        execution = self.selection.execution = self.pane(ExecutionsPane).current
         for pane in self.panes:
             pane.execution_selected(self, self.module, execution)
 
@@ -409,16 +439,6 @@ class WorkbenchApp(ReplayControl, App[int]):
             if node is pane or node is pane.focus_target():
                 self.action_focus_pane(type(pane).__name__)
         await self.run_action(binding.action, node)
-
-
-def all_bindings(node_type: type[DOMNode]) -> list[Binding]:
-    """The workbench's own bindings of a widget class and its bases, own ones first (the
-    scrolling keys Textual's base classes add are overridden, so they are left out)."""
-    found: list[Binding] = []
-    for cls in node_type.__mro__:
-        if cls.__module__.startswith("workbench."):
-            found.extend(Binding.make_bindings(cls.__dict__.get("BINDINGS", [])))
-    return found
 
 
 def run_app(target: Path, theme: str | None = None, watch: bool = True) -> int:

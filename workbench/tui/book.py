@@ -1,5 +1,6 @@
-"""What the app has learned about steps and modules so far: replay results, IR statistics and
-changed flags, kept across live re-indexing.
+"""What the app has learned about steps and modules so far: replay results, kept across live
+re-indexing. (IR statistics and changed flags are derived facts of the files: they live in
+`workbench.facts`, keyed by the files themselves.)
 
 Model objects are rebuilt on every live update, so nothing is keyed by object: modules by
 their key, steps by where their IR lives (`step_key`), which stays the same when files are
@@ -10,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workbench.loader import ReadError
 from workbench.model import Step
-from workbench.stats import IrStats
 from workbench.tui.status import NOT_REPLAYED, Status
 
 
@@ -26,19 +25,9 @@ def step_key(step: Step) -> str:
 
 
 @dataclass
-class StepFacts:
-    """Facts about one step's IR: its statistics (or why they are missing) and whether it
-    differs from the step before it (None until known)."""
-
-    stats: IrStats | ReadError | None = None
-    changed: bool | None = None
-
-
-@dataclass
 class Book:
     modules: dict[str, Status] = field(default_factory=dict)
     steps: dict[tuple[str, str], Status] = field(default_factory=dict)
-    facts: dict[str, StepFacts] = field(default_factory=dict)
 
     def module_status(self, module_key: str) -> Status:
         return self.modules.get(module_key, NOT_REPLAYED)
@@ -57,13 +46,3 @@ class Book:
         self.modules.pop(module_key, None)
         for key in [k for k in self.steps if k[0] == module_key]:
             del self.steps[key]
-
-    def step_facts(self, step: Step) -> StepFacts:
-        return self.facts.setdefault(step_key(step), StepFacts())
-
-    def forget_files(self, files: frozenset[str]) -> None:
-        """Files were rewritten or deleted: what was learned from them is stale."""
-        if not files:
-            return
-        for key in [k for k in self.facts if k.split("@", 1)[0] in files]:
-            del self.facts[key]

@@ -7,18 +7,17 @@ palette command without further work; choosing one focuses its pane and runs it 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
-if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+from workbench.tui.keys import CommandHost
 
 
 class PaneCommands(Provider):
     def _commands(self) -> list[tuple[str, str, partial]]:
-        app: WorkbenchApp = self.app  # type: ignore[assignment]
+        app = self.app
+        assert isinstance(app, CommandHost)
         commands = []
         for pane_title, node, binding in app.command_bindings():
             title = f"{pane_title}: {binding.description}" if pane_title else binding.description

@@ -5,7 +5,7 @@ Generated from the bindings themselves, so it cannot drift from what the keys do
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,11 +14,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+from workbench.tui.keys import CommandHost, all_bindings
 
 
-def key_lines(app: WorkbenchApp, bindings: list[Binding]) -> Text:
+def key_lines(app: CommandHost, bindings: list[Binding]) -> Text:
     """One line per command: its keys, then what it does."""
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -62,9 +61,8 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def compose(self) -> ComposeResult:
-        from workbench.tui.app import all_bindings
-
-        app: WorkbenchApp = self.app  # type: ignore[assignment]
+        app = self.app
+        assert isinstance(app, CommandHost)
         with VerticalScroll(id="help-scroll"):
             yield Static("Keys everywhere", classes="help-title")
             yield Static(Text("Tab / Shift+Tab move between panes; ctrl+p opens the command "

@@ -15,21 +15,32 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from textual.message import Message
 
-from workbench.loader import ReadError
-from workbench.model import Execution, Module, Step
+from workbench.model import Dump, Execution, Module, Step
 from workbench.replay.backends import NoBackend
 from workbench.replay.bisect import Verdict, bisect_replay
 from workbench.replay.inputs import InputError, InputSpec
 from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_replay
 from workbench.replay.triage import TriageOptions, TriageResult, triage
 from workbench.replay.workers import Cancelled, WorkerPool, default_jobs, start_helpers
+from workbench.sources import ReadError
 
-if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+
+class JobsHost(Protocol):
+    """What jobs need of the app: the model, and Textual's messages, workers and notices."""
+
+    dump: Dump
+
+    def notify(self, message: str, *, severity: Any = ..., timeout: float | None = ...
+               ) -> None: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def run_worker(self, work: Callable[[], None], *, thread: bool = ..., group: str = ...,
+                   exit_on_error: bool = ..., name: str | None = ...) -> Any: ...
 
 STEP_TIME_LIMIT = 120.0  # seconds one step's evaluation may take before it is stopped
 WORKER_NICE = 10  # evaluations run at a lower priority than the UI, so keys stay answered
@@ -92,7 +103,7 @@ class JobEnded(JobMessage):
 class Jobs:
     """Starts jobs for the app; at most one at a time."""
 
-    def __init__(self, app: WorkbenchApp) -> None:
+    def __init__(self, app: JobsHost) -> None:
         self.app = app
         self.current: Job | None = None
         self._replays: dict[tuple[str, str | None], Replay] = {}

@@ -100,7 +100,7 @@ def test_renumbering_only_step_raw_and_normalized(corpus: Path, drive, wait) -> 
         pane = app.pane(DiffPane)
         assert pane.diff is not None and pane.diff.equal
         assert "no change (normalized)" in str(pane.header.render())
-        assert app.book.step_facts(step).changed is False
+        assert app.step_facts(step).changed is False
         await pilot.press("4", "o")
         await wait(pilot)
         assert pane.diff is not None and not pane.diff.equal

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from workbench.stats import IrStats
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.stats import StatsPane
 from workbench.tui.panes.timeline import TimelinePane
@@ -20,8 +21,10 @@ def test_counts_histogram_and_memory_of_jit_ln(example: Path, drive, wait) -> No
         await pilot.press("7")
         await wait(pilot)
         pane = app.pane(StatsPane)
-        hlo_steps = [s for s in app.module.steps if s.ir == "hlo"]  # type: ignore[union-attr]
-        counts = [app.book.step_facts(s).stats.instructions for s in hlo_steps]  # type: ignore[union-attr]
+        assert app.module is not None
+        hlo_steps = [s for s in app.module.steps if s.ir == "hlo"]
+        stats = [app.step_facts(s).stats for s in hlo_steps]
+        counts = [st.instructions for st in stats if isinstance(st, IrStats)]
         assert pane.sparkline.data == counts and len(counts) == 38
         summary = str(pane.summary.render())
         assert f"{counts[0]} → {counts[-1]}" in summary

@@ -20,26 +20,26 @@ def test_timeline_of_jit_ln(example: Path, drive, wait, lines) -> None:
         assert len(table.rows) == 39
         fusion = table.rows[30]
         assert (fusion.xla_step, fusion.pass_name) == (28, "fusion")
-        facts = app.book.step_facts(fusion)
+        facts = app.step_facts(fusion)
         assert facts.changed is True
         assert facts.stats is not None and facts.stats.ops["fusion"] == 2
         # pipeline-start steps repeat the IR the previous pipeline ended with
         unchanged = table.rows[3]
-        assert app.book.step_facts(unchanged).changed is False
+        assert app.step_facts(unchanged).changed is False
 
         await pilot.press("3")
         assert table.has_focus
         await pilot.press("u")  # hide unchanged steps
         kept = table.rows
         assert fusion in kept and unchanged not in kept
-        assert all(app.book.step_facts(s).changed is not False for s in kept)
+        assert all(app.step_facts(s).changed is not False for s in kept)
         await pilot.press("u")
         assert len(table.rows) == 39
 
         await pilot.press("g", "right_square_bracket")
         first_changed = table.current
-        assert first_changed is not None and app.book.step_facts(first_changed).changed
-        assert all(not app.book.step_facts(s).changed for s in table.rows[1:first_changed.index])
+        assert first_changed is not None and app.step_facts(first_changed).changed
+        assert all(not app.step_facts(s).changed for s in table.rows[1:first_changed.index])
         await pilot.press("right_square_bracket", "left_square_bracket")
         assert table.current is first_changed
 
@@ -67,8 +67,8 @@ def test_delta_column_shows_instruction_count_change(example: Path, drive, lines
     async def scenario(pilot: Pilot) -> None:
         table = app.pane(TimelinePane).table
         table.move_to(30)
-        before = app.book.step_facts(table.rows[29]).stats
-        after = app.book.step_facts(table.rows[30]).stats
+        before = app.step_facts(table.rows[29]).stats
+        after = app.step_facts(table.rows[30]).stats
         assert before is not None and after is not None
         expected = f"{after.instructions - before.instructions:+d}"
         row = lines(table)[1 + 30 - int(table.scroll_offset.y)]

@@ -19,13 +19,13 @@ from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats.action_log import Action, ActionLog, filter_actions, load_module_actions
-from workbench.loader import ReadError
 from workbench.model import Module, Step
+from workbench.sources import ReadError
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import Pane
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 MAX_LISTED = 2000  # filter matches shown at once
 
@@ -97,7 +97,7 @@ class ActionsPane(Pane):
         self.action_tree.show_root = False
         self.action_tree.auto_expand = False
 
-    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
+    def module_selected(self, app: PaneContext, module: Module | None) -> None:
         self.module = module
         self.action_log = None
         self.joined = {}
@@ -113,13 +113,13 @@ class ActionsPane(Pane):
         self.stale = True
         self.shown(app)
 
-    def shown(self, app: WorkbenchApp) -> None:
+    def shown(self, app: PaneContext) -> None:
         if self.showing and self.stale and self.module is not None:
             self.stale = False
             self.load(app, self.module)
 
     @work(thread=True, exclusive=True, group="actions-load", exit_on_error=False)
-    def load(self, app: WorkbenchApp, module: Module) -> None:
+    def load(self, app: PaneContext, module: Module) -> None:
         try:
             loaded = load_module_actions(app.dump.root, module)
         except ReadError as error:
@@ -182,7 +182,7 @@ class ActionsPane(Pane):
         if step is None or self.module is None:
             self.notify("no step for this action (its pass printed no IR)", timeout=3)
             return
-        self.app.go_to_step(self.module.key, step)  # type: ignore[attr-defined]
+        self.context.go_to_step(self.module.key, step)
 
     def action_filter(self) -> None:
         self.filter.open()

@@ -12,8 +12,11 @@ needs; the app calls them on every pane:
 - `results_changed(app, module_keys)`: replay results arrived for these modules;
 - `facts_changed(app, module_key)`: step statistics and changed flags arrived.
 
-Panes read what they show from the app (`app.dump`, `app.book`, caches) and start their slow
-work in thread workers, never on the event loop. A pane on a tab that is not showing can leave
+Panes know the app only as a `PaneContext` (`workbench/tui/context.py`): the hooks get it as
+`app`, and `self.context` is the same object (set by the app when it makes the pane). They
+read what they show from it (`dump`, `book`, `selection`, `step_facts`), ask the core
+(`workbench.*`) for everything else, and start their slow work in thread workers, never on
+the event loop. A pane on a tab that is not showing can leave
 its work for later: `showing` says whether it is on screen, and `shown(app)` is called when
 its tab comes up.
 """
@@ -27,7 +30,7 @@ from textual.widget import Widget
 
 if TYPE_CHECKING:
     from workbench.model import Execution, Module, Step
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
     from workbench.tui.filter_input import FilterInput
     from workbench.tui.row_table import RowTable
 
@@ -37,6 +40,7 @@ class Pane(Vertical):
     TITLE: ClassVar[str] = ""
     KEY: ClassVar[str] = ""
     HELP: ClassVar[str] = ""  # one paragraph for the help screen
+    context: PaneContext  # the app, as far as panes know it (set when the app makes the pane)
 
     DEFAULT_CSS = """
     Pane {
@@ -77,26 +81,26 @@ class Pane(Vertical):
         tabs = next((a for a in tab.ancestors if isinstance(a, TabbedContent)), None)
         return tabs is None or tabs.active == tab.id
 
-    def shown(self, app: WorkbenchApp) -> None:
+    def shown(self, app: PaneContext) -> None:
         """The pane's tab came up; the default does nothing."""
 
-    def dump_changed(self, app: WorkbenchApp) -> None:
+    def dump_changed(self, app: PaneContext) -> None:
         """The model was rebuilt; the default keeps what is shown."""
 
-    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
+    def module_selected(self, app: PaneContext, module: Module | None) -> None:
         """Another module was selected; the default ignores it."""
 
-    def step_selected(self, app: WorkbenchApp, module: Module, step: Step | None) -> None:
+    def step_selected(self, app: PaneContext, module: Module, step: Step | None) -> None:
         """Another step was selected; the default ignores it."""
 
-    def execution_selected(self, app: WorkbenchApp, module: Module,
+    def execution_selected(self, app: PaneContext, module: Module,
                            execution: Execution | None) -> None:
         """Another execution was selected in the Executions pane; the default ignores it."""
 
-    def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
+    def results_changed(self, app: PaneContext, module_keys: set[str]) -> None:
         """Replay results arrived; the default ignores them."""
 
-    def facts_changed(self, app: WorkbenchApp, module_key: str) -> None:
+    def facts_changed(self, app: PaneContext, module_key: str) -> None:
         """Step facts (statistics, changed flags) arrived; the default ignores them."""
 
 

@@ -17,9 +17,7 @@ from textual.widgets import Static
 
 from workbench.debug.breakpoints import Breakpoint, BreakpointError, BreakpointList
 from workbench.debug.controller import Stepper, Stop
-from workbench.debug.facts import DumpFacts
-from workbench.formats.action_log import load_module_actions
-from workbench.loader import ReadError
+from workbench.debug.facts import DumpFacts, action_tags_of
 from workbench.model import Module, Step
 from workbench.replay.steps import Replay
 from workbench.tui.filter_input import FilterInput
@@ -28,24 +26,9 @@ from workbench.tui.panes.base import Pane
 from workbench.tui.row_table import Cell, Column, RowTable
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 SPEC_HELP = "pass:REGEX  action:TAG  loc:FILE:LINE  op:NAME  op-change:NAME  mismatch"
-
-
-def action_tags_of(root, module: Module):  # type: ignore[no-untyped-def]
-    """step -> the tags of the actions its pass run contained (empty without an action log)."""
-    try:
-        loaded = load_module_actions(root, module)
-    except ReadError:
-        loaded = None
-    tags: dict[int, set[str]] = {}
-    if loaded is not None:
-        log, joined = loaded
-        by_index = {action.index: action for action in log.actions}
-        for index, step in joined.items():
-            tags[step.index] = {action.tag for action in by_index[index].walk()}
-    return lambda step: tags.get(step.index, set())
 
 
 class BreakpointsPane(Pane):
@@ -95,10 +78,6 @@ class BreakpointsPane(Pane):
     def focus_target(self) -> Widget:
         return self.table
 
-    @property
-    def _app(self) -> WorkbenchApp:
-        return self.app  # type: ignore[return-value]
-
     def _cells(self, breakpoint_: Breakpoint) -> list[Cell]:
         marker = ("●", "status--fail") if breakpoint_.enabled else ("○", "dim")
         return [(str(breakpoint_.id), "dim"), marker, (breakpoint_.spec, ""),
@@ -109,7 +88,7 @@ class BreakpointsPane(Pane):
         self.set_title(f"{len(self.breakpoints.active())}/{len(self.breakpoints)} on"
                        if len(self.breakpoints) else "")
 
-    def dump_changed(self, app: WorkbenchApp) -> None:
+    def dump_changed(self, app: PaneContext) -> None:
         self.steppers.clear()  # steps may have changed; facts are read again on demand
 
     # ----- editing ----------------------------------------------------------------------------
@@ -157,7 +136,7 @@ class BreakpointsPane(Pane):
 
     # ----- stepping ---------------------------------------------------------------------------
 
-    def stepper_for(self, app: WorkbenchApp, module: Module) -> Stepper:
+    def stepper_for(self, app: PaneContext, module: Module) -> Stepper:
         stepper = self.steppers.get(module.key)
         if stepper is None:
             facts = DumpFacts(app.dump.root, module, action_tags_of(app.dump.root, module))
@@ -166,15 +145,12 @@ class BreakpointsPane(Pane):
         return stepper
 
     def action_run(self, command: str) -> None:
-        app = self._app
-        module, step = app.module, app.step
+        app = self.context
+        module, step = app.selection.module, app.selection.step
         if module is None or step is None:
             self.notify("select a module and a step first", timeout=3)
             return
-        execution = module.executions[0] if module.executions else None
-        from workbench.tui.panes.executions import ExecutionsPane
-
-        execution = app.pane(ExecutionsPane).current or execution
+        execution = app.selection.execution_or_first()
         start = step.index
         label = command.rstrip("_")
 
@@ -198,7 +174,7 @@ class BreakpointsPane(Pane):
         app.jobs.run_in_background(f"{label} from {step.label}", module, execution, work)
 
     def on_breakpoints_pane_stopped(self, event: Stopped) -> None:
-        app = self._app
+        app = self.context
         stepper = self.steppers.get(event.module_key)
         if stepper is None:
             return

@@ -21,8 +21,8 @@ from textual.widgets import Static
 from workbench.diff.ir_diff import IRDiff, section_counts
 from workbench.diff.normalize import NormalizeOptions
 from workbench.diff.steps import diff_steps
-from workbench.loader import ReadError, read_text
 from workbench.model import Module, Step
+from workbench.sources import ReadError, read_text
 from workbench.tui.book import step_key
 from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput
@@ -31,7 +31,7 @@ from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class DiffRequest:
     section: str | None
 
 
-def base_step(app: WorkbenchApp, module: Module, step: Step) -> Step | None:
+def base_step(app: PaneContext, module: Module, step: Step) -> Step | None:
     """The marked step when there is one (and it is not this step), else the closest earlier
     step with the same IR kind; None when there is nothing to compare with."""
     marked = app.marked.get(module.key)
@@ -122,11 +122,7 @@ class DiffPane(Pane):
     def focus_target(self) -> Widget:
         return self.view
 
-    @property
-    def _app(self) -> WorkbenchApp:
-        return self.app  # type: ignore[return-value]
-
-    def step_selected(self, app: WorkbenchApp, module: Module, step: Step | None) -> None:
+    def step_selected(self, app: PaneContext, module: Module, step: Step | None) -> None:
         if step is None:
             self.request = None
             self.view.show(message_document("select a step in the timeline"))
@@ -142,10 +138,10 @@ class DiffPane(Pane):
         if module is None or step is None:
             if self.request is None:
                 return
-            module, step = self._app.module, self.request.step
+            module, step = self.context.selection.module, self.request.step
             if module is None:
                 return
-        request = DiffRequest(module.key, step, base_step(self._app, module, step), self.raw,
+        request = DiffRequest(module.key, step, base_step(self.context, module, step), self.raw,
                               self.side_by_side, self.section)
         if request == self.request:
             return
@@ -154,7 +150,7 @@ class DiffPane(Pane):
 
     @work(thread=True, exclusive=True, group="diff-load", exit_on_error=False)
     def load(self, request: DiffRequest) -> None:
-        root = self._app.dump.root
+        root = self.context.dump.root
         diff: IRDiff | None = None
         try:
             if request.base is None:

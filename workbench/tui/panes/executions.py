@@ -19,7 +19,7 @@ from workbench.tui.panes.base import Pane
 from workbench.tui.row_table import Cell, Column, RowTable
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 
 def value_summary(value: LiteralValue) -> str:
@@ -88,7 +88,7 @@ class ExecutionsPane(Pane):
         arguments, result = self.described.get(execution.file, ("…", "…"))
         return [(execution.id, ""), (arguments, "dim"), (result, "dim")]
 
-    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
+    def module_selected(self, app: PaneContext, module: Module | None) -> None:
         keep = self.table.current_key if module is self.module else None
         self.module = module
         self.table.set_rows(module.executions if module else [], keep=keep)
@@ -98,11 +98,11 @@ class ExecutionsPane(Pane):
             if missing:
                 self.describe(app, missing)
 
-    def dump_changed(self, app: WorkbenchApp) -> None:
+    def dump_changed(self, app: PaneContext) -> None:
         self.described.clear()  # a snapshot may have been rewritten
 
     @work(thread=True, exclusive=True, group="executions", exit_on_error=False)
-    def describe(self, app: WorkbenchApp, executions: list[Execution]) -> None:
+    def describe(self, app: PaneContext, executions: list[Execution]) -> None:
         for execution in executions:
             if execution.kind != "hlo-snapshot":
                 self.post_message(self.Described(execution.file, execution.kind, ""))

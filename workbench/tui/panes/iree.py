@@ -30,7 +30,7 @@ from workbench.tui.row_table import Cell, Column, RowTable
 from workbench.tui.status import Status
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 CAPTURE_KIND = "ireereplay"
 NO_CAPTURE = "select an IREE capture (.ireereplay) in Executions"
@@ -166,18 +166,14 @@ class IreePane(FilteredTablePane):
 
     # ----- selection --------------------------------------------------------------------------
 
-    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
-        from workbench.tui.panes.executions import ExecutionsPane
+    def module_selected(self, app: PaneContext, module: Module | None) -> None:
+        self.show_capture(app, module, app.selection.execution)
 
-        # The Executions pane has already taken the new module's rows.
-        execution = app.pane(ExecutionsPane).current if module is not None else None
-        self.show_capture(app, module, execution)
-
-    def execution_selected(self, app: WorkbenchApp, module: Module,
+    def execution_selected(self, app: PaneContext, module: Module,
                            execution: Execution | None) -> None:
         self.show_capture(app, module, execution)
 
-    def show_capture(self, app: WorkbenchApp, module: Module | None,
+    def show_capture(self, app: PaneContext, module: Module | None,
                      execution: Execution | None) -> None:
         capture = capture_of(execution)
         request = (module.key, capture.file) if module and capture else ()
@@ -194,7 +190,7 @@ class IreePane(FilteredTablePane):
         self.stale = self.capture is not None
         self.shown(app)
 
-    def shown(self, app: WorkbenchApp) -> None:
+    def shown(self, app: PaneContext) -> None:
         if self.stale and self.showing and self.capture is not None:
             self.stale = False
             self.load(self.capture, self.request)

@@ -16,7 +16,7 @@ from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 # JAX compiles one small module per eagerly executed jax.numpy / lax operation (`x / 7.0` gives
 # `jit_true_divide`); leading-underscore names are jax.numpy internals (`jit__reduce_sum`).
@@ -80,7 +80,7 @@ class ModulesPane(FilteredTablePane):
         return self.table
 
     def _cells(self, module: Module) -> list[Cell]:
-        status = self.app.book.module_status(module.key)  # type: ignore[attr-defined]
+        status = self.context.book.module_status(module.key)
         return [
             (status.symbol, status.style),
             (short_key(module), "dim"),
@@ -90,7 +90,7 @@ class ModulesPane(FilteredTablePane):
             (str(len(module.executions)), ""),
         ]
 
-    def _visible(self, app: WorkbenchApp) -> list[Module]:
+    def _visible(self, app: PaneContext) -> list[Module]:
         modules = list(app.dump.modules)
         self.hidden = 0
         if self.hide_helpers:
@@ -115,7 +115,7 @@ class ModulesPane(FilteredTablePane):
         return modules
 
     def refill(self) -> None:
-        app: WorkbenchApp = self.app  # type: ignore[assignment]
+        app = self.context
         rows = self._visible(app)
         self.table.set_rows(rows)
         total = len(app.dump.modules)
@@ -126,10 +126,10 @@ class ModulesPane(FilteredTablePane):
             parts.append(f"by {self.sort}")
         self.set_title(" · ".join(parts))
 
-    def dump_changed(self, app: WorkbenchApp) -> None:
+    def dump_changed(self, app: PaneContext) -> None:
         self.refill()
 
-    def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
+    def results_changed(self, app: PaneContext, module_keys: set[str]) -> None:
         if self.hide_helpers or self.sort == "status":
             self.refill()  # a failing helper shows; the order by status moved
         else:

@@ -1,13 +1,13 @@
 """Statistics pane: counts across the pipeline, the selected step's op histogram and its
 change, the compiler's timing and pass-statistics reports, XLA's memory summary.
 
-Counts come from the step facts the timeline computes (workbench.stats); reports and memory
-reports are read in a thread worker once per module.
+Counts come from the step facts the timeline computes (workbench.step_facts); reports and
+memory reports are read (workbench.stats.read_module_reports) in a thread worker once per
+module.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -20,34 +20,16 @@ from textual.widgets import Sparkline, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats.mlir_reports import StatisticsNode, TimingNode
-from workbench.formats.xla_buffers import (
-    BufferAssignment,
-    MemorySpace,
-    human_bytes,
-    read_buffer_assignment,
-    read_memory_usage,
-)
-from workbench.loader import ReadError, read_text
-from workbench.model import Module, Source, Step
-from workbench.stats import IrStats, StepReports, op_delta, step_reports
+from workbench.formats.xla_buffers import human_bytes
+from workbench.model import Module, Step
+from workbench.stats import IrStats, ModuleReports, op_delta, read_module_reports
 from workbench.tui.panes.base import Pane
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 TOP_OPS = 16  # ops listed in the histogram (the rest are summed up)
 BAR_WIDTH = 12
-
-
-@dataclass
-class ModuleReports:
-    """What the worker read for one module."""
-
-    module_key: str
-    reports: StepReports | None = None
-    memory: list[MemorySpace] = field(default_factory=list)
-    buffers: BufferAssignment | None = None
-    problems: list[str] = field(default_factory=list)
 
 
 def histogram_text(stats: IrStats, before: IrStats | None) -> Text:
@@ -148,13 +130,9 @@ class StatsPane(Pane):
     def focus_target(self) -> Widget:
         return self.scroll
 
-    @property
-    def _app(self) -> WorkbenchApp:
-        return self.app  # type: ignore[return-value]
-
     # ----- hooks ------------------------------------------------------------------------------
 
-    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
+    def module_selected(self, app: PaneContext, module: Module | None) -> None:
         self.module = module
         self.found = None
         self.memory.update("")
@@ -163,7 +141,7 @@ class StatsPane(Pane):
         self.stale = True
         self.shown(app)
 
-    def shown(self, app: WorkbenchApp) -> None:
+    def shown(self, app: PaneContext) -> None:
         if not self.showing or not self.stale:
             return
         self.stale = False
@@ -171,12 +149,12 @@ class StatsPane(Pane):
             self.read_reports(app, self.module)
         self.redraw()
 
-    def step_selected(self, app: WorkbenchApp, module: Module, step: Step | None) -> None:
+    def step_selected(self, app: PaneContext, module: Module, step: Step | None) -> None:
         self.step = step
         if self.showing:
             self.redraw()
 
-    def facts_changed(self, app: WorkbenchApp, module_key: str) -> None:
+    def facts_changed(self, app: PaneContext, module_key: str) -> None:
         if self.showing and self.module is not None and self.module.key == module_key:
             self.redraw()
 
@@ -190,9 +168,9 @@ class StatsPane(Pane):
             self.ops.update("")
             self.step_report.update("")
             return
-        book = self._app.book
+        facts = self.context.step_facts
         ir = step.ir if step is not None else (module.steps[-1].ir if module.steps else "hlo")
-        counted = [(s, book.step_facts(s).stats) for s in module.steps if s.ir == ir]
+        counted = [(s, facts(s).stats) for s in module.steps if s.ir == ir]
         counts = [st.instructions for _, st in counted if isinstance(st, IrStats)]
         self.sparkline.data = counts
         lines = Text()
@@ -202,14 +180,14 @@ class StatsPane(Pane):
         else:
             lines.append("counting…" if module.steps else "no steps", style="dim")
         if step is not None:
-            stats = book.step_facts(step).stats
+            stats = facts(step).stats
             lines.append(f"\n{step.label}: ", style="bold")
             if isinstance(stats, IrStats):
                 lines.append(f"{stats.instructions} instructions, {stats.lines} lines, "
                              f"{human_bytes(stats.bytes)}, {stats.regions} computations")
                 previous = next((s for s in reversed(module.steps[: step.index])
                                  if s.ir == step.ir), None)
-                before = book.step_facts(previous).stats if previous is not None else None
+                before = facts(previous).stats if previous is not None else None
                 self.ops.update(histogram_text(stats, before if isinstance(before, IrStats)
                                                else None))
             else:
@@ -236,25 +214,8 @@ class StatsPane(Pane):
     # ----- reports ----------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="stats-reports", exit_on_error=False)
-    def read_reports(self, app: WorkbenchApp, module: Module) -> None:
-        found = ModuleReports(module.key)
-        root = app.dump.root
-        found.reports = step_reports(root, module)
-        found.problems += [f"{p.file}: {p.reason}" for p in found.reports.reports.problems]
-        for artifact in module.artifacts:
-            reader = {"memory-usage-report": "memory",
-                      "buffer-assignment": "buffers"}.get(artifact.kind)
-            if reader is None:
-                continue
-            try:
-                text = read_text(root, Source(artifact.file))
-                if reader == "memory":
-                    found.memory = read_memory_usage(text, artifact.file)
-                else:
-                    found.buffers = read_buffer_assignment(text, artifact.file)
-            except ReadError as error:
-                found.problems.append(str(error))
-        self.post_message(self.Read(found))
+    def read_reports(self, app: PaneContext, module: Module) -> None:
+        self.post_message(self.Read(read_module_reports(app.dump.root, module)))
 
     def on_stats_pane_read(self, event: Read) -> None:
         found = event.found

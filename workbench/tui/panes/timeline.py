@@ -17,17 +17,17 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from workbench.diff.steps import iter_changed
-from workbench.loader import ReadError
 from workbench.model import Module, Step
-from workbench.stats import IrStats, step_stats
+from workbench.sources import ReadError
+from workbench.stats import IrStats
+from workbench.step_facts import all_known, compute_facts
 from workbench.tui.book import step_key
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import PaneContext
 
 
 def instruction_delta(before: IrStats | ReadError | None, after: IrStats | ReadError | None
@@ -37,6 +37,11 @@ def instruction_delta(before: IrStats | ReadError | None, after: IrStats | ReadE
         return ""
     delta = after.instructions - before.instructions
     return f"{delta:+d}" if delta else "0"
+
+
+# The changed column: the mark and its style (None: not known, or nothing to compare with).
+CHANGED_MARKS: dict[bool | None, tuple[str, str]] = {
+    True: ("●", "mark--changed"), False: ("·", "mark--same"), None: ("", "")}
 
 
 class TimelinePane(FilteredTablePane):
@@ -91,20 +96,15 @@ class TimelinePane(FilteredTablePane):
     def focus_target(self) -> Widget:
         return self.table
 
-    @property
-    def _app(self) -> WorkbenchApp:
-        return self.app  # type: ignore[return-value]
-
     def _cells(self, step: Step) -> list[Cell]:
-        app = self._app
+        app = self.context
         book = app.book
-        facts = book.step_facts(step)
+        facts = app.step_facts(step)
         module = self.module
         previous = module.steps[step.index - 1] if module and step.index > 0 else None
-        same_ir = previous is not None and previous.ir == step.ir
-        before = book.step_facts(previous).stats if same_ir else None  # type: ignore[arg-type]
-        changed = {True: ("●", "mark--changed"), False: ("·", "mark--same")}.get(
-            facts.changed, ("", ""))  # type: ignore[arg-type]
+        before = app.step_facts(previous).stats \
+            if previous is not None and previous.ir == step.ir else None
+        changed = CHANGED_MARKS[facts.changed]
         if module is not None and app.marked.get(module.key) == step_key(step):
             changed = ("◆", "mark--marked")
         status = book.step_status(module.key, step) if module else None
@@ -129,9 +129,8 @@ class TimelinePane(FilteredTablePane):
         if self.module is None:
             return []
         steps = list(self.module.steps)
-        book = self._app.book
         if self.hide_unchanged:
-            steps = [s for s in steps if book.step_facts(s).changed is not False]
+            steps = [s for s in steps if self.context.step_facts(s).changed is not False]
         query = self.filter.value.strip()
         if query:
             matcher = Matcher(query)
@@ -149,7 +148,7 @@ class TimelinePane(FilteredTablePane):
         self.set_title(f"{self.module.name or self.module.key} · {shown} steps"
                        + (" · changed only" if self.hide_unchanged else ""))
 
-    def module_selected(self, app: WorkbenchApp, module: Module | None) -> None:
+    def module_selected(self, app: PaneContext, module: Module | None) -> None:
         same = module is not None and self.module is not None and module.key == self.module.key
         keep = self.table.current_key if same else None
         self.module = module
@@ -157,32 +156,24 @@ class TimelinePane(FilteredTablePane):
         if module is not None:
             self.compute_facts(app, module)
 
-    def results_changed(self, app: WorkbenchApp, module_keys: set[str]) -> None:
+    def results_changed(self, app: PaneContext, module_keys: set[str]) -> None:
         if self.module is not None and self.module.key in module_keys:
             self.table.refresh_rows()
 
     # ----- step facts -------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="timeline-facts", exit_on_error=False)
-    def compute_facts(self, app: WorkbenchApp, module: Module) -> None:
+    def compute_facts(self, app: PaneContext, module: Module) -> None:
         """Each step's IR statistics and whether it changed the IR (normalized: renumbering
         alone is no change), streamed into the rows as they are known."""
         worker = get_current_worker()
-        book = app.book
-        if all(book.step_facts(s).stats is not None and book.step_facts(s).changed is not None
-               for s in module.steps[1:]):
-            return  # known from an earlier visit
+        root = app.dump.root
+        if all_known(root, module):
+            return  # known from an earlier visit (and the files are the same)
         last_post = time.monotonic()
-        for step, changed in iter_changed(app.dump.root, module):
+        for _step in compute_facts(root, module):
             if worker.is_cancelled:
                 return
-            facts = book.step_facts(step)
-            facts.changed = changed
-            if facts.stats is None:
-                try:
-                    facts.stats = step_stats(app.dump.root, step)
-                except ReadError as error:
-                    facts.stats = error
             if time.monotonic() - last_post > 0.1:
                 last_post = time.monotonic()
                 self.post_message(self.FactsArrived(module.key, done=False))
@@ -195,9 +186,7 @@ class TimelinePane(FilteredTablePane):
             self.refill()
         else:
             self.table.refresh_rows()
-        for pane in self._app.panes:
-            if pane is not self:
-                pane.facts_changed(self._app, event.module_key)
+        self.context.facts_arrived(event.module_key)
 
     def show_step(self, step: Step) -> None:
         """Put the cursor on `step`, clearing the filter and showing unchanged steps if that is
@@ -218,10 +207,9 @@ class TimelinePane(FilteredTablePane):
 
     def action_changed(self, direction: int) -> None:
         rows = self.table.rows
-        book = self._app.book
         index = self.table.cursor + direction
         while 0 <= index < len(rows):
-            if book.step_facts(rows[index]).changed:
+            if self.context.step_facts(rows[index]).changed:
                 self.table.move_to(index)
                 return
             index += direction
@@ -231,12 +219,12 @@ class TimelinePane(FilteredTablePane):
         step = self.table.current
         if self.module is None or step is None:
             return
-        marks = self._app.marked
+        marks = self.context.marked
         key = step_key(step)
         if marks.get(self.module.key) == key:
             del marks[self.module.key]
         else:
             marks[self.module.key] = key
         self.table.refresh_rows()
-        self._app.step_changed()
+        self.context.step_changed()
 

@@ -1,0 +1,93 @@
+"""Layers that point one way, checked on the import graph computed from the code
+(`tests/import_graph.py`: ast over every module of `workbench/`).
+
+Imports that run count: module-level ones, and imports inside functions (deferred: they run
+when the function is called, so a cycle through one is a cycle all the same, only hidden).
+Imports under `if TYPE_CHECKING:` never run and are left out.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from import_graph import cycles, import_graph, merged, module_files
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = ("module", "deferred")
+# The UI: the TUI package, and the command that opens it.
+UI = ("workbench.tui", "workbench.commands.tui")
+# Not imported by the checks: `python -m workbench` runs the CLI; the proto generator needs
+# the protogen extra.
+NOT_IMPORTABLE = ("workbench.__main__", "workbench.protos.generate")
+
+
+def layer(module: str) -> str:
+    """A module's layer: its subpackage (`workbench.replay`), or itself at the top level."""
+    return ".".join(module.split(".")[:2])
+
+
+def is_ui(module: str) -> bool:
+    return any(module == ui or module.startswith(ui + ".") for ui in UI)
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return merged(import_graph(ROOT), RUNTIME)
+
+
+def test_no_import_cycles(graph: dict[str, set[str]]) -> None:
+    assert cycles(graph) == []
+
+
+def test_cycles_are_found() -> None:
+    """The cycle finder finds what it must (so the test above can fail)."""
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(edges) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_every_kind_of_import() -> None:
+    graph = import_graph(ROOT)
+    assert "workbench.sources" in graph["module"]["workbench.loader"]
+    assert "workbench.formats.hlo_text" in graph["module"]["workbench.loader"]  # from-import
+    assert "workbench.diff.hlo_text" in graph["deferred"]["workbench.diff.normalize"]
+    assert "workbench.tui.context" in graph["typing"]["workbench.tui.panes.base"]
+    assert "workbench.tui.context" not in graph["module"]["workbench.tui.panes.base"]
+
+
+def test_layers_point_down(graph: dict[str, set[str]]) -> None:
+    """Between subpackages (and top-level modules) imports go one way."""
+    layers: dict[str, set[str]] = {layer(m): set() for m in graph}
+    for module, imported in graph.items():
+        layers[layer(module)] |= {layer(m) for m in imported if layer(m) != layer(module)}
+    assert cycles(layers) == []
+
+
+def test_only_the_ui_imports_the_ui(graph: dict[str, set[str]]) -> None:
+    """The core never reaches up into the TUI (the CLI's entry point opens it on request)."""
+    allowed = ("workbench.cli",)
+    wrong = sorted(f"{module} -> {imported}" for module, targets in graph.items()
+                   if not is_ui(module) and module not in allowed
+                   for imported in targets if is_ui(imported))
+    assert wrong == []
+
+
+def test_core_imports_no_ui() -> None:
+    """Importing any module outside the UI leaves textual and rich unimported (the CLI and
+    other tools use the core without paying for the TUI)."""
+    core = [m for m in module_files(ROOT) if not is_ui(m) and m not in NOT_IMPORTABLE]
+    assert len(core) > 100  # every module of the core, found from the files
+    code = (
+        "import importlib, sys\n"
+        f"for name in {core!r}:\n"
+        "    importlib.import_module(name)\n"
+        "    bad = [m for m in ('textual', 'rich') if m in sys.modules]\n"
+        "    if bad:\n"
+        "        sys.exit(f'{name} imports {bad}')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr or result.stdout

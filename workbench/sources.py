@@ -1,0 +1,151 @@
+"""Read the bytes and text a `Source` points at, with errors that name the file and the reason.
+
+Every reader goes through here, so bad input is handled once: missing files, permissions,
+files that are still being written (empty or cut short), gzip, and text that is not UTF-8.
+Container formats (an mlir-trace proto holding one IR per pass) register an entry reader.
+This module sits below the format readers: it imports none of them (an entry reader's module
+is imported by name, on first need).
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import importlib
+import os
+import stat
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from workbench.model import Source
+
+
+class ReadError(Exception):
+    """A file could not be read or understood. `str()` is `<file>: <reason>`."""
+
+    def __init__(self, file: str, reason: str) -> None:
+        super().__init__(f"{file}: {reason}")
+        self.file = file
+        self.reason = reason
+
+
+# file suffix -> function(file bytes, entry index, file name) -> text of that entry
+ENTRY_READERS: dict[str, Callable[[bytes, int, str], str]] = {}
+# Modules that register entry readers when imported. A process that reads an entry without
+# having scanned the dump (a replay worker) imports them on first need.
+ENTRY_READER_MODULES = ("workbench.formats.mlir_trace",)
+
+
+def _entry_reader(file: str) -> Callable[[bytes, int, str], str] | None:
+    for suffix, reader in ENTRY_READERS.items():
+        if file.endswith(suffix):
+            return reader
+    return None
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX; elsewhere there are no fifos to wait on
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | _NONBLOCK)
+
+
+def open_file(path: Path | str) -> BinaryIO:
+    """Open a file of a dump for reading, in binary. A fifo is opened without waiting for a
+    writer (a plain open would wait forever): with none it reads as an empty file, one being
+    written is read to its end. A device is refused (OSError)."""
+    handle = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115 (returned open)
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            raise OSError(errno.ENODEV, "a device, not a file")
+        if _NONBLOCK:
+            os.set_blocking(handle.fileno(), True)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def read_bytes(root: Path, source: Source) -> bytes:
+    """The bytes of `source` (a whole file or a byte range), gunzipped when the file is `.gz`."""
+    path = root / source.file
+    try:
+        with open_file(path) as handle:
+            if source.start or source.end is not None:
+                handle.seek(source.start)
+                size = None if source.end is None else source.end - source.start
+                data = handle.read() if size is None else handle.read(size)
+            else:
+                data = handle.read()
+    except FileNotFoundError:
+        raise ReadError(source.file, "file not found (deleted since the folder was listed?)")\
+            from None
+    except PermissionError:
+        raise ReadError(source.file, "permission denied") from None
+    except IsADirectoryError:
+        raise ReadError(source.file, "is a folder, not a file") from None
+    except OSError as error:
+        raise ReadError(source.file, f"cannot read: {error.strerror}") from None
+    if source.file.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise ReadError(source.file, f"bad gzip data: {error}") from None
+    return data
+
+
+def decode_text(data: bytes, file: str) -> str:
+    """Strict UTF-8; the error says where the first bad byte is, or that the text stops in
+    the middle of a character (a file still being written, or cut short)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.end == len(data) and error.reason == "unexpected end of data":
+            raise ReadError(file, f"text ends inside a UTF-8 character at offset {error.start} "
+                                  "(cut short, or still being written?)") from None
+        raise ReadError(file, f"not UTF-8 text (bad byte at offset {error.start})") from None
+
+
+def read_text(root: Path, source: Source) -> str:
+    """The text `source` points at: a file, a range of one, or an entry of a container."""
+    if source.entry is not None:
+        reader = _entry_reader(source.file)
+        if reader is None:
+            for name in ENTRY_READER_MODULES:
+                importlib.import_module(name)
+            reader = _entry_reader(source.file)
+        if reader is None:
+            raise ReadError(source.file, "no reader knows entries of this kind of file")
+        return reader(read_bytes(root, Source(source.file)), source.entry, source.file)
+    data = read_bytes(root, source)
+    if not data:
+        raise ReadError(source.file, "empty file (still being written?)")
+    return decode_text(data, source.file)
+
+
+def file_signature(root: Path, source: Source) -> tuple[object, ...]:
+    """What identifies the content of `source` without reading it: path, byte range, entry,
+    modification time and size. Whatever is made from a file is keyed by this, so a file
+    rewritten in place (a dump still being written) is read again. Raises ReadError (as
+    read_bytes would) when the file is gone."""
+    try:
+        status = os.stat(root / source.file)
+    except FileNotFoundError:
+        raise ReadError(source.file, "file not found (deleted since the folder was listed?)")\
+            from None
+    except PermissionError:
+        raise ReadError(source.file, "permission denied") from None
+    except OSError as error:
+        raise ReadError(source.file, f"cannot read: {error.strerror}") from None
+    return (str(root / source.file), source.start, source.end, source.entry,
+            status.st_mtime_ns, status.st_size)
+
+
+def source_size(signature: tuple[object, ...]) -> int:
+    """The number of bytes a signed source covers (its range, else the whole file)."""
+    _, start, end, _, _, size = signature
+    assert isinstance(start, int) and isinstance(size, int)
+    return end - start if isinstance(end, int) else size
