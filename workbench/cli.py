@@ -13,6 +13,7 @@ import importlib
 import io
 import sys
 
+from workbench.commands.limits import add_read_limit_argument, apply_limits
 from workbench.termination import exit_on_termination_signals
 
 # Commands (modules under workbench.commands), in the order `--help` lists them.
@@ -36,6 +37,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in COMMAND_MODULES if only is None else [only]:
         module = importlib.import_module(f"workbench.commands.{name.replace('-', '_')}")
         module.register(subparsers)
+    for command in subparsers.choices.values():
+        add_read_limit_argument(command)
     return parser
 
 
@@ -49,10 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _print_names_as_they_are(sys.stdout)
     exit_on_termination_signals()
-    if getattr(args, "memory_limit", None) is not None:
-        from workbench.replay.memory import set_memory_limit
-
-        set_memory_limit(args.memory_limit)  # before any worker process starts: they inherit it
+    apply_limits(args)
     try:
         return args.func(args)
     except BrokenPipeError:  # `workbench ls DIR | head`

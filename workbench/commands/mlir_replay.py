@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.commands.replay import add_memory_limit_argument
+from workbench.commands.limits import add_memory_limit_argument
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from workbench.commands.limits import add_memory_limit_argument
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
 from workbench.output.destinations import RefusedDestination, check_folder
-from workbench.replay import memory
 from workbench.replay.steps import STATUS_KINDS, Replay, StepResult
 
 
@@ -59,13 +59,6 @@ def add_input_arguments(parser: argparse.ArgumentParser, one_module: bool = True
     parser.add_argument("--rtol", type=float, metavar="Y",
                         help="relative tolerance for every dtype (default: per dtype)")
     add_memory_limit_argument(parser)
-
-
-def add_memory_limit_argument(parser: argparse.ArgumentParser) -> None:
-    """`--memory-limit SIZE`; `workbench.cli` sets it before any worker process starts."""
-    parser.add_argument("--memory-limit", type=memory.parse_size, metavar="SIZE",
-                        help="most memory one evaluation may use, e.g. 4G (default: a quarter "
-                        "of this machine's memory, or $WORKBENCH_MEMORY_LIMIT)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -15,38 +15,18 @@ from __future__ import annotations
 
 import math
 import os
-import re
 
 import numpy as np
 
 from workbench.replay.errors import EvaluationError
+from workbench.sizes import format_size, parse_size
 
 ENVIRONMENT_VARIABLE = "WORKBENCH_MEMORY_LIMIT"
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _FALLBACK_LIMIT = 4 << 30  # where the machine's memory cannot be read
 
 
 class OverMemoryLimit(EvaluationError):
     """An array, or the arrays live at once, would exceed the memory limit."""
-
-
-def parse_size(text: str) -> int:
-    """`4G`, `512M`, `1.5G`, `1000000` (bytes) -> bytes; ValueError for anything else."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, re.IGNORECASE)
-    if match is None:
-        raise ValueError(f"not a size: {text!r} (examples: 4G, 512M, 1000000)")
-    size = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    if size <= 0:
-        raise ValueError(f"a memory limit must be positive, not {text!r}")
-    return size
-
-
-def format_size(size: int) -> str:
-    """Bytes as a person reads them: `7.2 GB`, `512 MB`, `12 KB`."""
-    for unit, scale in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.3g} {unit}"
-    return f"{size} bytes"
 
 
 def default_limit() -> int:

@@ -32,7 +32,8 @@ PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage"]
 POLL_SECONDS = 0.05  # how often a waiting parent looks at its cancel event
 # Settings a call runs under, sent with every call: a worker may have been started before the
 # parent changed them (the fork server keeps the environment it started with).
-FORWARDED_ENVIRONMENT = ("WORKBENCH_MEMORY_LIMIT",)  # replay.memory.ENVIRONMENT_VARIABLE
+# replay.memory.ENVIRONMENT_VARIABLE, sources.READ_LIMIT_VARIABLE
+FORWARDED_ENVIRONMENT = ("WORKBENCH_MEMORY_LIMIT", "WORKBENCH_READ_LIMIT")
 
 
 class Cancelled(Exception):
