@@ -13,7 +13,7 @@ import importlib
 import io
 import sys
 
-from workbench.commands.limits import add_read_limit_argument, apply_limits
+from workbench.commands.limits import add_read_arguments, apply_limits
 from workbench.termination import exit_on_termination_signals
 
 # Commands (modules under workbench.commands), in the order `--help` lists them.
@@ -38,7 +38,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module = importlib.import_module(f"workbench.commands.{name.replace('-', '_')}")
         module.register(subparsers)
     for command in subparsers.choices.values():
-        add_read_limit_argument(command)
+        add_read_arguments(command)
     return parser
 
 

@@ -93,6 +93,35 @@ def set_read_limit(size: int) -> None:
     os.environ[READ_LIMIT_VARIABLE] = str(size)
 
 
+FOLLOW_LINKS_VARIABLE = "WORKBENCH_FOLLOW_LINKS"
+
+
+def follow_links() -> bool:
+    """Whether links out of a dump are read (`--follow-links`); by default they are not."""
+    return os.environ.get(FOLLOW_LINKS_VARIABLE) == "1"
+
+
+def set_follow_links() -> None:
+    os.environ[FOLLOW_LINKS_VARIABLE] = "1"
+
+
+def link_outside(root: Path | str, file: str) -> str | None:
+    """Where `file` (relative to `root`) really is, when a link takes it outside the dump
+    and links are not followed; else None. A dump from elsewhere may link to `/etc/passwd`
+    or to a huge file: such a file is listed as a problem, never read."""
+    if follow_links():
+        return None
+    top = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(top, file))
+    if target == top or target.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return target
+
+
+def outside_reason(target: str) -> str:
+    return f"link outside the dump: {target} (read it with --follow-links)"
+
+
 def _too_large(file: str, limit: int, what: str = "") -> ReadError:
     return ReadError(file, f"larger{what} than the read limit of {format_size(limit)} (raise "
                            "it with --max-read SIZE)")
@@ -102,6 +131,9 @@ def read_bytes(root: Path, source: Source) -> bytes:
     """The bytes of `source` (a whole file or a byte range), gunzipped when the file is `.gz`;
     never more than the read limit."""
     path = root / source.file
+    outside = link_outside(root, source.file)
+    if outside is not None:
+        raise ReadError(source.file, outside_reason(outside))
     limit = read_limit()
     try:
         with open_file(path) as handle:

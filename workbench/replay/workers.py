@@ -32,8 +32,9 @@ PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage"]
 POLL_SECONDS = 0.05  # how often a waiting parent looks at its cancel event
 # Settings a call runs under, sent with every call: a worker may have been started before the
 # parent changed them (the fork server keeps the environment it started with).
-# replay.memory.ENVIRONMENT_VARIABLE, sources.READ_LIMIT_VARIABLE
-FORWARDED_ENVIRONMENT = ("WORKBENCH_MEMORY_LIMIT", "WORKBENCH_READ_LIMIT")
+# replay.memory.ENVIRONMENT_VARIABLE, sources.READ_LIMIT_VARIABLE, FOLLOW_LINKS_VARIABLE
+FORWARDED_ENVIRONMENT = ("WORKBENCH_MEMORY_LIMIT", "WORKBENCH_READ_LIMIT",
+                         "WORKBENCH_FOLLOW_LINKS")
 
 
 class Cancelled(Exception):
