@@ -26,6 +26,7 @@ from workbench.index import claim_paths, list_files, scan
 from workbench.loader import ReadError, load_step_hlo, read_bytes
 from workbench.model import Dump, Source
 from workbench.replay.steps import open_replay
+from workbench.sources import FOLLOW_LINKS_VARIABLE
 from workbench.watch import ChangeBatch, LiveIndex
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
@@ -334,8 +335,10 @@ print(len(dump.modules[0].steps), [p.reason for p in dump.problems])
     assert done.stdout.startswith("0 ["), done.stdout
 
 
-def test_devices_are_refused(tmp_path: Path) -> None:
-    """A link to /dev/zero named like a step: read whole, it would fill the memory."""
+def test_devices_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link to /dev/zero named like a step: read whole, it would fill the memory. (Links
+    out of the dump are followed here, as with --follow-links, to reach the device.)"""
+    monkeypatch.setenv(FOLLOW_LINKS_VARIABLE, "1")
     root = small_dump(tmp_path / "dump")
     names = ("xla/module_0010.jit_ln.0099.p.after_x.before_y.hlo.pb", "loops/zero.log")
     for name in names:
@@ -347,3 +350,28 @@ def test_devices_are_refused(tmp_path: Path) -> None:
         [(p.file, p.reason) for p in dump.problems]
     assert (names[0], "cannot read: a device, not a file") in \
         [(p.file, p.reason) for p in finishes(lambda: check_dump(dump))]
+
+
+def test_links_out_of_the_dump_are_problems_not_read(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(FOLLOW_LINKS_VARIABLE, raising=False)
+    root = small_dump(tmp_path / "dump")
+    expected = keys(scan(root))
+    secret = tmp_path / "secret.txt"
+    secret.write_text("HloModule secret\n")
+    (root / "module_0077.jit_secret.before_optimizations.txt").symlink_to(secret)
+    (root / "elsewhere").symlink_to(tmp_path)
+    (root / "inside.log").symlink_to(root / "loops")  # a link that stays inside is fine
+    dump = scan(root)
+    assert keys(dump) == expected  # nothing of the linked file became a module
+    reasons = {p.file: p.reason for p in dump.problems}
+    assert reasons["module_0077.jit_secret.before_optimizations.txt"] == (
+        f"link outside the dump: {secret} (read it with --follow-links)")
+    assert reasons["elsewhere"] == f"link outside the dump: {tmp_path} (read it with " \
+        "--follow-links)"
+    with pytest.raises(ReadError, match="link outside the dump"):
+        read_bytes(root, Source("module_0077.jit_secret.before_optimizations.txt"))
+    assert main(["ls", str(root), "--json", "--follow-links"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert "module_0077" in [m["id"] for m in listed["modules"]]

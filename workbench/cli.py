@@ -13,6 +13,9 @@ import importlib
 import io
 import sys
 
+from workbench.commands.limits import add_read_arguments, apply_limits
+from workbench.termination import exit_on_termination_signals
+
 # Commands (modules under workbench.commands), in the order `--help` lists them.
 COMMAND_MODULES = [
     "ls", "show", "diff", "iree", "replay", "bisect", "localize", "reduce", "triage", "mlir-replay",
@@ -35,6 +38,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in COMMAND_MODULES if only is None else [only]:
         module = importlib.import_module(f"workbench.commands.{name.replace('-', '_')}")
         module.register(subparsers)
+    for command in subparsers.choices.values():
+        add_read_arguments(command)
     return parser
 
 
@@ -47,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv[0] if argv[0] in COMMAND_MODULES else None)
     args = parser.parse_args(argv)
     _print_names_as_they_are(sys.stdout)
+    exit_on_termination_signals()
+    apply_limits(args)
     try:
         return args.func(args)
     except BrokenPipeError:  # `workbench ls DIR | head`

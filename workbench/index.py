@@ -24,7 +24,7 @@ from pathlib import Path
 from workbench.formats.xla_dump import claim_xla
 from workbench.gc_pause import gc_paused
 from workbench.model import Dump, Module, Problem
-from workbench.sources import ReadError
+from workbench.sources import ReadError, link_outside, outside_reason
 
 Claimer = Callable[[Dump, list[str]], list[str]]
 
@@ -96,6 +96,7 @@ def list_files(
     """
     found: list[str] = []
     stack = [""]
+    top = os.path.realpath(root)
     while stack:
         relative = stack.pop()
         directory = os.path.join(root, relative) if relative else os.fspath(root)
@@ -105,6 +106,11 @@ def list_files(
                 for entry in entries:
                     path = prefix + entry.name
                     try:
+                        if entry.is_symlink():  # free: the listing says so
+                            outside = link_outside(top, path)
+                            if outside is not None:
+                                problems.append(Problem(path, outside_reason(outside)))
+                                continue
                         # Files first: they are most entries, and one test settles them.
                         if entry.is_file():
                             found.append(path)

@@ -1,7 +1,9 @@
 """Read the bytes and text a `Source` points at, with errors that name the file and the reason.
 
 Every reader goes through here, so bad input is handled once: missing files, permissions,
-files that are still being written (empty or cut short), gzip, and text that is not UTF-8.
+files that are still being written (empty or cut short), gzip, text that is not UTF-8, and
+files larger than the read limit (a 3 MB `.gz` can expand to 3 GB: nothing is read or
+decompressed past the limit; `WORKBENCH_READ_LIMIT`, which `--max-read` sets, default 512 MB).
 Container formats (an mlir-trace proto holding one IR per pass) register an entry reader.
 This module sits below the format readers: it imports none of them (an entry reader's module
 is imported by name, on first need).
@@ -12,6 +14,7 @@ from __future__ import annotations
 import errno
 import gzip
 import importlib
+import io
 import os
 import stat
 import zlib
@@ -20,6 +23,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from workbench.model import Source
+from workbench.sizes import format_size, parse_size
+
+READ_LIMIT_VARIABLE = "WORKBENCH_READ_LIMIT"
+DEFAULT_READ_LIMIT = 512 << 20  # far above any real IR text; raise it for huge snapshots
 
 
 class ReadError(Exception):
@@ -69,17 +76,74 @@ def open_file(path: Path | str) -> BinaryIO:
     return handle
 
 
+def read_limit() -> int:
+    """The most bytes read from one file (after decompression): the environment's, else the
+    default."""
+    configured = os.environ.get(READ_LIMIT_VARIABLE)
+    if configured:
+        try:
+            return parse_size(configured)
+        except ValueError:
+            pass  # the CLI validates what it sets; a bad value by hand falls back
+    return DEFAULT_READ_LIMIT
+
+
+def set_read_limit(size: int) -> None:
+    """Make `size` bytes the read limit for this process and the workers it starts."""
+    os.environ[READ_LIMIT_VARIABLE] = str(size)
+
+
+FOLLOW_LINKS_VARIABLE = "WORKBENCH_FOLLOW_LINKS"
+
+
+def follow_links() -> bool:
+    """Whether links out of a dump are read (`--follow-links`); by default they are not."""
+    return os.environ.get(FOLLOW_LINKS_VARIABLE) == "1"
+
+
+def set_follow_links() -> None:
+    os.environ[FOLLOW_LINKS_VARIABLE] = "1"
+
+
+def link_outside(root: Path | str, file: str) -> str | None:
+    """Where `file` (relative to `root`) really is, when a link takes it outside the dump
+    and links are not followed; else None. A dump from elsewhere may link to `/etc/passwd`
+    or to a huge file: such a file is listed as a problem, never read."""
+    if follow_links():
+        return None
+    top = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(top, file))
+    if target == top or target.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return target
+
+
+def outside_reason(target: str) -> str:
+    return f"link outside the dump: {target} (read it with --follow-links)"
+
+
+def _too_large(file: str, limit: int, what: str = "") -> ReadError:
+    return ReadError(file, f"larger{what} than the read limit of {format_size(limit)} (raise "
+                           "it with --max-read SIZE)")
+
+
 def read_bytes(root: Path, source: Source) -> bytes:
-    """The bytes of `source` (a whole file or a byte range), gunzipped when the file is `.gz`."""
+    """The bytes of `source` (a whole file or a byte range), gunzipped when the file is `.gz`;
+    never more than the read limit."""
     path = root / source.file
+    outside = link_outside(root, source.file)
+    if outside is not None:
+        raise ReadError(source.file, outside_reason(outside))
+    limit = read_limit()
     try:
         with open_file(path) as handle:
-            if source.start or source.end is not None:
+            if source.start:
                 handle.seek(source.start)
-                size = None if source.end is None else source.end - source.start
-                data = handle.read() if size is None else handle.read(size)
-            else:
-                data = handle.read()
+            size = None if source.end is None else source.end - source.start
+            on_disk = os.fstat(handle.fileno()).st_size - source.start  # 0 for a fifo
+            if (on_disk if size is None else size) > limit:
+                raise _too_large(source.file, limit)
+            data = handle.read(limit + 1 if size is None else size)
     except FileNotFoundError:
         raise ReadError(source.file, "file not found (deleted since the folder was listed?)")\
             from None
@@ -89,11 +153,16 @@ def read_bytes(root: Path, source: Source) -> bytes:
         raise ReadError(source.file, "is a folder, not a file") from None
     except OSError as error:
         raise ReadError(source.file, f"cannot read: {error.strerror}") from None
+    if len(data) > limit:  # a file that grew, or a fifo
+        raise _too_large(source.file, limit)
     if source.file.endswith(".gz"):
         try:
-            data = gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unzipped:
+                data = unzipped.read(limit + 1)
         except (OSError, EOFError, zlib.error) as error:
             raise ReadError(source.file, f"bad gzip data: {error}") from None
+        if len(data) > limit:
+            raise _too_large(source.file, limit, " decompressed")
     return data
 
 

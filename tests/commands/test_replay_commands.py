@@ -108,6 +108,20 @@ def test_dump_literals_refuses_the_dump_folder(dump: Path, inside: str,
     assert sorted(p.name for p in dump.iterdir()) == before
 
 
+def test_dump_literals_writes_into_a_folder_with_files_only_with_force(
+        dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "literals"
+    out_dir.mkdir()
+    (out_dir / "notes.txt").write_text("mine")
+    status, _, err = run_cli(capsys, "replay", dump, "module_0001", "--backend", FAKE,
+                             "--dump-literals", out_dir)
+    assert status == 2 and "not empty; add --force" in err
+    assert sorted(p.name for p in out_dir.iterdir()) == ["notes.txt"]
+    status, _, _ = run_cli(capsys, "replay", dump, "module_0001", "--backend", FAKE,
+                           "--dump-literals", out_dir, "--force")
+    assert (out_dir / "literals.json").exists() and (out_dir / "notes.txt").read_text() == "mine"
+
+
 def test_usage_errors(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_cli(capsys, "replay", dump, "module_0009", "--backend", FAKE)
     assert status == 2 and "no module 'module_0009'" in err

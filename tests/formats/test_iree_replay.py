@@ -123,6 +123,15 @@ def test_live_dump_agrees_with_stored(corpus: Path, stored: ReplayDump, iree_too
     assert executable.id == 4 and executable.format == "embedded-elf-x86_64"
 
 
+def test_a_capture_named_like_a_flag_is_read_as_a_file(corpus: Path, stored: ReplayDump,
+                                                       iree_tools: None, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    capture = tmp_path / "--flagfile=flags.ireereplay"
+    capture.write_bytes((corpus / "iree" / "jit_f" / "jit_f.ireereplay").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert read_replay(Path("--flagfile=flags.ireereplay")).summary == stored.summary
+
+
 def test_live_dump_of_truncated_capture(corpus: Path, iree_tools: None) -> None:
     with pytest.raises(ReadError) as raised:
         read_replay(corpus / "iree" / "jit_f" / "truncated.ireereplay")

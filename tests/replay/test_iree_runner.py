@@ -24,12 +24,24 @@ def test_replay_command() -> None:
         file_remaps=(("/mnt/capture", "/mnt/replay"),),
         executable_substitutions=(("4", "k.so"), ("5@embedded-elf-x86_64", "l.so")),
     )
+    here = Path.cwd()
     assert replay_command(Path("c.ireereplay"), options, "iree-run-replay") == [
         "iree-run-replay", "--device=local-task",
         "--replay_file_remap=/mnt/capture=/mnt/replay",
-        "--replay_executable_substitution=4=k.so",
-        "--replay_executable_substitution=5@embedded-elf-x86_64=l.so",
-        "c.ireereplay"]
+        f"--replay_executable_substitution=4={here / 'k.so'}",
+        f"--replay_executable_substitution=5@embedded-elf-x86_64={here / 'l.so'}",
+        str(here / "c.ireereplay")]
+
+
+def test_a_capture_named_like_a_flag_is_replayed_as_a_file(corpus: Path, iree_tools: None,
+                                                           tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    capture = tmp_path / "--flagfile=flags.ireereplay"
+    capture.write_bytes((corpus / "iree" / "jit_f" / "jit_f.ireereplay").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    result = start_replay(Path("--flagfile=flags.ireereplay"),
+                          ReplayOptions(device="local-sync")).wait()
+    assert result.ok, result.describe()
 
 
 def test_split_assignment() -> None:

@@ -72,3 +72,20 @@ def test_hunks_and_side_by_side(lines) -> None:
             assert view.current_row == 41
 
     asyncio.run(main())
+
+
+def test_a_line_of_megabytes_is_shown_cut_and_says_so(lines) -> None:
+    huge = "x" * 50_000_000  # one 50 MB line, as a damaged or hostile file can hold
+    document = text_document(f"first\n{huge}\nlast")
+    assert document.rows[1].text.endswith("… (49,990,000 more characters not shown)")
+    assert document.text_width < 20_000  # measured on the shown part only
+    app = ViewApp(document)
+
+    async def main() -> None:
+        async with app.run_test(size=(60, 10)) as pilot:
+            await pilot.pause()
+            shown = lines(app.view)
+            assert shown[0].rstrip().endswith("first") and shown[2].rstrip().endswith("last")
+            assert shown[1].startswith("2 xxxx")
+
+    asyncio.run(main())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -54,7 +55,9 @@ class Terminal:
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     assert shutil.which("tmux"), "this test needs tmux"
     assert COMMAND.exists(), f"no installed workbench command at {COMMAND}"
-    terminal = Terminal(f"workbench-smoke-{os.getpid()}")
+    # A server per test: a server just told to stop may still be going when the next test
+    # starts, and one of the same name then fails with "server exited unexpectedly".
+    terminal = Terminal(f"workbench-smoke-{os.getpid()}-{secrets.token_hex(4)}")
     yield terminal
     subprocess.run(["tmux", "-L", terminal.socket, "kill-server"], capture_output=True)
 
@@ -94,3 +97,69 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
 
     terminal.keys("q")
     terminal.wait_for(lambda s: "jit_ln" not in s, timeout=20)
+
+
+@pytest.mark.parametrize("signal_name", ["TERM", "HUP"])
+def test_a_signal_closes_the_app_and_restores_the_terminal(terminal: Terminal, example: Path,
+                                                          tmp_path: Path,
+                                                          signal_name: str) -> None:
+    env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    pid_file = tmp_path / "app.pid"
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
+                  f"{COMMAND} {example} --theme mono & echo $! > {pid_file}; wait $!; "
+                  "echo exit=$?; sleep 30")
+
+    def pane(flag: str) -> str:
+        return terminal.tmux("display", "-p", "-t", "smoke", f"#{{{flag}}}").strip()
+
+    terminal.wait_for(lambda s: "jit_ln" in s and "7 modules" in s)
+    assert pane("alternate_on") == "1" and pane("mouse_any_flag") == "1"
+    subprocess.run(["kill", f"-{signal_name}", pid_file.read_text().strip()], check=True)
+    number = {"TERM": 15, "HUP": 1}[signal_name]
+    terminal.wait_for(lambda s: f"exit={128 + number}" in s, timeout=20)
+    assert pane("alternate_on") == "0"
+    assert pane("mouse_any_flag") == "0"
+    assert pane("cursor_flag") == "1"
+
+
+def test_an_app_that_dies_of_an_error_exits_non_zero(terminal: Terminal, example: Path,
+                                                     tmp_path: Path) -> None:
+    crash = tmp_path / "crash.py"
+    crash.write_text(
+        "import sys\n"
+        "from workbench.tui.app import WorkbenchApp\n"
+        "from workbench.cli import main\n"
+        "def broken(self):\n"
+        "    raise RuntimeError('a bug in the app')\n"
+        "WorkbenchApp.on_mount = broken\n"
+        "sys.exit(main(sys.argv[1:]))\n")
+    env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
+                  f"{sys.executable} {crash} {example}; echo exit=$?; sleep 30")
+    screen = terminal.wait_for(lambda s: "exit=" in s, timeout=30)
+    assert "exit=1" in screen
+    assert "a bug in the app" in screen
+
+
+def test_the_app_ends_when_its_terminal_goes_away(terminal: Terminal, example: Path,
+                                                  tmp_path: Path) -> None:
+    env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
+                  f"exec {COMMAND} {example} --theme mono")
+    pid = int(terminal.tmux("display", "-p", "-t", "smoke", "#{pane_pid}"))
+    terminal.wait_for(lambda s: "jit_ln" in s and "7 modules" in s)
+    terminal.tmux("kill-server")  # the terminal hangs up, as when an SSH connection drops
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+            break  # ended; only its exit status is left to collect
+        time.sleep(0.05)
+    alive = Path(f"/proc/{pid}").exists() and not Path(f"/proc/{pid}/stat").read_text() \
+        .split(") ")[1].startswith("Z")
+    assert not alive, "the app outlived its terminal by 5 s"

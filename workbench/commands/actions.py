@@ -16,6 +16,7 @@ from workbench.formats.action_log import (
     read_action_log,
 )
 from workbench.model import Source
+from workbench.output.destinations import RefusedDestination, check_file, write_file_atomically
 from workbench.output.json_shapes import actions_json, print_json
 from workbench.sources import ReadError, read_bytes
 
@@ -30,7 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--loc", metavar="FILE[:LINE[:COL]]",
                         help="only actions whose IR carries this source location")
     parser.add_argument("--chrome-trace", type=Path, metavar="OUT",
-                        help="write the (filtered) actions as a Chrome/Perfetto trace to OUT")
+                        help="write the (filtered) actions as a Chrome/Perfetto trace to OUT "
+                        "(outside the log's folder; an existing OUT only with --force)")
+    parser.add_argument("--force", action="store_true",
+                        help="let --chrome-trace replace an existing file")
     parser.add_argument("--limit", type=int, default=200,
                         help="most actions to print (default 200; --json prints all)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -45,6 +49,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"workbench actions: {error}", file=sys.stderr)
             return 2
     path: Path = args.file
+    if args.chrome_trace is not None:
+        try:
+            check_file(args.chrome_trace, "--chrome-trace", dumps=[path], inputs=[path],
+                       force=args.force)
+        except RefusedDestination as error:
+            print(f"workbench actions: {error}", file=sys.stderr)
+            return 2
     try:
         log = read_action_log(read_bytes(path.parent, Source(path.name)), str(path))
     except ReadError as error:
@@ -55,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
                             location=args.loc) if filtered else log.actions
     if args.chrome_trace is not None:
         try:
-            with open(args.chrome_trace, "w") as out:
-                json.dump(chrome_trace(log, chosen), out)
+            write_file_atomically(args.chrome_trace, json.dumps(chrome_trace(log, chosen)))
         except OSError as error:
             print(f"workbench actions: cannot write {args.chrome_trace}: {error.strerror}",
                   file=sys.stderr)

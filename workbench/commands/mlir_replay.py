@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.commands.limits import add_memory_limit_argument
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module
 from workbench.replay.outcome import Kind
@@ -70,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rtol", type=float, metavar="Y", help="relative tolerance (all dtypes)")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="stop any one pass's evaluation after this long")
+    add_memory_limit_argument(parser)
     parser.add_argument("--json", action="store_true",
                         help="machine-readable output (per pass, or per trace with -dir)")
     parser.set_defaults(func=run)

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from workbench.commands.limits import add_memory_limit_argument
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
+from workbench.output.destinations import RefusedDestination, check_folder
 from workbench.replay.outcome import Kind
 from workbench.replay.steps import Replay, StepResult
 
@@ -57,6 +59,7 @@ def add_input_arguments(parser: argparse.ArgumentParser, one_module: bool = True
                         help="absolute tolerance for every dtype (default: per dtype, see README)")
     parser.add_argument("--rtol", type=float, metavar="Y",
                         help="relative tolerance for every dtype (default: per dtype)")
+    add_memory_limit_argument(parser)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +75,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="stop after the first step that is not ok")
     parser.add_argument("--dump-literals", type=Path, metavar="OUT",
                         help="write the inputs, the expected (reference) and actual results as "
-                        ".npy files under OUT (never inside DIR)")
+                        ".npy files under OUT (never inside DIR; a folder with files in it "
+                        "only with --force)")
+    parser.add_argument("--force", action="store_true",
+                        help="let --dump-literals write into a folder that has files")
     parser.set_defaults(func=run)
 
 
@@ -164,16 +170,6 @@ def format_literal(value: LiteralValue, path: str = "") -> list[str]:
     return [f"{path}{describe_array(array)} {text}"]
 
 
-def check_out_folder(out: Path, dump_root: Path) -> None:
-    """Refuse an output folder inside the dump: nothing is ever written into a dump."""
-    folder = dump_root if dump_root.is_dir() else dump_root.parent
-    resolved_out, resolved_dump = out.resolve(), folder.resolve()
-    if resolved_out == resolved_dump or resolved_dump in resolved_out.parents:
-        raise UsageError(f"--dump-literals {out} is inside the dump folder {folder}; the "
-                         "workbench never writes into a dump: choose a folder outside it, "
-                         "e.g. /tmp/literals")
-
-
 def _save(out: Path, stem: str, value: LiteralValue, manifest: list[dict], **about: Any) -> None:
     from workbench.replay.compare import describe_array
 
@@ -216,9 +212,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.dump_literals is not None:
-            check_out_folder(args.dump_literals, args.dir)
+            check_folder(args.dump_literals, "--dump-literals", dumps=[args.dir],
+                         inputs=args.inputs or (), force=args.force)
         selection = open_replay(args, keep_values=not args.json or args.dump_literals is not None)
-    except UsageError as error:
+    except (UsageError, RefusedDestination) as error:
         print(f"workbench replay: {error}", file=sys.stderr)
         return 2
     replay = selection.replay

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from workbench.commands.limits import add_read_arguments, apply_limits
+
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="workbench", description="Open the terminal app.")
@@ -14,7 +16,9 @@ def main(argv: list[str]) -> int:
                         "~/.config/workbench/themes) or a theme file")
     parser.add_argument("--no-watch", action="store_true",
                         help="scan once; do not follow changes to the folder")
+    add_read_arguments(parser)
     args = parser.parse_args(argv)
+    apply_limits(args)
     from workbench.tui.app import run_app
 
     return run_app(args.dir, theme=args.theme, watch=not args.no_watch)

@@ -133,7 +133,8 @@ def read_replay(path: Path, *, timeout_s: float = 60.0) -> ReplayDump:
     message verbatim when it rejects the capture (`DATA_LOSS; replay file length extends
     past file contents`).
     """
-    process = ToolProcess([find_tool(DUMP_TOOL), "--format=jsonl", str(path)],
+    # Absolute: IREE's flag parser takes no `--`, and a file named `--flagfile=...` is a file.
+    process = ToolProcess([find_tool(DUMP_TOOL), "--format=jsonl", str(path.absolute())],
                           timeout_s=timeout_s)
     rows = [line.text for line in process.lines() if line.stream == "stdout"]
     result = process.wait()

@@ -16,6 +16,7 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution
+from workbench.replay import memory
 from workbench.replay.compare import describe_array, describe_type, dtype_category
 
 if TYPE_CHECKING:
@@ -82,6 +83,12 @@ def fake_value(spec: ParamSpec, rng: np.random.Generator) -> LiteralValue:
     return rng.standard_normal(dims).astype(dtype)
 
 
+def _spec_bytes(spec: ParamSpec) -> int:
+    if is_array_spec(spec):
+        return memory.array_bytes(np.dtype(spec[0]), tuple(spec[1]))
+    return sum(_spec_bytes(element) for element in spec)
+
+
 def fake_inputs(specs: list[ParamSpec], seed: int = 0) -> list[LiteralValue]:
     """Seeded random arguments: the same seed gives the same data, run after run."""
     rng = np.random.default_rng(seed)
@@ -96,14 +103,28 @@ def _matches(value: LiteralValue, spec: ParamSpec) -> bool:
     return isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == tuple(dims)
 
 
+def _check_npy_size(path: Path) -> None:
+    """Refuse, from its header alone, a `.npy` file whose array is over the memory limit."""
+    with open(path, "rb") as stream:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    memory.check(memory.array_bytes(dtype, shape), f"an array {dtype}{list(shape)}")
+
+
 def load_npy_inputs(paths: tuple[Path, ...], specs: list[ParamSpec] | None) -> list[LiteralValue]:
     """Arrays from `.npy` files, checked against the entry parameters when they are known."""
     arguments: list[LiteralValue] = []
     for path in paths:
         try:
+            _check_npy_size(path)
             arguments.append(np.load(path, allow_pickle=False))
         except (OSError, ValueError) as error:
             raise InputError(f"{path}: cannot read as .npy: {error}") from None
+        except memory.OverMemoryLimit as error:
+            raise InputError(f"{path}: {error}") from None
     if specs is not None:
         if len(specs) != len(arguments):
             raise InputError(f"the entry takes {len(specs)} parameters "
@@ -127,6 +148,11 @@ def resolve_inputs(backend: Backend, execution: Execution | None,
         if specs is None:
             raise InputError("the entry parameters' types are unknown, so fake data cannot be "
                              "made; give the inputs as .npy files")
+        try:
+            memory.check(sum(_spec_bytes(s) for s in specs),
+                         f"fake data for {', '.join(describe_spec(s) for s in specs)}")
+        except memory.OverMemoryLimit as error:
+            raise InputError(str(error)) from None
         return ReplayInputs(fake_inputs(specs, spec.seed), origin=f"fake data (seed {spec.seed})")
     if execution is None:
         raise InputError("this module has no recorded execution: use --fake-data for seeded "

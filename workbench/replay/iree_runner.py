@@ -51,11 +51,13 @@ def split_assignment(text: str, flag: str, form: str) -> tuple[str, str]:
 
 
 def replay_command(replay_file: Path, options: ReplayOptions, tool: str = RUN_TOOL) -> list[str]:
+    """The tool's arguments. Paths are absolute: IREE's flag parser takes no `--`, and a
+    capture named `--flagfile=x.ireereplay` must stay a file, not become a flag."""
     command = [tool, f"--device={options.device}"]
     command += [f"--replay_file_remap={old}={new}" for old, new in options.file_remaps]
-    command += [f"--replay_executable_substitution={selector}={path}"
+    command += [f"--replay_executable_substitution={selector}={Path(path).absolute()}"
                 for selector, path in options.executable_substitutions]
-    command.append(str(replay_file))
+    command.append(str(replay_file.absolute()))
     return command
 
 

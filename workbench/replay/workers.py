@@ -30,6 +30,11 @@ from typing import Any
 # Imported once by the fork server, so each worker starts with them loaded.
 PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage"]
 POLL_SECONDS = 0.05  # how often a waiting parent looks at its cancel event
+# Settings a call runs under, sent with every call: a worker may have been started before the
+# parent changed them (the fork server keeps the environment it started with).
+# replay.memory.ENVIRONMENT_VARIABLE, sources.READ_LIMIT_VARIABLE, FOLLOW_LINKS_VARIABLE
+FORWARDED_ENVIRONMENT = ("WORKBENCH_MEMORY_LIMIT", "WORKBENCH_READ_LIMIT",
+                         "WORKBENCH_FOLLOW_LINKS")
 
 
 class Cancelled(Exception):
@@ -86,7 +91,35 @@ def start_helpers() -> None:
             forkserver.ensure_running()
 
 
+def _die_with_parent() -> None:
+    """Have the kernel kill this worker when its parent ends, however the parent ends.
+
+    A worker busy in numpy does not read its pipe, so it would not notice a parent killed by
+    SIGTERM or SIGKILL and would compute on, re-parented to init. Its parent is the fork
+    server, which exits once no process holds its "alive" pipe; every child it forks inherits
+    that pipe (multiprocessing keeps the server up while its children live), so a worker
+    closes its copy: then the server ends with the command, and the kernel ends the worker.
+    Linux only (prctl PR_SET_PDEATHSIG); elsewhere the pipe's end-of-file stops idle workers.
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if alive is not None:
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
 def _worker_main(conn: multiprocessing.connection.Connection, nice: int = 0) -> None:
+    _die_with_parent()
     # Ctrl-C in a terminal reaches the whole process group; the parent decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice:
@@ -99,7 +132,12 @@ def _worker_main(conn: multiprocessing.connection.Connection, nice: int = 0) -> 
             return
         if message is None:
             return
-        key, function, args = message
+        key, function, args, environment = message
+        for name, value in environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         start = time.perf_counter()
         try:
             reply: tuple = (key, True, function(*args))
@@ -174,7 +212,8 @@ class WorkerPool:
         for _attempt in range(2):
             worker = self._idle.pop() if self._idle else self._start()
             try:
-                worker.conn.send((call.key, call.function, call.args))
+                environment = {name: os.environ.get(name) for name in FORWARDED_ENVIRONMENT}
+                worker.conn.send((call.key, call.function, call.args, environment))
             except (OSError, EOFError):  # the idle worker died meanwhile: use a new one
                 worker.kill()
                 continue

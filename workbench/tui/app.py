@@ -10,7 +10,10 @@ event loop only ever draws.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
@@ -24,10 +27,12 @@ from textual.lazy import Lazy
 from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from workbench.model import Dump, Module, Step
 from workbench.step_facts import StepFacts, known_facts
+from workbench.termination import TERMINATION_SIGNALS
 from workbench.tui.bisect_bar import BisectBar, ManualBisect
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
@@ -69,6 +74,27 @@ class ScanProgress(Message):
         super().__init__()
         self.dump = dump
         self.files = files
+
+
+TERMINATION_GRACE_SECONDS = 2.0  # how long a signalled app may take to restore the terminal
+
+
+class LazyPane(Lazy):
+    """Textual's `Lazy` for a tab's pane, except when the app closes before the first refresh
+    (`q` or a signal at once): `Lazy` would then mount into a tab being removed, and the
+    app would die of MountError instead of closing."""
+
+    async def mount_composed_widgets(self, widgets: list[Widget]) -> None:
+        tab = self.parent
+        if not isinstance(tab, Widget):
+            return
+
+        async def mount() -> None:
+            if tab.is_attached:
+                await tab.mount(self._replace_widget, after=self)
+                await self.remove()
+
+        self.call_after_refresh(mount)
 
 
 class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
@@ -132,7 +158,7 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
                 for index, pane in enumerate(RIGHT_PANES):
                     with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
                         # Tabs not shown first are mounted after the first frame.
-                        yield self._panes[pane] if index == 0 else Lazy(self._panes[pane])
+                        yield self._panes[pane] if index == 0 else LazyPane(self._panes[pane])
         yield BisectBar(id="bisect-bar")
         yield Footer(compact=True)
 
@@ -171,7 +197,29 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
         if self.watching:
             self.watcher = watch_index(self.live, lambda change: self.post_message(
                 DumpChanged(change)))
+        self._handle_termination_signals(True)
         self.run_scan()
+
+    def _handle_termination_signals(self, handle: bool) -> None:
+        """SIGTERM and SIGHUP close the app as `q` does, so the terminal is restored and the
+        replay workers stopped (their default action would end the process where it stands,
+        the terminal left in the alternate screen)."""
+        loop = asyncio.get_running_loop()
+        for signum in TERMINATION_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                if handle:
+                    loop.add_signal_handler(signum, self._terminated, signum)
+                else:
+                    loop.remove_signal_handler(signum)
+
+    def _terminated(self, signum: int) -> None:
+        # After a hang-up the terminal is gone and restoring it can block for good (Textual's
+        # input thread spins on the dead terminal): whatever happens, end within a moment.
+        ending = threading.Timer(TERMINATION_GRACE_SECONDS, os._exit, args=(128 + signum,))
+        ending.daemon = True
+        ending.start()
+        self.stop_watching()
+        self.exit(return_code=128 + signum)
 
     def _folder_label(self) -> str:
         home = str(Path.home())
@@ -188,6 +236,7 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
             self.watcher = None
 
     def on_unmount(self) -> None:
+        self._handle_termination_signals(False)
         for timer in (self._selection_timer, self._results_timer):
             if timer is not None:
                 timer.stop()
@@ -415,4 +464,5 @@ def run_app(target: Path, theme: str | None = None, watch: bool = True) -> int:
         return 2
     app = WorkbenchApp(target, theme=chosen, watch=watch)
     result = app.run()
-    return result if isinstance(result, int) else 0
+    # Non-zero when the app died of an error (Textual sets 1) or of a signal.
+    return app.return_code or (result if isinstance(result, int) else 0)

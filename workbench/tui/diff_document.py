@@ -8,7 +8,7 @@ wrote them (the diff pairs normalized lines; `origin` maps them back).
 from __future__ import annotations
 
 from workbench.diff.ir_diff import IRDiff
-from workbench.tui.ir_view import Row, TextRow, ViewDocument
+from workbench.tui.ir_view import Row, TextRow, ViewDocument, clipped
 
 
 def _width(diff: IRDiff) -> int:
@@ -39,7 +39,7 @@ def diff_document(diff: IRDiff, side_by_side: bool = False, section: str | None 
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                 if not keep(section_b(j)):
                     continue
-                text = b.original[b.origin[j]]
+                text = clipped(b.original[b.origin[j]])
                 if side_by_side:
                     rows.append((TextRow("same", f"{a.origin[i] + 1:>{w}}   ", text),
                                  TextRow("same", f"{b.origin[j] + 1:>{w}}   ", text)))
@@ -47,9 +47,11 @@ def diff_document(diff: IRDiff, side_by_side: bool = False, section: str | None 
                     rows.append(TextRow("same", f"{a.origin[i] + 1:>{w}} {b.origin[j] + 1:>{w}}"
                                                 "   ", text))
             continue
-        removed = [TextRow("removed", f"{a.origin[i] + 1:>{w}} - ", a.original[a.origin[i]])
+        removed = [TextRow("removed", f"{a.origin[i] + 1:>{w}} - ",
+                           clipped(a.original[a.origin[i]]))
                    for i in range(i1, i2) if keep(section_a(i))]
-        added = [TextRow("added", f"{b.origin[j] + 1:>{w}} + ", b.original[b.origin[j]])
+        added = [TextRow("added", f"{b.origin[j] + 1:>{w}} + ",
+                         clipped(b.original[b.origin[j]]))
                  for j in range(j1, j2) if keep(section_b(j))]
         if not removed and not added:
             continue

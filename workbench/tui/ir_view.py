@@ -24,6 +24,17 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+# The longest line shown whole: a line of a damaged or hostile file can be gigabytes, and
+# measuring or drawing it would stall the app; past this the row says how much is cut.
+MAX_LINE_CHARS = 10_000
+
+
+def clipped(line: str) -> str:
+    """`line`, or its first MAX_LINE_CHARS characters and how many more there are."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]} … ({len(line) - MAX_LINE_CHARS:,} more characters not shown)"
+
 
 @dataclass(frozen=True, slots=True)
 class TextRow:
@@ -59,12 +70,12 @@ def text_document(text: str) -> ViewDocument:
     """A plain listing of `text` with line numbers."""
     lines = text.splitlines()
     digits = len(str(len(lines)))
-    return ViewDocument([TextRow("text", f"{n:>{digits}} ", line.expandtabs())
+    return ViewDocument([TextRow("text", f"{n:>{digits}} ", clipped(line).expandtabs())
                          for n, line in enumerate(lines, 1)])
 
 
 def message_document(message: str) -> ViewDocument:
-    return ViewDocument([TextRow("note", "", line) for line in message.splitlines()])
+    return ViewDocument([TextRow("note", "", clipped(line)) for line in message.splitlines()])
 
 
 class IrView(ScrollView, can_focus=True):

@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
+from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import sub_byte
 from workbench.replay.hlo.dtypes import contiguous, dtype_of
@@ -42,6 +43,11 @@ _BATCH_STRUCTURAL = frozenset(("constant", "parameter", "tuple", "get-tuple-elem
 # Shape ops that are identities when both operand and result are scalars.
 _SCALAR_IDENTITIES = frozenset(("broadcast", "reshape", "bitcast", "copy"))
 _BATCH_CALLS = frozenset(("call", "fusion"))
+# Ops whose result is (or holds) values that exist already: they allocate no new arrays.
+_ALIASING = frozenset(("parameter", "tuple", "get-tuple-element", "bitcast",
+                       "optimization-barrier", "after-all", "add-dependency"))
+# Ops that run the computations they call with their own intermediates (not batched).
+_RUNS_CALLEES = frozenset(("call", "fusion", "while", "conditional"))
 
 
 class Observer(Protocol):
@@ -90,6 +96,8 @@ class Interpreter:
         self.module = module
         self.observer = observer
         self._plans: dict[tuple[str, bool], _Plan] = {}
+        self._peaks: dict[str, int] = {}  # most bytes a computation holds at once
+        self._memory_limit = memory.memory_limit()
         self._batchable: dict[str, bool] = {}
         self._owners: dict[int, Computation] | None = None
 
@@ -236,6 +244,8 @@ class Interpreter:
         released: dict[int, list[int]] = {}
         for slot, position in last_use.items():
             released.setdefault(position, []).append(slot)
+        if not batched:  # a batched plan's shapes are scalars: its arrays are its callers'
+            self._check_memory(computation, released)
         parameters = []
         steps = []
         for position, instruction in enumerate(computation.instructions):
@@ -250,6 +260,30 @@ class Interpreter:
             )))
         return _Plan(computation, len(computation.instructions), tuple(parameters),
                      tuple(steps), root, batched)
+
+    def _check_memory(self, computation: Computation, released: dict[int, list[int]]) -> None:
+        """Refuse, before anything is allocated, a computation whose declared arrays exceed
+        the memory limit: one array alone, or the most it holds at once (its live values plus
+        what the computations it runs hold)."""
+        sizes = [_shape_bytes(i.shape) for i in computation.instructions]
+        live = peak = 0
+        for position, instruction in enumerate(computation.instructions):
+            size = sizes[position]
+            memory.check(size, f"{computation.name}/{instruction.name} "
+                         f"{_describe_shape(instruction.shape)}", self._memory_limit)
+            new = 0 if instruction.opcode in _ALIASING and instruction.opcode != "parameter" \
+                else size
+            inner = max((self._peak(name) for name in instruction.called_computations
+                         if instruction.opcode in _RUNS_CALLEES), default=0)
+            peak = max(peak, live + inner + new)
+            live += new - sum(sizes[slot] for slot in released.get(position, ()))
+        memory.check(peak, f"the values {computation.name} holds at once", self._memory_limit)
+        self._peaks[computation.name] = peak
+
+    def _peak(self, name: str) -> int:
+        if name not in self._peaks:
+            self._plan(name, batched=False)  # compiling checks it and records its peak
+        return self._peaks.get(name, 0)
 
     def _run(self, plan: _Plan, arguments: Sequence[Value]) -> Value:
         if self.observer is not None and not plan.batched:
@@ -308,6 +342,23 @@ class Interpreter:
         finally:
             observer.leave()
         return values[plan.root]
+
+
+def _shape_bytes(shape: Shape) -> int:
+    if shape.is_tuple:
+        return sum(_shape_bytes(element) for element in shape.tuple_shapes)
+    if not shape.is_array:
+        return 0  # token, opaque
+    try:
+        return memory.array_bytes(dtype_of(shape.element_type), shape.dims)
+    except Unsupported:
+        return 0  # evaluating it will say so
+
+
+def _describe_shape(shape: Shape) -> str:
+    if shape.is_tuple:
+        return "(" + ", ".join(_describe_shape(e) for e in shape.tuple_shapes) + ")"
+    return f"{shape.element_type}[{','.join(str(d) for d in shape.dims)}]"
 
 
 def _first_operand(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:

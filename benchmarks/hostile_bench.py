@@ -1,0 +1,98 @@
+"""Hostile and oversized input: time and peak memory of the workbench on a gzip bomb and on a
+1,000,000-instruction HLO module, against reading the same file once (`cat`), same run.
+
+    python benchmarks/hostile_bench.py [--bomb-gib 3] [--instructions 1000000] [--repeat 3]
+
+Goals (issue 13): the bomb is reported as a problem in under 30 s and under 1 GB; `ls --check`
+of the large module within 10x of reading the file once. Files are made in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORKBENCH = [sys.executable, "-m", "workbench"]
+
+
+def run(command: list[str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS in MB (of this child alone: wait4) and output of one run."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        _, _, usage = os.wait4(process.pid, 0)
+        process.returncode = 0  # collected by wait4
+        seconds = time.perf_counter() - start
+        output.seek(0)
+        return seconds, usage.ru_maxrss // 1024, output.read()
+
+
+def best(repeat: int, command: list[str]) -> tuple[float, int, str]:
+    runs = [run(command) for _ in range(repeat)]
+    seconds = min(r[0] for r in runs)
+    return seconds, max(r[1] for r in runs), runs[-1][2]
+
+
+def make_bomb(folder: Path, gib: int) -> Path:
+    path = folder / "module_0099.jit_f.before_optimizations.txt.gz"
+    chunk = bytes(1 << 24)
+    with gzip.open(path, "wb", compresslevel=9) as stream:
+        for _ in range(gib * 64):
+            stream.write(chunk)
+    return path
+
+
+def make_large_module(folder: Path, instructions: int) -> Path:
+    path = folder / "module_0001.big.before_optimizations.txt"
+    with open(path, "w") as stream:
+        stream.write("HloModule big, entry_computation_layout={(f32[8])->f32[8]}\n\n"
+                     "ENTRY main {\n  p0 = f32[8] parameter(0)\n  a0 = f32[8] negate(p0)\n")
+        for i in range(1, instructions - 1):
+            stream.write(f"  a{i} = f32[8] add(a{i - 1}, p0)\n")
+        stream.write(f"  ROOT r = f32[8] negate(a{instructions - 2})\n}}\n")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bomb-gib", type=int, default=3)
+    parser.add_argument("--instructions", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    env_note = os.environ.get("WORKBENCH_READ_LIMIT", "default")
+    work = Path(tempfile.mkdtemp(prefix="hostile-bench-"))
+    try:
+        bomb_folder = work / "bomb"
+        bomb_folder.mkdir()
+        bomb = make_bomb(bomb_folder, args.bomb_gib)
+        print(f"gzip bomb: {bomb.stat().st_size / 1e6:.1f} MB expanding to {args.bomb_gib} GiB "
+              f"(read limit: {env_note})")
+        for label, command in (
+                ("ls --check", [*WORKBENCH, "ls", str(bomb_folder), "--check"]),
+                ("show --changed", [*WORKBENCH, "show", str(bomb_folder), "module_0099",
+                                    "--changed"])):
+            seconds, peak, out = best(args.repeat, command)
+            said = "names the read limit" if "read limit" in out else ""
+            print(f"  {label:<16} {seconds:6.2f} s  peak {peak:>5} MB  {said}")
+        large_folder = work / "large"
+        large_folder.mkdir()
+        large = make_large_module(large_folder, args.instructions)
+        print(f"{args.instructions:,}-instruction module: {large.stat().st_size / 1e6:.1f} MB")
+        cat, _, _ = best(args.repeat, ["cat", str(large)])
+        seconds, peak, _ = best(1, [*WORKBENCH, "ls", str(large_folder), "--check"])
+        print(f"  cat              {cat:6.2f} s")
+        print(f"  ls --check       {seconds:6.2f} s  peak {peak:>5} MB  {seconds / cat:.0f}x cat "
+              "(goal: 10x)")
+    finally:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""How much memory one evaluation may use, checked before anything is allocated.
+
+A dump can declare arrays far larger than the machine (a 405-byte module may broadcast to
+f32[30000,30000]; a 144-byte `.npy` header may claim 40 GB). Every array the replay makes is
+sized from its declared shape first: inputs (`.npy` headers, fake data) and each intermediate
+of the HLO evaluator (one array, and the most the program holds at once). Over the limit, the
+step ends as `error: needs 7.2 GB (limit 6 GB) ...`, the rest of the run goes on.
+
+The limit is `WORKBENCH_MEMORY_LIMIT` (bytes, or with a suffix: `4G`, `512M`), which the
+commands' `--memory-limit` sets; by default a quarter of the machine's physical memory. An
+environment variable, so worker processes (started later, from this process) see it too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from workbench.replay.errors import EvaluationError
+from workbench.sizes import format_size, parse_size
+
+ENVIRONMENT_VARIABLE = "WORKBENCH_MEMORY_LIMIT"
+_FALLBACK_LIMIT = 4 << 30  # where the machine's memory cannot be read
+
+
+class OverMemoryLimit(EvaluationError):
+    """An array, or the arrays live at once, would exceed the memory limit."""
+
+
+def default_limit() -> int:
+    """A quarter of the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (ValueError, OSError, AttributeError):
+        return _FALLBACK_LIMIT
+
+
+def memory_limit() -> int:
+    """The limit in force: the environment's, else the default."""
+    configured = os.environ.get(ENVIRONMENT_VARIABLE)
+    if configured:
+        try:
+            return parse_size(configured)
+        except ValueError:
+            pass  # the CLI validates what it sets; a bad value by hand falls back
+    return default_limit()
+
+
+def set_memory_limit(size: int) -> None:
+    """Make `size` bytes the limit for this process and the workers it starts from now on."""
+    os.environ[ENVIRONMENT_VARIABLE] = str(size)
+
+
+def array_bytes(dtype: np.dtype, dims: tuple[int, ...]) -> int:
+    """Bytes an array of `dims` elements of `dtype` takes (exact integers: no overflow)."""
+    return math.prod(max(d, 0) for d in dims) * np.dtype(dtype).itemsize
+
+
+def check(size: int, what: str, limit: int | None = None) -> None:
+    """Raise `OverMemoryLimit` when `size` bytes exceed the limit."""
+    limit = memory_limit() if limit is None else limit
+    if size > limit:
+        raise OverMemoryLimit(f"needs {format_size(size)} (limit {format_size(limit)}) for "
+                              f"{what}; raise it with --memory-limit")

@@ -1,0 +1,26 @@
+"""Byte sizes as people write and read them: `4G`, `512M` in, `7.2 GB` out."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """`4G`, `512M`, `1.5G`, `1000000` (bytes) -> bytes; ValueError for anything else."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, re.IGNORECASE)
+    if match is None:
+        raise ValueError(f"not a size: {text!r} (examples: 4G, 512M, 1000000)")
+    size = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
+    if size <= 0:
+        raise ValueError(f"a size limit must be positive, not {text!r}")
+    return size
+
+
+def format_size(size: int) -> str:
+    """Bytes as a person reads them: `7.2 GB`, `512 MB`, `12 KB`."""
+    for unit, scale in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size} bytes"
