@@ -94,3 +94,11 @@ def test_make_will_not_overwrite_a_dump_unless_asked(tmp_path):
         make.fresh_folder(dump, replace=False)
     make.fresh_folder(dump, replace=True)
     assert dump.is_dir() and not any(dump.iterdir())
+
+
+def test_report_names_a_set_or_dump_that_is_not_there(report, corpus, tmp_path, capsys):
+    (tmp_path / "xla").symlink_to(corpus / "xla")
+    for argv in (["nothere"], ["xla", "--only", "layernorm", "nothere"]):
+        with pytest.raises(SystemExit):
+            report.main(["--out", str(tmp_path), *argv])
+        assert "nothere" in capsys.readouterr().err

@@ -203,12 +203,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workbench = find_workbench(args.workbench)
     names = args.sets or sorted(p.name for p in args.out.iterdir() if p.is_dir())
-    table: dict[str, list[DumpReport]] = {}
     for set_name in names:
-        folder = args.out / set_name
-        if not folder.is_dir():
+        if not (args.out / set_name).is_dir():
             parser.error(f"no set {set_name!r} in {args.out}")
-        dumps = [d for d in dumps_of(folder) if not args.only or d.name in args.only]
+    chosen = {name: [d for d in dumps_of(args.out / name) if not args.only or d.name in args.only]
+              for name in names}
+    missing = set(args.only) - {d.name for dumps in chosen.values() for d in dumps}
+    if missing:
+        parser.error(f"no dump {', '.join(sorted(missing))} in the sets {', '.join(names)}")
+    table: dict[str, list[DumpReport]] = {}
+    for set_name, dumps in chosen.items():
         table[set_name] = [triage(workbench, set_name, dump, args) for dump in dumps]
         if not args.json:
             print_set(set_name, table[set_name])
