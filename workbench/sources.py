@@ -17,6 +17,7 @@ import importlib
 import io
 import os
 import stat
+import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -209,12 +210,14 @@ def file_signature(root: Path, source: Source) -> tuple[object, ...]:
         raise ReadError(source.file, "permission denied") from None
     except OSError as error:
         raise ReadError(source.file, f"cannot read: {error.strerror}") from None
-    return (str(root / source.file), source.start, source.end, source.entry,
+    # The folder's name is interned and the file's is the model's own string: a store holds
+    # tens of thousands of these keys.
+    return (sys.intern(str(root)), source.file, source.start, source.end, source.entry,
             status.st_mtime_ns, status.st_size)
 
 
 def source_size(signature: tuple[object, ...]) -> int:
     """The number of bytes a signed source covers (its range, else the whole file)."""
-    _, start, end, _, _, size = signature
+    _, _, start, end, _, _, size = signature
     assert isinstance(start, int) and isinstance(size, int)
     return end - start if isinstance(end, int) else size
