@@ -183,3 +183,28 @@ def test_watchdog_waits_for_a_file_being_written(tmp_path: Path) -> None:
         assert changes and changes[0].added == ["module_0001"]
     finally:
         watcher.stop()
+
+
+def test_live_index_rebuilds_without_making_steps(corpus: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing, its signatures and counts come from the index's records; a step's proto
+    going away still changes its module."""
+    from workbench.formats import xla_dump
+
+    made: list[tuple] = []
+    make = xla_dump._pair_step
+    monkeypatch.setattr(xla_dump, "_pair_step", lambda key, files: made.append(key) or
+                        make(key, files))
+    for file in _ln_files(corpus, "module_0010"):
+        shutil.copy(file, tmp_path)
+    live = LiveIndex(tmp_path)
+    module = live.scan().dump.find_module("jit_ln")
+    assert module.pass_step_count == 36 and made == []
+    proto = next(f.name for f in _ln_files(corpus, "module_0010")
+                 if ".0028." in f.name and f.name.endswith(".hlo.pb"))
+    change = live.apply(ChangeBatch(deleted=frozenset({proto})))
+    assert change is not None and change.changed == ["module_0010"] and made == []
+    steps = change.dump.find_module("jit_ln").steps
+    assert len(made) == 36 and len(steps) == change.dump.find_module("jit_ln").step_count
+    step_28 = next(s for s in steps if s.xla_step == 28)
+    assert step_28.proto is None and step_28.text is not None

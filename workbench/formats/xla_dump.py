@@ -12,8 +12,8 @@ per-pass step files, three quarters of a typical dump, come in text/proto pairs 
 without the extension is split once for both, by string methods, and each module head is
 validated once per module, not once per file. A pair is kept as a compact record (its key and
 its two paths); the module's `Step`s are made from the records when its steps are first read
-(`Module.defer_steps`). The paths may come in any order: where two
-names compete for one place, the outcome is the one a sorted listing gives.
+(`Module.defer_steps`). The paths may come in any order: where two names compete for one
+place, the outcome is the one a sorted listing gives.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
     # (folder, module head) -> module, or None when the head is not an XLA module name.
     by_head: dict[tuple[str, str], _PendingModule | None] = {}
 
-    def pass_step(folder: str, stem: str) -> tuple[list, list] | None:
+    def pass_record(folder: str, stem: str) -> tuple[list, list] | None:
         """The pair record ([text, proto]) of a per-pass dump named `stem` + extension, and
         its module's step files; None for other names."""
         parts = split_pass_stem(stem)
@@ -137,7 +137,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
 
     # Path without its extension -> pair record and step files, or None when it is not a
     # per-pass name.
-    pass_steps: dict[str, tuple[list, list] | None] = {}
+    pass_records: dict[str, tuple[list, list] | None] = {}
     for path in paths:
         folder, _, basename = path.rpartition("/")
         if ".after_" in basename:
@@ -148,13 +148,14 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             else:
                 stem_path = None
             if stem_path is not None:
-                step = pass_steps.get(stem_path, _UNSEEN)
-                if step is _UNSEEN:
+                record = pass_records.get(stem_path, _UNSEEN)
+                if record is _UNSEEN:
                     stem = stem_path[len(folder) + 1 :] if folder else stem_path
-                    step = pass_steps[stem_path] = pass_step(folder, stem)
-                if step is not None:
-                    step[0][basename[-1] != "t"] = path  # .txt: 0, .hlo.pb: 1
-                    step[1].append(path)
+                    record = pass_records[stem_path] = pass_record(folder, stem)
+                if record is not None:
+                    files, step_files = record
+                    files[basename[-1] != "t"] = path  # .txt: 0, .hlo.pb: 1
+                    step_files.append(path)
                     continue
 
         if basename in MODULE_FOLDER_FILES:
