@@ -196,16 +196,6 @@ class Localization:
         return localization_json(self)
 
 
-@dataclass
-class _Judged:
-    """A later-step value against its counterpart: bit for bit the same (`after` None), or
-    kept to be compared when the search reaches it (`comparison` then set)."""
-
-    after: LiteralValue | None
-    comparison: Comparison | None = None
-    truth: Truth | None = None  # the truth it was last judged against
-
-
 def _bits(array: np.ndarray) -> np.ndarray:
     size = array.dtype.itemsize
     if size in (1, 2, 4, 8):
@@ -221,79 +211,45 @@ def _identical(a: LiteralValue, b: LiteralValue) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(_bits(a), _bits(b))
 
 
-class _Bound:
-    """Judges values beyond the tolerance by the rounding error bound, as verdicts do: the
-    earlier step's f64 shadow first, the perturbed inputs only where that is not enough.
+class _Shadows:
+    """The earlier step's values in f64 (one `kind`: on the inputs, or on perturbed ones).
 
-    A shadow evaluation collects the values asked for and stops as soon as it has them all:
-    the first asks for the value being judged and every value where a departure can start
-    (the frontier), the perturbed one for the value that failed the first bound. Another
-    evaluation is made only for a value no earlier one collected."""
+    The first evaluation stops at the value asked for, keeping every matched value it made on
+    the way; a value it did not reach makes a second evaluation, which runs to the end. So a
+    culprit early in the program costs a fraction of an evaluation, and no kind costs more
+    than two."""
 
-    def __init__(self, localizer: Localizer, judged: dict[DynKey, _Judged],
-                 before_values: dict[DynKey, LiteralValue]) -> None:
+    def __init__(self, localizer: Localizer, perturbed: bool) -> None:
         self.localizer = localizer
-        self.judged = judged
-        self.before_values = before_values
-        self.shadows: dict[DynKey, Any] = {}
-        self.perturbed: dict[DynKey, Any] = {}
-        self.shadow: HloModule | None = None
-        self.problem: str | None = None
+        self.perturbed = perturbed
+        self.values: dict[DynKey, Any] = {}
+        self.runs = 0
+        self.complete = False
 
-    def _before_key(self, key: DynKey) -> DynKey:
-        return self.localizer.matching.counterpart[key[0]], key[1]
-
-    def _collect(self, keys: set[DynKey], perturbed: bool, into: dict[DynKey, Any]) -> None:
-        """Evaluate the earlier step's shadow until it has made every value in `keys`."""
+    def get(self, key: DynKey) -> Any:
+        """The value at `key` (an earlier-step key), or None when the shadow made none.
+        Raises `LocalizeError` when the shadow cannot be evaluated."""
         from workbench.replay.error_bound import perturb, widen
-        from workbench.replay.errors import Unsupported
-        from workbench.replay.hlo.shadow import shadow_module
 
+        if key in self.values or self.complete:
+            return self.values.get(key)
         localizer = self.localizer
-        missing = set(keys)
+        wanted = localizer.wanted
+        last_run = self.runs >= 1
 
-        def sink(key: DynKey, instruction: Instruction, value: Any) -> None:
-            if key in missing:
-                into[key] = value if isinstance(value, tuple) else np.asarray(value)
-                localizer._keep(into[key])
-                missing.discard(key)
-                if not missing:
+        def sink(made: DynKey, instruction: Instruction, value: Any) -> None:
+            if made[0] in wanted and made not in self.values:
+                self.values[made] = value if isinstance(value, tuple) else np.asarray(value)
+                localizer._keep(self.values[made])
+                if made == key and not last_run:
                     raise _Enough()
 
-        if self.shadow is None:
-            try:
-                self.shadow = shadow_module(localizer.before)
-            except Unsupported as error:
-                raise LocalizeError(f"unsupported: {error.what}") from None
-        arguments = (perturb(localizer.arguments) if perturbed
+        arguments = (perturb(localizer.arguments) if self.perturbed
                      else [widen(a) for a in localizer.arguments])
-        localizer._evaluate(self.shadow, arguments, sink)
-
-    def truth(self, key: DynKey, conditioning: bool, frontier: list[DynKey]) -> Truth:
-        """The truth of the value at `key` for one stage of the bound. Raises
-        `LocalizeError` when there is no f64 evaluation (kept: asked once only)."""
-        from workbench.replay.error_bound import truth_of
-
-        if self.problem is not None:
-            raise LocalizeError(self.problem)
-        before_key = self._before_key(key)
-        try:
-            if before_key not in self.shadows:
-                wanted = {before_key, *(self._before_key(k) for k in frontier)}
-                self._collect(wanted - set(self.shadows), False, self.shadows)
-            if conditioning and before_key not in self.perturbed:
-                self._collect({before_key}, True, self.perturbed)
-        except LocalizeError as error:
-            self.problem = f"no f64 evaluation: {error}"
-            raise LocalizeError(self.problem) from None
-        shadow = self.shadows.get(before_key)
-        moved = self.perturbed.get(before_key) if conditioning else shadow
-        if shadow is None or moved is None:
-            raise LocalizeError("the f64 evaluation made no such value")
-        try:
-            return truth_of(self.before_values[before_key], shadow, moved)
-        except ValueError as error:
-            raise LocalizeError(str(error)) from None
+        self.runs += 1
+        self.complete = localizer._evaluate(localizer.shadow_module(), arguments,
+                                            sink) is not None
+        return self.values.get(key)
 
 
 @dataclass
@@ -301,9 +257,8 @@ class _ValueTruth:
     """The truth of one value in the stages verdicts use (a `compare.TruthSource`): the
     f64 shadow first, the perturbed inputs too only when the first bound is not enough."""
 
-    bound: _Bound
-    key: DynKey
-    frontier: list[DynKey]
+    localizer: Localizer
+    key: DynKey  # the earlier step's value
     problem: str | None = None
     last: Truth | None = None  # the truth of the last stage asked for
 
@@ -311,12 +266,83 @@ class _ValueTruth:
         return (False, True)
 
     def truth(self, conditioning: bool) -> Truth | None:
+        from workbench.replay.error_bound import truth_of
+
+        localizer = self.localizer
         try:
-            self.last = self.bound.truth(self.key, conditioning, self.frontier)
+            shadow = localizer.shadows.get(self.key)
+            moved = localizer.perturbed.get(self.key) if conditioning else shadow
         except LocalizeError as error:
+            self.problem = f"no f64 evaluation: {error}"
+            return None
+        if shadow is None or moved is None:
+            self.problem = "the f64 evaluation made no such value"
+            return None
+        try:
+            self.last = truth_of(localizer.before_values[self.key], shadow, moved)
+        except ValueError as error:
             self.problem = str(error)
             return None
         return self.last
+
+
+@dataclass
+class _Search:
+    """The search for the culprit, value by value as the later step makes them: the first
+    value that departs while every operand agrees. Values are judged in evaluation order; a
+    value with an operand that does not agree departs downstream and is not compared at all,
+    and the search (and the evaluation) stops at the culprit."""
+
+    localizer: Localizer
+    agrees: dict[DynKey, bool] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    departing: int = 0
+    judged_by_bound: int = 0
+    missing: int = 0  # matched values the earlier step never made
+    culprit: tuple[DynKey, Comparison, LiteralValue, Truth | None, list[DynKey]] | None = None
+
+    def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
+        localizer = self.localizer
+        matching = localizer.matching
+        site_key, loops = key
+        if matching.alias_after.get(site_key, site_key) != site_key:
+            return  # a fusion's parameter or result: the same value as another site
+        counterpart = matching.counterpart.get(site_key)
+        if counterpart is None:
+            return
+        before_key = (counterpart, loops)
+        reference = localizer.before_values.get(before_key)
+        if reference is None:
+            self.missing += 1
+            return
+        site = matching.sites_after[site_key]
+        operands = [(matching.alias_after.get(o, o), loops) for o in site.operands]
+        bad = [o for o in operands if not self.agrees.get(o, False)]
+        plain = _plain(value, instruction)
+        if not bad and _identical(reference, plain):
+            self.agrees[key] = True
+            return
+        if bad:
+            self.agrees[key] = _identical(reference, plain)
+            if not self.agrees[key]:
+                self.departing += 1
+                if len(self.reasons) < 3:
+                    names = ", ".join(
+                        matching.sites_after[o[0]].instruction.name
+                        + (" (departs)" if o in self.agrees else " (no counterpart)")
+                        for o in bad)
+                    self.reasons.append(f"{instruction.name} departs with its operands {names}")
+            return
+        source = _ValueTruth(localizer, before_key)
+        comparison = compare(reference, plain, truth=source)
+        if comparison.bound is not None:
+            self.judged_by_bound += 1
+        if comparison.ok:
+            self.agrees[key] = True  # within the tolerance, or within the rounding error bound
+            return
+        self.departing += 1
+        self.culprit = (key, comparison, plain, source.last, operands)
+        raise _Enough()
 
 
 class Localizer:
@@ -329,6 +355,11 @@ class Localizer:
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
         self.matching: Matching = match_modules(before, after)
+        self.wanted = set(self.matching.counterpart.values())  # earlier-step sites to keep
+        self.before_values: dict[DynKey, LiteralValue] = {}
+        self.shadows = _Shadows(self, perturbed=False)
+        self.perturbed = _Shadows(self, perturbed=True)
+        self._shadow_module: HloModule | None = None
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -341,8 +372,21 @@ class Localizer:
                 f"the values localization keeps exceed {self.memory_limit // 2**20} MB; "
                 "localize a smaller module or a pair of steps closer to the output")
 
+    def shadow_module(self) -> HloModule:
+        """The earlier step with every float type in f64 (made once)."""
+        from workbench.replay.errors import Unsupported
+        from workbench.replay.hlo.shadow import shadow_module
+
+        if self._shadow_module is None:
+            try:
+                self._shadow_module = shadow_module(self.before)
+            except Unsupported as error:
+                raise LocalizeError(f"unsupported: {error.what}") from None
+        return self._shadow_module
+
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
                   sink: Callable[[DynKey, Instruction, Any], None]) -> LiteralValue | None:
+        """Evaluate `module` with `sink` seeing every value; None when the sink ended it."""
         from workbench.replay.errors import EvaluationError, Unsupported
         from workbench.replay.hlo import evaluate_module
 
@@ -358,147 +402,67 @@ class Localizer:
 
     def run(self, before_step: Step, after_step: Step) -> Localization:
         start = time.perf_counter()
-        matching = self.matching
-        wanted = set(matching.counterpart.values())
-        before_values: dict[DynKey, LiteralValue] = {}
 
         def keep_before(key: DynKey, instruction: Instruction, value: Any) -> None:
-            if key[0] in wanted:
+            if key[0] in self.wanted:
                 plain = _plain(value, instruction)
                 self._keep(plain)
-                before_values[key] = plain
+                self.before_values[key] = plain
 
         self._evaluate(self.before, self.arguments, keep_before)
-
-        order: list[DynKey] = []  # later-step sites in evaluation order
-        judged: dict[DynKey, _Judged] = {}
-        missing: list[DynKey] = []  # matched, but the earlier step made no such value
-
-        def judge_after(key: DynKey, instruction: Instruction, value: Any) -> None:
-            site_key, loops = key
-            if matching.alias_after.get(site_key, site_key) != site_key:
-                return  # a fusion's parameter or result: the same value as another site
-            counterpart = matching.counterpart.get(site_key)
-            if counterpart is None:
-                return
-            order.append(key)
-            reference = before_values.get((counterpart, loops))
-            if reference is None:
-                missing.append(key)
-                return
-            plain = _plain(value, instruction)
-            if _identical(reference, plain):
-                judged[key] = _Judged(None)  # the common case, at one pass's cost
-                return
-            self._keep(plain)
-            judged[key] = _Judged(plain)
-
-        self._evaluate(self.after, self.arguments, judge_after)
-        self._bound = _Bound(self, judged, before_values)
-        result = self._culprit(before_step, after_step, order, judged, missing, before_values)
+        search = _Search(self)
+        self._evaluate(self.after, self.arguments, search.visit)
+        matching = self.matching
+        result = Localization(before_step, after_step, matched=len(matching.counterpart),
+                              unmatched=[s.label for s in matching.unmatched_after],
+                              beyond_tolerance=search.judged_by_bound,
+                              departing=search.departing)
+        if search.culprit is not None:
+            self._found(result, *search.culprit)
+        else:
+            result.explanation = self._explanation(search)
         result.evaluations = self.evaluations
         result.kept_bytes = self.peak
         result.seconds = time.perf_counter() - start
         return result
 
-    def _frontier(self, order: list[DynKey], judged: dict[DynKey, _Judged]) -> list[DynKey]:
-        """Values that differ while every operand is bit for bit its counterpart's: where a
-        departure can start (their shadows are made together, in one evaluation)."""
+    def _explanation(self, search: _Search) -> str:
+        """Why no single instruction explains the departure."""
         matching = self.matching
-        found = []
-        for key in order:
-            j = judged.get(key)
-            if j is None or j.after is None:
-                continue
-            operands = matching.sites_after[key[0]].operands
-            if all((o := judged.get((matching.alias_after.get(p, p), key[1]))) is not None
-                   and o.after is None for p in operands):
-                found.append(key)
-        return found
-
-    def _culprit(self, before_step: Step, after_step: Step, order: list[DynKey],
-                 judged: dict[DynKey, _Judged], missing: list[DynKey],
-                 before_values: dict[DynKey, LiteralValue]) -> Localization:
-        """The first value in evaluation order that departs while its operands agree.
-
-        The earliest departing value has agreeing operands unless one has no counterpart, so
-        values are judged by the bound lazily, in order, and only where every operand agrees
-        (a value with a departing operand departs downstream and is not judged)."""
-        matching = self.matching
-        result = Localization(before_step, after_step, matched=len(matching.counterpart),
-                              unmatched=[s.label for s in matching.unmatched_after])
-        agrees: dict[DynKey, bool] = {}
-        reasons: list[str] = []
-        departing = 0
-        frontier: list[DynKey] | None = None
-        for key in order:
-            j = judged.get(key)
-            if j is None:
-                continue  # the earlier step made no such value: it agrees with nothing
-            if j.after is None:
-                agrees[key] = True
-                continue
-            site = matching.sites_after[key[0]]
-            operands = [(matching.alias_after.get(o, o), key[1]) for o in site.operands]
-            bad = [o for o in operands if not agrees.get(o, False)]
-            if bad:
-                agrees[key] = False  # downstream of a departure: not compared at all
-                departing += 1
-                if len(reasons) < 3:
-                    names = ", ".join(
-                        matching.sites_after[o[0]].instruction.name
-                        + (" (departs)" if o in agrees else " (no counterpart)") for o in bad)
-                    reasons.append(f"{site.instruction.name} departs with its operands {names}")
-                continue
-            reference = before_values[(matching.counterpart[key[0]], key[1])]
-            if frontier is None:
-                frontier = self._frontier(order, judged)
-            source = _ValueTruth(self._bound, key, frontier)
-            j.comparison = compare(reference, j.after, truth=source)
-            j.truth = source.last
-            if j.comparison.bound is not None:
-                result.beyond_tolerance += 1
-            if j.comparison.ok:
-                agrees[key] = True  # within the tolerance, or within the rounding error bound
-                continue
-            result.departing = departing + 1
-            return self._found(result, key, j, operands, before_values)
-        result.departing = departing
-        if not departing:
+        if not search.departing:
             root = matching.root_after
             if matching.counterpart.get(root) is None:
-                result.explanation = (
-                    "no matched instruction departs; the departure only shows at the output, "
-                    f"whose instruction {matching.sites_after[root].instruction.name} has no "
-                    "counterpart before the pass")
+                text = ("no matched instruction departs; the departure only shows at the "
+                        f"output, whose instruction {matching.sites_after[root].instruction.name}"
+                        " has no counterpart before the pass")
             else:
-                result.explanation = ("no instruction of the later step departs from its "
-                                      "counterpart beyond the rounding error bound")
+                text = ("no instruction of the later step departs from its counterpart beyond "
+                        "the rounding error bound")
         else:
-            result.explanation = ("no single instruction explains it: every departing value "
-                                  "has an operand that departs too or has no counterpart ("
-                                  + "; ".join(reasons) + ")")
-        if result.unmatched:
-            shown = ", ".join(result.unmatched[:5])
-            more = f" and {len(result.unmatched) - 5} more" if len(result.unmatched) > 5 else ""
-            result.explanation += f"; values with no counterpart: {shown}{more}"
-        if missing:
-            result.explanation += (f"; {len(missing)} matched value(s) the earlier step never "
-                                   "made (a loop ran a different number of times?)")
-        return result
+            text = ("no single instruction explains it: every departing value has an operand "
+                    "that departs too or has no counterpart (" + "; ".join(search.reasons)
+                    + ")")
+        unmatched = [s.label for s in matching.unmatched_after]
+        if unmatched:
+            more = f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""
+            text += f"; values with no counterpart: {', '.join(unmatched[:5])}{more}"
+        if search.missing:
+            text += (f"; {search.missing} matched value(s) the earlier step never made (a loop "
+                     "ran a different number of times?)")
+        return text
 
-    def _found(self, result: Localization, key: DynKey, judged: _Judged,
-               operands: list[DynKey], before_values: dict[DynKey, LiteralValue]) -> Localization:
+    def _found(self, result: Localization, key: DynKey, comparison: Comparison,
+               after: LiteralValue, truth: Truth | None, operands: list[DynKey]) -> None:
         matching = self.matching
+        before_values = self.before_values
         site = matching.sites_after[key[0]]
         before_key = (matching.counterpart[key[0]], key[1])
         other = matching.sites_before[before_key[0]]
         result.instruction = describe(self.after, site, key[1])
         result.counterpart = describe(self.before, other, key[1])
-        result.comparison = judged.comparison
-        reference = before_values[before_key]
-        result.elements = differing_elements(reference, judged.after, judged.comparison,
-                                             judged.truth)
+        result.comparison = comparison
+        result.elements = differing_elements(before_values[before_key], after, comparison,
+                                             truth)
         result.site, result.counterpart_site, result.culprit_loops = site, other, key[1]
         result.operand_keys = [(matching.counterpart[o[0]], o[1]) for o in operands]
         result.counterpart_operand_keys = [
@@ -506,7 +470,6 @@ class Localizer:
         kept = (*result.operand_keys, *result.counterpart_operand_keys, before_key)
         result.values = {k: before_values[k] for k in kept if k in before_values}
         result.shapes = {k: matching.sites_before[k[0]].instruction.shape for k in kept}
-        return result
 
 
 def describe(module: HloModule, site: Site, loops: tuple[int, ...]) -> InstructionRef:
