@@ -561,6 +561,16 @@ def localize_verdict(replay: Replay, verdict: Verdict) -> Localization:
                           replay.steps[position], replay.inputs.arguments)
 
 
+def localize_or_say_why(root: Path, before_step: Step, after_step: Step,
+                        arguments: Sequence[LiteralValue]) -> Localization | str:
+    """`localize_steps`, with a `LocalizeError` returned as its message: what a worker
+    process runs for the TUI (an error crosses back as a value, not as a traceback)."""
+    try:
+        return localize_steps(root, before_step, after_step, arguments)
+    except LocalizeError as error:
+        return str(error)
+
+
 def culprit_instruction(replay: Replay, verdict: Verdict) -> dict[str, Any]:
     """What `--localize` adds to a culprit (see `json_shapes.localized_culprit_json`)."""
     from workbench.output.json_shapes import localized_culprit_json
