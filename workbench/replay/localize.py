@@ -158,6 +158,7 @@ class Localization:
     matched: int = 0  # sites of the later step with a counterpart
     unmatched: list[str] = field(default_factory=list)  # later-step instructions with none
     beyond_tolerance: int = 0  # values the bound judged (some beyond the fixed tolerance)
+    outputs: Comparison | None = None  # the two results, judged when no culprit was found
     departing: int = 0  # values found to depart, up to the culprit
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
@@ -286,20 +287,30 @@ class _ValueTruth:
         return self.last
 
 
+Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
+WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
+
+
 @dataclass
 class _Search:
     """The search for the culprit, value by value as the later step makes them: the first
     value that departs while every operand agrees. Values are judged in evaluation order; a
     value with an operand that does not agree departs downstream and is not compared at all,
-    and the search (and the evaluation) stops at the culprit."""
+    and the search (and the evaluation) stops at a culprit matched by structure.
+
+    A departing value matched only by its operands (the pass changed its opcode) may be a
+    legal rewrite (`x / sqrt(y)` -> `x * rsqrt(y)`): it is a *candidate*, and its consumers
+    are still judged. One that agrees with its counterpart absorbs the difference and clears
+    the candidate; a candidate nothing absorbs is the culprit when the results depart."""
 
     localizer: Localizer
-    agrees: dict[DynKey, bool] = field(default_factory=dict)
+    agrees: dict[DynKey, bool | str] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     departing: int = 0
     judged_by_bound: int = 0
     missing: int = 0  # matched values the earlier step never made
-    culprit: tuple[DynKey, Comparison, LiteralValue, Truth | None, list[DynKey]] | None = None
+    culprit: Found | None = None
+    candidates: dict[DynKey, Found] = field(default_factory=dict)  # weak, not yet absorbed
 
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
@@ -316,33 +327,62 @@ class _Search:
             self.missing += 1
             return
         site = matching.sites_after[site_key]
-        operands = [(matching.alias_after.get(o, o), loops) for o in site.operands]
-        bad = [o for o in operands if not self.agrees.get(o, False)]
         plain = _plain(value, instruction)
-        if not bad and _identical(reference, plain):
+        if instruction.opcode == "parameter" and site_key[0]:
+            # A loop's or branch's parameter: its value comes from the loop's operand or the
+            # previous iteration, judged there; a departure here is carried, never a culprit.
+            self.agrees[key] = _identical(reference, plain) or compare(
+                reference, plain, truth=_ValueTruth(localizer, before_key)).ok
+            if not self.agrees[key]:
+                self._downstream(instruction, [])
+            return
+        operands = [(matching.alias_after.get(o, o), loops) for o in site.operands]
+        states = [self.agrees.get(o, False) for o in operands]
+        if all(state is True for state in states) and _identical(reference, plain):
             self.agrees[key] = True
             return
-        if bad:
+        if any(state is False for state in states):
             self.agrees[key] = _identical(reference, plain)
             if not self.agrees[key]:
-                self.departing += 1
-                if len(self.reasons) < 3:
-                    names = ", ".join(
-                        matching.sites_after[o[0]].instruction.name
-                        + (" (departs)" if o in self.agrees else " (no counterpart)")
-                        for o in bad)
-                    self.reasons.append(f"{instruction.name} departs with its operands {names}")
+                self._downstream(instruction, [o for o, state in zip(operands, states,
+                                                                     strict=True)
+                                               if state is False])
             return
         source = _ValueTruth(localizer, before_key)
         comparison = compare(reference, plain, truth=source)
         if comparison.bound is not None:
             self.judged_by_bound += 1
+        weak = [o for o, state in zip(operands, states, strict=True) if state == WEAK]
         if comparison.ok:
             self.agrees[key] = True  # within the tolerance, or within the rounding error bound
+            for operand in weak:
+                self.candidates.pop(operand, None)  # a rewrite this value absorbs
+            return
+        if weak:
+            self.agrees[key] = False
+            self._downstream(instruction, weak)
             return
         self.departing += 1
-        self.culprit = (key, comparison, plain, source.last, operands)
+        found = (key, comparison, plain, source.last, operands)
+        if site_key in matching.weak:
+            self.agrees[key] = WEAK
+            self.candidates[key] = found
+            return
+        if instruction.opcode in ("while", "conditional") and self.candidates:
+            found = next(iter(self.candidates.values()))  # the candidate in its bodies
+        self.culprit = found
         raise _Enough()
+
+    def _downstream(self, instruction: Instruction, operands: list[DynKey]) -> None:
+        matching = self.localizer.matching
+        self.departing += 1
+        if len(self.reasons) < 3:
+            names = ", ".join(matching.sites_after[o[0]].instruction.name
+                              + (" (departs)" if o in self.agrees else " (no counterpart)")
+                              for o in operands)
+            self.reasons.append(f"{instruction.name} departs with its operands {names}"
+                                if operands else f"{instruction.name} departs as it comes "
+                                "into a loop body or branch")
 
 
 class Localizer:
@@ -355,7 +395,10 @@ class Localizer:
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
         self.matching: Matching = match_modules(before, after)
-        self.wanted = set(self.matching.counterpart.values())  # earlier-step sites to keep
+        root = ((), before.entry.root_name)
+        self.root_before = self.matching.alias_before.get(root, root)
+        # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).
+        self.wanted = {*self.matching.counterpart.values(), self.root_before}
         self.before_values: dict[DynKey, LiteralValue] = {}
         self.shadows = _Shadows(self, perturbed=False)
         self.perturbed = _Shadows(self, perturbed=True)
@@ -409,26 +452,44 @@ class Localizer:
                 self._keep(plain)
                 self.before_values[key] = plain
 
-        self._evaluate(self.before, self.arguments, keep_before)
+        before_result = self._evaluate(self.before, self.arguments, keep_before)
         search = _Search(self)
-        self._evaluate(self.after, self.arguments, search.visit)
+        after_result = self._evaluate(self.after, self.arguments, search.visit)
         matching = self.matching
         result = Localization(before_step, after_step, matched=len(matching.counterpart),
                               unmatched=[s.label for s in matching.unmatched_after],
                               beyond_tolerance=search.judged_by_bound,
                               departing=search.departing)
+        if search.culprit is None:
+            assert before_result is not None and after_result is not None
+            result.outputs = self._judge_outputs(before_result, after_result)
+            if not result.outputs.ok and search.candidates:
+                search.culprit = next(iter(search.candidates.values()))
         if search.culprit is not None:
             self._found(result, *search.culprit)
         else:
-            result.explanation = self._explanation(search)
+            assert result.outputs is not None
+            result.explanation = self._explanation(search, result.outputs)
         result.evaluations = self.evaluations
         result.kept_bytes = self.peak
         result.seconds = time.perf_counter() - start
         return result
 
-    def _explanation(self, search: _Search) -> str:
-        """Why no single instruction explains the departure."""
+    def _judge_outputs(self, before: LiteralValue, after: LiteralValue) -> Comparison:
+        """The later step's result against the earlier's, by the verdicts' rule (the bound of
+        the earlier step's result)."""
+        return compare(before, after, truth=_ValueTruth(self, (self.root_before, ())))
+
+    def _explanation(self, search: _Search, outputs: Comparison) -> str:
+        """Why no single instruction explains the departure (or that there is none)."""
         matching = self.matching
+        if outputs.ok:
+            text = (f"the later step's result agrees with the earlier step's ({outputs.summary})"
+                    ": there is no departure to localize")
+            if search.departing:
+                text += (f"; {search.departing} intermediate value(s) differ where their "
+                         "operands have no counterpart (a rewrite the result absorbs)")
+            return text
         if not search.departing:
             root = matching.root_after
             if matching.counterpart.get(root) is None:

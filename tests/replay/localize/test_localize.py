@@ -87,7 +87,8 @@ def test_identical_steps_have_no_culprit() -> None:
     result = Localizer(module, parse_hlo_text(cases.LOOP_BEFORE), cases.LOOP_ARGS).run(step,
                                                                                        step)
     assert result.instruction is None and result.departing == 0
-    assert "no instruction of the later step departs" in result.explanation
+    assert "there is no departure to localize" in result.explanation
+    assert result.outputs is not None and result.outputs.ok
     assert result.evaluations == 2  # nothing beyond the tolerance: no shadow evaluation
 
 
@@ -145,3 +146,24 @@ def test_cli_localize_rejects_steps_out_of_order(tmp_path: Path,
                       cases.FUSION_ARGS)
     assert main(["localize", str(root), "t", "0001", "0000"]) == 2
     assert "must come before" in capsys.readouterr().err
+
+
+LOWP = Path(__file__).parents[2] / "data" / "lowp"
+
+
+@pytest.mark.parametrize("name", ["attention_bf16", "conv_bn_f16", "cumsum_bf16"])
+def test_no_wolf_on_real_low_precision_pipelines(name: str) -> None:
+    """Every pass of these real XLA pipelines keeps the result (the verdicts agree): no pair
+    of consecutive steps may name a culprit instruction, and each says the results agree
+    (float normalization and layout rewrites change intermediate types and shapes)."""
+    from workbench.replay.localize import localize_steps
+
+    root = LOWP / name
+    module = next(m for m in scan(root).modules if m.executions)
+    with open_replay(root, module, module.executions[0]) as replay:
+        steps, arguments = replay.steps, replay.inputs.arguments
+    for before, after in zip(steps, steps[1:]):
+        result = localize_steps(root, before, after, arguments)
+        assert result.instruction is None, (after.index, result.summary)
+        assert "there is no departure to localize" in result.explanation, (after.index,
+                                                                           result.explanation)
