@@ -301,7 +301,8 @@ class _Search:
     A departing value matched only by its operands (the pass changed its opcode) may be a
     legal rewrite (`x / sqrt(y)` -> `x * rsqrt(y)`): it is a *candidate*, and its consumers
     are still judged. One that agrees with its counterpart absorbs the difference and clears
-    the candidate; a candidate nothing absorbs is the culprit when the results depart."""
+    the candidate; one whose consumers all depart (or, with none, whose results depart) is the
+    culprit."""
 
     localizer: Localizer
     agrees: dict[DynKey, bool | str] = field(default_factory=dict)
@@ -311,6 +312,7 @@ class _Search:
     missing: int = 0  # matched values the earlier step never made
     culprit: Found | None = None
     candidates: dict[DynKey, Found] = field(default_factory=dict)  # weak, not yet absorbed
+    waiting: dict[DynKey, int] = field(default_factory=dict)  # candidate -> consumers to see
 
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
@@ -341,18 +343,19 @@ class _Search:
         if all(state is True for state in states) and _identical(reference, plain):
             self.agrees[key] = True
             return
+        weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
         if any(state is False for state in states):
             self.agrees[key] = _identical(reference, plain)
             if not self.agrees[key]:
                 self._downstream(instruction, [o for o, state in zip(operands, states,
                                                                      strict=True)
                                                if state is False])
+                self._consumer_departs(weak)
             return
         source = _ValueTruth(localizer, before_key)
         comparison = compare(reference, plain, truth=source)
         if comparison.bound is not None:
             self.judged_by_bound += 1
-        weak = [o for o, state in zip(operands, states, strict=True) if state == WEAK]
         if comparison.ok:
             self.agrees[key] = True  # within the tolerance, or within the rounding error bound
             for operand in weak:
@@ -361,17 +364,30 @@ class _Search:
         if weak:
             self.agrees[key] = False
             self._downstream(instruction, weak)
+            self._consumer_departs(weak)
             return
         self.departing += 1
         found = (key, comparison, plain, source.last, operands)
-        if site_key in matching.weak:
+        if site_key in matching.weak and matching.users.get(site_key, 0):
             self.agrees[key] = WEAK
             self.candidates[key] = found
+            self.waiting[key] = matching.users[site_key]
             return
         if instruction.opcode in ("while", "conditional") and self.candidates:
             found = next(iter(self.candidates.values()))  # the candidate in its bodies
         self.culprit = found
         raise _Enough()
+
+    def _consumer_departs(self, weak: list[DynKey]) -> None:
+        """A consumer of candidates departed too: once every consumer of one has, nothing
+        can absorb it any more, and it is the culprit."""
+        for operand in weak:
+            if operand not in self.candidates:
+                continue
+            self.waiting[operand] -= 1
+            if self.waiting[operand] == 0:
+                self.culprit = self.candidates[operand]
+                raise _Enough()
 
     def _downstream(self, instruction: Instruction, operands: list[DynKey]) -> None:
         matching = self.localizer.matching
