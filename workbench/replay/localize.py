@@ -227,9 +227,10 @@ class _Shadows:
         self.runs = 0
         self.complete = False
 
-    def get(self, key: DynKey) -> Any:
-        """The value at `key` (an earlier-step key), or None when the shadow made none.
-        Raises `LocalizeError` when the shadow cannot be evaluated."""
+    def get(self, key: DynKey, also: set[DynKey] | None = None) -> Any:
+        """The value at `key` (an earlier-step key), or None when the shadow made none; an
+        evaluation it needs runs until it has made `also` too. Raises `LocalizeError` when
+        the shadow cannot be evaluated."""
         from workbench.replay.error_bound import perturb, widen
 
         if key in self.values or self.complete:
@@ -237,12 +238,14 @@ class _Shadows:
         localizer = self.localizer
         wanted = localizer.wanted
         last_run = self.runs >= 1
+        missing = {key, *(also or ())} - set(self.values)
 
         def sink(made: DynKey, instruction: Instruction, value: Any) -> None:
             if made[0] in wanted and made not in self.values:
                 self.values[made] = value if isinstance(value, tuple) else np.asarray(value)
                 localizer._keep(self.values[made])
-                if made == key and not last_run:
+                missing.discard(made)
+                if not missing and not last_run:
                     raise _Enough()
 
         arguments = (perturb(localizer.arguments) if self.perturbed
@@ -260,6 +263,7 @@ class _ValueTruth:
 
     localizer: Localizer
     key: DynKey  # the earlier step's value
+    also: set[DynKey] = field(default_factory=set)  # made in the same evaluation if needed
     problem: str | None = None
     last: Truth | None = None  # the truth of the last stage asked for
 
@@ -271,8 +275,8 @@ class _ValueTruth:
 
         localizer = self.localizer
         try:
-            shadow = localizer.shadows.get(self.key)
-            moved = localizer.perturbed.get(self.key) if conditioning else shadow
+            shadow = localizer.shadows.get(self.key, self.also)
+            moved = localizer.perturbed.get(self.key, self.also) if conditioning else shadow
         except LocalizeError as error:
             self.problem = f"no f64 evaluation: {error}"
             return None
@@ -352,7 +356,11 @@ class _Search:
                                                if state is False])
                 self._consumer_departs(weak)
             return
-        source = _ValueTruth(localizer, before_key)
+        # An opcode-changed match may be a rewrite its consumers absorb: their shadows are
+        # made in the same evaluation.
+        also = {(matching.counterpart[user], loops) for user in matching.users.get(site_key, ())
+                if site_key in matching.weak and user in matching.counterpart}
+        source = _ValueTruth(localizer, before_key, also)
         comparison = compare(reference, plain, truth=source)
         if comparison.bound is not None:
             self.judged_by_bound += 1
@@ -368,10 +376,10 @@ class _Search:
             return
         self.departing += 1
         found = (key, comparison, plain, source.last, operands)
-        if site_key in matching.weak and matching.users.get(site_key, 0):
+        if site_key in matching.weak and matching.users.get(site_key):
             self.agrees[key] = WEAK
             self.candidates[key] = found
-            self.waiting[key] = matching.users[site_key]
+            self.waiting[key] = len(matching.users[site_key])
             return
         if instruction.opcode in ("while", "conditional") and self.candidates:
             found = next(iter(self.candidates.values()))  # the candidate in its bodies

@@ -69,7 +69,7 @@ class Matching:
     alias_after: dict[Key, Key]
     counterpart: dict[Key, Key] = field(default_factory=dict)
     weak: set[Key] = field(default_factory=set)  # matched by a looser key than structure
-    users: dict[Key, int] = field(default_factory=dict)  # later-step site -> its consumers
+    users: dict[Key, list[Key]] = field(default_factory=dict)  # later-step site -> consumers
     unmatched_after: list[Site] = field(default_factory=list)
     root_after: Key = ((), "")
 
@@ -231,7 +231,7 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
     for key, site in sites_after.items():
         if alias_after.get(key, key) == key:
             for operand in {alias_after.get(o, o) for o in site.operands}:
-                matching.users[operand] = matching.users.get(operand, 0) + 1
+                matching.users.setdefault(operand, []).append(key)
     return matching
 
 
