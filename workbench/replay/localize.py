@@ -3,16 +3,16 @@
 Two steps of an HLO module (the step before a pass and the step after it) are evaluated on the
 same inputs while an observer (`hlo.interpreter.Observer`) sees every intermediate value:
 the entry, fusion and called bodies, loop bodies once per iteration. Instructions of the later
-step are matched to the earlier step's (`match.py`), each matched value is judged against its
-counterpart by the rule verdicts use (`compare` within the tolerance, else within the rounding
-error bound of the earlier step's f64 shadow, `error_bound.truth_of`), and the culprit is the
-first value of the later step, in evaluation order, that departs while every operand agrees.
+step are matched to the earlier step's (`localize_match.py`), each matched value is judged
+against its counterpart by the rule verdicts use (`compare` with a `TruthSource`: within the
+tolerance, else within the rounding error bound of the earlier step's f64 shadow, then of its
+shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the first value of the
+later step, in evaluation order, that departs while every operand agrees (`_Search`).
 
 Cost and memory: the earlier step once (keeping the values some later instruction is matched
-to), the later step once (streamed: only values beyond the tolerance are kept), then the f64
-shadow of the earlier step, and the perturbed shadow only when the first bound does not settle
-it; the shadow runs stop as soon as they have seen every value they were asked for. Values
-kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
+to), the later step up to the culprit (judged as it is made, so it is not kept), and the
+earlier step's shadows only up to the values being judged (`_Shadows`). Values kept are
+counted, and beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations
@@ -171,6 +171,7 @@ class Localization:
     counterpart_operand_keys: list[DynKey] = field(default_factory=list)
     values: dict[DynKey, LiteralValue] = field(default_factory=dict)
     shapes: dict[DynKey, Shape] = field(default_factory=dict)
+    culprit_loops: tuple[int, ...] | None = None  # the loop iterations it departed in
 
     @property
     def expected(self) -> LiteralValue | None:
@@ -178,8 +179,6 @@ class Localization:
         if self.counterpart_site is None or self.culprit_loops is None:
             return None
         return self.values.get((self.counterpart_site.key, self.culprit_loops))
-
-    culprit_loops: tuple[int, ...] | None = None
 
     @property
     def found(self) -> bool:

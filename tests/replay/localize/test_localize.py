@@ -3,6 +3,7 @@ named at the planted instruction; a departure no single instruction explains say
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -162,7 +163,7 @@ def test_no_wolf_on_real_low_precision_pipelines(name: str) -> None:
     module = next(m for m in scan(root).modules if m.executions)
     with open_replay(root, module, module.executions[0]) as replay:
         steps, arguments = replay.steps, replay.inputs.arguments
-    for before, after in zip(steps, steps[1:]):
+    for before, after in itertools.pairwise(steps):
         result = localize_steps(root, before, after, arguments)
         assert result.instruction is None, (after.index, result.summary)
         assert "there is no departure to localize" in result.explanation, (after.index,
