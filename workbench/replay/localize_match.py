@@ -6,11 +6,13 @@ walked where the fusion is, a loop body where the while is). Sites of the later 
 matched in evaluation order, by value numbering across the two modules: an instruction whose
 opcode, shape, attributes and operands' counterparts equal those of an earlier-step
 instruction computes the same value. Where the pass changed the opcode alone, the same
-operands, shape and attributes decide (other attributes, a broadcast's dimensions say, make
-another value, not a counterpart). Where the operands themselves have no counterparts,
-the same name, opcode and shape, then the same `op_name` metadata, opcode and shape (each
-when unique) decide. Ties go to the same name, then the same `op_name`, then the same source
-location.
+operands, shape and attributes decide; where it changed attributes alone, the same operands,
+shape, opcode and name (other attributes under another name, a broadcast's dimensions say,
+make another value, not a counterpart). These looser matches are *weak*: a departure there
+may be a rewrite that later values absorb (see `localize._Search`). Where the operands
+themselves have no counterparts, the same name, opcode and shape, then the same `op_name`
+metadata, opcode and shape (each when unique) decide. Ties go to the same name, then the
+same `op_name`, then the same source location.
 
 A fusion's (or call's) parameter is the same value as the fusion's operand, and the fusion's
 result the same as its body's root: such sites are *aliases* of the one that makes the value.
@@ -178,6 +180,9 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
                    for s in canonical_before)
     loose = _index(((_shape_key(s.instruction.shape), operands_before(s),
                      _details(s.instruction)), s.key) for s in canonical_before if s.operands)
+    renamed = _index(((_shape_key(s.instruction.shape), operands_before(s),
+                       s.instruction.opcode, s.instruction.name), s.key)
+                     for s in canonical_before if s.operands)
     by_name = _index(((s.instruction.name, s.instruction.opcode,
                        _shape_key(s.instruction.shape)), s.key) for s in canonical_before)
     by_op_name = _index(((s.instruction.metadata.op_name, s.instruction.opcode,
@@ -207,6 +212,9 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
                 if found is None and mapped:
                     found = _pick(loose.get((shape, mapped, _details(instruction)), []), site,
                                   sites_before)
+                    if found is None:  # the same instruction with other attributes
+                        found = _pick(renamed.get((shape, mapped, instruction.opcode,
+                                                   instruction.name), []), site, sites_before)
                     if found is not None:
                         matching.weak.add(key)
             # Names and op_names decide only where the operands have no counterparts: an

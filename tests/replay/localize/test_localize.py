@@ -72,6 +72,17 @@ def test_loop_departure_is_named_in_its_first_iteration(tmp_path: Path) -> None:
     assert result.instruction.context.endswith("iteration 0")
 
 
+def test_loop_departure_that_starts_in_a_later_iteration(tmp_path: Path) -> None:
+    """GE -> GT differs only when the counter is 2: named in iteration 2, not before."""
+    result = _localize(tmp_path, cases.LATE_LOOP_BEFORE, cases.LATE_LOOP_AFTER,
+                       cases.LATE_LOOP_ARGS)
+    assert result.instruction is not None, result.explanation
+    assert (result.instruction.name, result.instruction.opcode,
+            result.instruction.source) == ("late", "compare", "f.py:14")
+    assert result.instruction.context.endswith("iteration 2")
+    assert result.elements[0].before is True and result.elements[0].after is False
+
+
 def test_no_single_culprit_says_so(tmp_path: Path) -> None:
     result = _localize(tmp_path, cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER,
                        cases.ENTRY_ARGS)
