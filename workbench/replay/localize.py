@@ -38,6 +38,7 @@ from workbench.replay.localize_match import (
 )
 
 if TYPE_CHECKING:
+    from workbench.replay.backends import Backend
     from workbench.replay.bisect import Verdict
     from workbench.replay.steps import Replay
 
@@ -622,7 +623,7 @@ def localize_steps(root: Path, before_step: Step, after_step: Step,
     from workbench.replay.localize_text import attach_text
 
     if before_step.ir != "hlo" or after_step.ir != "hlo":
-        raise LocalizeError("localization compares HLO steps (MLIR is not supported yet)")
+        raise LocalizeError("these are not HLO steps (MLIR steps: localize_backend_steps)")
     try:
         before, after = load_step_hlo(root, before_step), load_step_hlo(root, after_step)
     except ReadError as error:
@@ -632,25 +633,37 @@ def localize_steps(root: Path, before_step: Step, after_step: Step,
     return result
 
 
+def localize_backend_steps(backend: Backend, before: Step, after: Step,
+                           arguments: Sequence[LiteralValue]) -> Localization:
+    """Localize between two steps a replay backend evaluates: HLO (instructions, with the
+    reducer's data) or MLIR (op results, `localize_mlir.py`). Raises `LocalizeError`."""
+    if backend.name == "hlo":
+        return localize_steps(backend.root, before, after, arguments)
+    if backend.name == "mlir":
+        from workbench.replay.localize_mlir import localize_mlir
+
+        texts = backend.text(before), backend.text(after)  # type: ignore[attr-defined]
+        return localize_mlir(*texts, arguments, before, after,
+                             backend.entry_point)  # type: ignore[attr-defined]
+    raise LocalizeError(f"the {backend.name} backend's steps cannot be localized")
+
+
 def localize_verdict(replay: Replay, verdict: Verdict) -> Localization:
     """Localize a bisection's culprit: the step before it against the culprit step, on the
-    replay's inputs. Raises `LocalizeError` (no culprit, not HLO, cannot evaluate)."""
+    replay's inputs. Raises `LocalizeError` (no culprit, cannot evaluate)."""
     if verdict.culprit is None:
         raise LocalizeError("no culprit step to localize: " + verdict.detail)
-    if replay.backend.name != "hlo":
-        raise LocalizeError(f"localization compares HLO steps; this module is replayed by the "
-                            f"{replay.backend.name} backend")
     position = verdict.culprit.position
-    return localize_steps(replay.backend.root, replay.steps[position - 1],
-                          replay.steps[position], replay.inputs.arguments)
+    return localize_backend_steps(replay.backend, replay.steps[position - 1],
+                                  replay.steps[position], replay.inputs.arguments)
 
 
-def localize_or_say_why(root: Path, before_step: Step, after_step: Step,
+def localize_or_say_why(backend: Backend, before: Step, after: Step,
                         arguments: Sequence[LiteralValue]) -> Localization | str:
-    """`localize_steps`, with a `LocalizeError` returned as its message: what a worker
-    process runs for the TUI (an error crosses back as a value, not as a traceback)."""
+    """`localize_backend_steps`, with a `LocalizeError` returned as its message: what a
+    worker process runs for the TUI (an error crosses back as a value, not a traceback)."""
     try:
-        return localize_steps(root, before_step, after_step, arguments)
+        return localize_backend_steps(backend, before, after, arguments)
     except LocalizeError as error:
         return str(error)
 

@@ -72,12 +72,7 @@ class LocalizeControl:
             from workbench.replay.steps import ProcessRunner
 
             position = verdict.culprit.position if verdict.culprit is not None else 0
-            if replay.backend.name != "hlo" or position < 1:
-                self.post_message(Localized(module.key, None, "localization compares HLO "
-                                            "steps; this module is replayed by the "
-                                            f"{replay.backend.name} backend"))
-                return
-            call = (localize_or_say_why, replay.backend.root, replay.steps[position - 1],
+            call = (localize_or_say_why, replay.backend, replay.steps[position - 1],
                     replay.steps[position], list(replay.inputs.arguments))
             runner = replay.runner
             if isinstance(runner, ProcessRunner):  # the evaluation holds the GIL: not here
