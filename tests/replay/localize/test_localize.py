@@ -179,3 +179,14 @@ def test_no_wolf_on_real_low_precision_pipelines(name: str) -> None:
         assert result.instruction is None, (after.index, result.summary)
         assert "there is no departure to localize" in result.explanation, (after.index,
                                                                            result.explanation)
+
+
+def test_bisect_localize_json_says_why_there_is_no_instruction(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_dump(tmp_path / "dump", cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER,
+                      cases.ENTRY_ARGS)
+    assert main(["bisect", str(root), "t", "--localize", "--json"]) == 1
+    culprit = json.loads(capsys.readouterr().out)["culprit"]
+    assert culprit["pass"] == "planted"
+    assert culprit["instruction"] is None
+    assert culprit["instruction_note"].startswith("no single instruction explains it")
