@@ -7,9 +7,10 @@ does; `--dump` for another), first execution, the pair of steps around the middl
 timeline is localized twice, in the same run as the baseline (one plain evaluation of the
 later step, best of `--repeat`):
 
-- planted: the later step with one instruction's opcode changed (the first float array `add`, not
-  a reducer's, turned into `subtract`): the bug is found, which needs the f64
-  shadow (and the perturbed one when the first bound does not settle it);
+- early, late: the later step with one instruction's opcode changed (the first, or the last,
+  float array `add` of the entry computation turned into `subtract`): the bug is found, which
+  needs the f64 shadow and the perturbed one; each evaluation stops at the culprit, so an
+  early bug costs less than a late one;
 - clean: the pair as dumped: two evaluations and the matching, nothing beyond the tolerance.
 
 The goal: localization within 3 evaluations' time. Peak memory: the bytes of intermediate
@@ -40,19 +41,20 @@ from workbench.replay.inputs import InputSpec, resolve_inputs
 from workbench.replay.localize import Localizer
 
 
-def plant(module: HloModule) -> tuple[HloModule, str]:
-    """`module` with its first float array `add` (not a reducer's) made a `subtract`."""
-    for computation in module.computations:
-        for position, instruction in enumerate(computation.instructions):
-            if (instruction.opcode == "add" and instruction.shape.dims
-                    and instruction.shape.element_type.startswith("f")):
-                changed = replace(instruction, opcode="subtract")
-                instructions = list(computation.instructions)
-                instructions[position] = changed
-                computations = [replace(c, instructions=instructions)
-                                if c is computation else c for c in module.computations]
-                return replace(module, computations=computations), instruction.name
-    raise SystemExit("no float add to plant a bug in")
+def plant(module: HloModule, last: bool = False) -> tuple[HloModule, str]:
+    """`module` with its first (or last) float array `add` of the entry computation made a
+    `subtract`."""
+    entry = module.entry
+    found = [p for p, i in enumerate(entry.instructions)
+             if i.opcode == "add" and i.shape.dims and i.shape.element_type.startswith("f")]
+    if not found:
+        raise SystemExit("no float add in the entry computation to plant a bug in")
+    position = found[-1] if last else found[0]
+    instructions = list(entry.instructions)
+    instructions[position] = replace(instructions[position], opcode="subtract")
+    computations = [replace(c, instructions=instructions) if c is entry else c
+                    for c in module.computations]
+    return replace(module, computations=computations), entry.instructions[position].name
 
 
 def main() -> int:
@@ -76,16 +78,17 @@ def main() -> int:
     before_step, after_step = steps[middle - 1], steps[middle]
     before = load_step_hlo(dump.root, before_step)
     after = load_step_hlo(dump.root, after_step)
-    planted, name = plant(after)
+    early, early_name = plant(after)
+    late, late_name = plant(after, last=True)
     arguments = inputs.arguments
     print(f"{folder}: {module.key} ({module.name}), steps {before_step.index} -> "
           f"{after_step.index} ({after_step.pass_name}), {after.instruction_count()} "
-          f"instructions; planted: {name} add -> subtract")
+          f"instructions; planted: {early_name} (early) or {late_name} (late) add -> subtract")
 
     evaluation = best_of(args.repeat, lambda: evaluate_module(after, arguments))
     print(f"one evaluation: {evaluation:.3f} s")
     worst = 0.0
-    for case, later in (("planted", planted), ("clean", after)):
+    for case, later in (("early", early), ("late", late), ("clean", after)):
         result = Localizer(before, later, arguments).run(before_step, after_step)
         seconds = best_of(args.repeat,
                           lambda m=later: Localizer(before, m, arguments).run(before_step,
@@ -98,7 +101,7 @@ def main() -> int:
                  if result.instruction else "none")
         ratio = seconds / evaluation
         worst = max(worst, ratio)
-        print(f"{case:>8}: {seconds:.3f} s = {ratio:.2f} evaluations "
+        print(f"{case:>6}: {seconds:.3f} s = {ratio:.2f} evaluations "
               f"({result.evaluations} evaluations run, culprit {found}, {result.matched} "
               f"matched, {len(result.unmatched)} unmatched); values kept at most "
               f"{result.kept_bytes / 2**20:.1f} MB, traced peak {traced / 2**20:.1f} MB")

@@ -125,3 +125,37 @@ UNMATCHED_AFTER = HEADER2 + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
   ROOT %r = f32[4]{0} add(%n, %y)
 }
 """
+
+# In a loop body, from the third iteration on: the compare's direction GE became GT.
+LATE_LOOP = LOOP_HEADER + """%cond (s: (s32[], f32[3])) -> pred[] {
+  %s = (s32[], f32[3]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (s.1: (s32[], f32[3])) -> (s32[], f32[3]) {
+  %s.1 = (s32[], f32[3]{0}) parameter(0)
+  %i.1 = s32[] get-tuple-element(%s.1), index=0
+  %v = f32[3]{0} get-tuple-element(%s.1), index=1
+  %one = s32[] constant(1)
+  %two = s32[] constant(2)
+  %i.2 = s32[] add(%i.1, %one)
+  %late = pred[] compare(%i.1, %two), direction=DIRECTION, metadata={op_name="jit(f)/while/body/ge" source_file="f.py" source_line=14}
+  %lb = pred[3]{0} broadcast(%late), dimensions={}
+  %neg = f32[3]{0} negate(%v)
+  %v.2 = f32[3]{0} select(%lb, %neg, %v)
+  ROOT %t = (s32[], f32[3]{0}) tuple(%i.2, %v.2)
+}
+
+ENTRY %main (x: f32[3]) -> f32[3] {
+  %x = f32[3]{0} parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[3]{0}) tuple(%zero, %x)
+  %w = (s32[], f32[3]{0}) while(%init), condition=%cond, body=%body
+  ROOT %out = f32[3]{0} get-tuple-element(%w), index=1
+}
+"""
+LATE_LOOP_BEFORE = LATE_LOOP.replace("DIRECTION", "GE")
+LATE_LOOP_AFTER = LATE_LOOP.replace("DIRECTION", "GT")
+LATE_LOOP_ARGS = LOOP_ARGS

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.diff.steps import find_step
-    from workbench.replay.localize import LocalizeError, localize_steps
+    from workbench.replay.localize import LocalizeError, localize_backend_steps
     from workbench.replay.localize_text import localization_lines
 
     try:
@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(error.args[0]) from None
         if a.index >= b.index:
             raise UsageError(f"step {args.a} must come before step {args.b}")
-        result = localize_steps(selection.dump.root, a, b, selection.replay.inputs.arguments)
+        result = localize_backend_steps(selection.replay.backend, a, b,
+                                        selection.replay.inputs.arguments)
     except (UsageError, LocalizeError) as error:
         print(f"workbench localize: {error}", file=sys.stderr)
         return 2

@@ -393,6 +393,7 @@ def localization_json(r: Localization) -> dict[str, Any]:
                       "after": _number(e.after), "truth": _number(e.truth),
                       "bound": _number(e.bound)} for e in r.elements],
         "explanation": r.explanation or None,
+        "outputs": None if r.outputs is None else comparison_json(r.outputs),
         "matched": r.matched,
         "unmatched": r.unmatched,
         "beyond_tolerance": r.beyond_tolerance,

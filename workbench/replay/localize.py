@@ -3,16 +3,16 @@
 Two steps of an HLO module (the step before a pass and the step after it) are evaluated on the
 same inputs while an observer (`hlo.interpreter.Observer`) sees every intermediate value:
 the entry, fusion and called bodies, loop bodies once per iteration. Instructions of the later
-step are matched to the earlier step's (`match.py`), each matched value is judged against its
-counterpart by the rule verdicts use (`compare` within the tolerance, else within the rounding
-error bound of the earlier step's f64 shadow, `error_bound.truth_of`), and the culprit is the
-first value of the later step, in evaluation order, that departs while every operand agrees.
+step are matched to the earlier step's (`localize_match.py`), each matched value is judged
+against its counterpart by the rule verdicts use (`compare` with a `TruthSource`: within the
+tolerance, else within the rounding error bound of the earlier step's f64 shadow, then of its
+shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the first value of the
+later step, in evaluation order, that departs while every operand agrees (`_Search`).
 
 Cost and memory: the earlier step once (keeping the values some later instruction is matched
-to), the later step once (streamed: only values beyond the tolerance are kept), then the f64
-shadow of the earlier step, and the perturbed shadow only when the first bound does not settle
-it; the shadow runs stop as soon as they have seen every value they were asked for. Values
-kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
+to), the later step up to the culprit (judged as it is made, so it is not kept), and the
+earlier step's shadows only up to the values being judged (`_Shadows`). Values kept are
+counted, and beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from workbench.replay.localize_match import (
 )
 
 if TYPE_CHECKING:
+    from workbench.replay.backends import Backend
     from workbench.replay.bisect import Verdict
     from workbench.replay.steps import Replay
 
@@ -158,6 +159,7 @@ class Localization:
     matched: int = 0  # sites of the later step with a counterpart
     unmatched: list[str] = field(default_factory=list)  # later-step instructions with none
     beyond_tolerance: int = 0  # values the bound judged (some beyond the fixed tolerance)
+    outputs: Comparison | None = None  # the two results, judged when no culprit was found
     departing: int = 0  # values found to depart, up to the culprit
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
@@ -170,6 +172,7 @@ class Localization:
     counterpart_operand_keys: list[DynKey] = field(default_factory=list)
     values: dict[DynKey, LiteralValue] = field(default_factory=dict)
     shapes: dict[DynKey, Shape] = field(default_factory=dict)
+    culprit_loops: tuple[int, ...] | None = None  # the loop iterations it departed in
 
     @property
     def expected(self) -> LiteralValue | None:
@@ -177,8 +180,6 @@ class Localization:
         if self.counterpart_site is None or self.culprit_loops is None:
             return None
         return self.values.get((self.counterpart_site.key, self.culprit_loops))
-
-    culprit_loops: tuple[int, ...] | None = None
 
     @property
     def found(self) -> bool:
@@ -196,16 +197,6 @@ class Localization:
         return localization_json(self)
 
 
-@dataclass
-class _Judged:
-    """A later-step value against its counterpart: bit for bit the same (`after` None), or
-    kept to be compared when the search reaches it (`comparison` then set)."""
-
-    after: LiteralValue | None
-    comparison: Comparison | None = None
-    truth: Truth | None = None  # the truth it was last judged against
-
-
 def _bits(array: np.ndarray) -> np.ndarray:
     size = array.dtype.itemsize
     if size in (1, 2, 4, 8):
@@ -221,79 +212,48 @@ def _identical(a: LiteralValue, b: LiteralValue) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(_bits(a), _bits(b))
 
 
-class _Bound:
-    """Judges values beyond the tolerance by the rounding error bound, as verdicts do: the
-    earlier step's f64 shadow first, the perturbed inputs only where that is not enough.
+class _Shadows:
+    """The earlier step's values in f64 (one `kind`: on the inputs, or on perturbed ones).
 
-    A shadow evaluation collects the values asked for and stops as soon as it has them all:
-    the first asks for the value being judged and every value where a departure can start
-    (the frontier), the perturbed one for the value that failed the first bound. Another
-    evaluation is made only for a value no earlier one collected."""
+    The first evaluation stops at the value asked for, keeping every matched value it made on
+    the way; a value it did not reach makes a second evaluation, which runs to the end. So a
+    culprit early in the program costs a fraction of an evaluation, and no kind costs more
+    than two."""
 
-    def __init__(self, localizer: Localizer, judged: dict[DynKey, _Judged],
-                 before_values: dict[DynKey, LiteralValue]) -> None:
+    def __init__(self, localizer: Localizer, perturbed: bool) -> None:
         self.localizer = localizer
-        self.judged = judged
-        self.before_values = before_values
-        self.shadows: dict[DynKey, Any] = {}
-        self.perturbed: dict[DynKey, Any] = {}
-        self.shadow: HloModule | None = None
-        self.problem: str | None = None
+        self.perturbed = perturbed
+        self.values: dict[DynKey, Any] = {}
+        self.runs = 0
+        self.complete = False
 
-    def _before_key(self, key: DynKey) -> DynKey:
-        return self.localizer.matching.counterpart[key[0]], key[1]
-
-    def _collect(self, keys: set[DynKey], perturbed: bool, into: dict[DynKey, Any]) -> None:
-        """Evaluate the earlier step's shadow until it has made every value in `keys`."""
+    def get(self, key: DynKey, also: set[DynKey] | None = None) -> Any:
+        """The value at `key` (an earlier-step key), or None when the shadow made none; an
+        evaluation it needs runs until it has made `also` too. Raises `LocalizeError` when
+        the shadow cannot be evaluated."""
         from workbench.replay.error_bound import perturb, widen
-        from workbench.replay.errors import Unsupported
-        from workbench.replay.hlo.shadow import shadow_module
 
+        if key in self.values or self.complete:
+            return self.values.get(key)
         localizer = self.localizer
-        missing = set(keys)
+        wanted = localizer.wanted
+        last_run = self.runs >= 1
+        missing = {key, *(also or ())} - set(self.values)
 
-        def sink(key: DynKey, instruction: Instruction, value: Any) -> None:
-            if key in missing:
-                into[key] = value if isinstance(value, tuple) else np.asarray(value)
-                localizer._keep(into[key])
-                missing.discard(key)
-                if not missing:
+        def sink(made: DynKey, instruction: Instruction, value: Any) -> None:
+            if made[0] in wanted and made not in self.values:
+                self.values[made] = value if isinstance(value, tuple) else np.asarray(value)
+                localizer._keep(self.values[made])
+                missing.discard(made)
+                if not missing and not last_run:
                     raise _Enough()
 
-        if self.shadow is None:
-            try:
-                self.shadow = shadow_module(localizer.before)
-            except Unsupported as error:
-                raise LocalizeError(f"unsupported: {error.what}") from None
-        arguments = (perturb(localizer.arguments) if perturbed
+        arguments = (perturb(localizer.arguments) if self.perturbed
                      else [widen(a) for a in localizer.arguments])
-        localizer._evaluate(self.shadow, arguments, sink)
-
-    def truth(self, key: DynKey, conditioning: bool, frontier: list[DynKey]) -> Truth:
-        """The truth of the value at `key` for one stage of the bound. Raises
-        `LocalizeError` when there is no f64 evaluation (kept: asked once only)."""
-        from workbench.replay.error_bound import truth_of
-
-        if self.problem is not None:
-            raise LocalizeError(self.problem)
-        before_key = self._before_key(key)
-        try:
-            if before_key not in self.shadows:
-                wanted = {before_key, *(self._before_key(k) for k in frontier)}
-                self._collect(wanted - set(self.shadows), False, self.shadows)
-            if conditioning and before_key not in self.perturbed:
-                self._collect({before_key}, True, self.perturbed)
-        except LocalizeError as error:
-            self.problem = f"no f64 evaluation: {error}"
-            raise LocalizeError(self.problem) from None
-        shadow = self.shadows.get(before_key)
-        moved = self.perturbed.get(before_key) if conditioning else shadow
-        if shadow is None or moved is None:
-            raise LocalizeError("the f64 evaluation made no such value")
-        try:
-            return truth_of(self.before_values[before_key], shadow, moved)
-        except ValueError as error:
-            raise LocalizeError(str(error)) from None
+        self.runs += 1
+        self.complete = localizer._evaluate(localizer.shadow_module(), arguments,
+                                            sink) is not None
+        return self.values.get(key)
 
 
 @dataclass
@@ -301,9 +261,9 @@ class _ValueTruth:
     """The truth of one value in the stages verdicts use (a `compare.TruthSource`): the
     f64 shadow first, the perturbed inputs too only when the first bound is not enough."""
 
-    bound: _Bound
-    key: DynKey
-    frontier: list[DynKey]
+    localizer: Localizer
+    key: DynKey  # the earlier step's value
+    also: set[DynKey] = field(default_factory=set)  # made in the same evaluation if needed
     problem: str | None = None
     last: Truth | None = None  # the truth of the last stage asked for
 
@@ -311,12 +271,142 @@ class _ValueTruth:
         return (False, True)
 
     def truth(self, conditioning: bool) -> Truth | None:
+        from workbench.replay.error_bound import truth_of
+
+        localizer = self.localizer
         try:
-            self.last = self.bound.truth(self.key, conditioning, self.frontier)
+            shadow = localizer.shadows.get(self.key, self.also)
+            moved = localizer.perturbed.get(self.key, self.also) if conditioning else shadow
         except LocalizeError as error:
+            self.problem = f"no f64 evaluation: {error}"
+            return None
+        if shadow is None or moved is None:
+            self.problem = "the f64 evaluation made no such value"
+            return None
+        try:
+            self.last = truth_of(localizer.before_values[self.key], shadow, moved)
+        except ValueError as error:
             self.problem = str(error)
             return None
         return self.last
+
+
+Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
+WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
+
+
+@dataclass
+class _Search:
+    """The search for the culprit, value by value as the later step makes them: the first
+    value that departs while every operand agrees. Values are judged in evaluation order; a
+    value with an operand that does not agree departs downstream and is not compared at all,
+    and the search (and the evaluation) stops at a culprit matched by structure.
+
+    A departing value matched only by its operands (the pass changed its opcode) may be a
+    legal rewrite (`x / sqrt(y)` -> `x * rsqrt(y)`): it is a *candidate*, and its consumers
+    are still judged. One that agrees with its counterpart absorbs the difference and clears
+    the candidate; one whose consumers all depart (or, with none, whose results depart) is the
+    culprit."""
+
+    localizer: Localizer
+    agrees: dict[DynKey, bool | str] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+    departing: int = 0
+    judged_by_bound: int = 0
+    missing: int = 0  # matched values the earlier step never made
+    culprit: Found | None = None
+    candidates: dict[DynKey, Found] = field(default_factory=dict)  # weak, not yet absorbed
+    waiting: dict[DynKey, int] = field(default_factory=dict)  # candidate -> consumers to see
+
+    def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
+        localizer = self.localizer
+        matching = localizer.matching
+        site_key, loops = key
+        if matching.alias_after.get(site_key, site_key) != site_key:
+            return  # a fusion's parameter or result: the same value as another site
+        counterpart = matching.counterpart.get(site_key)
+        if counterpart is None:
+            return
+        before_key = (counterpart, loops)
+        reference = localizer.before_values.get(before_key)
+        if reference is None:
+            self.missing += 1
+            return
+        site = matching.sites_after[site_key]
+        plain = _plain(value, instruction)
+        if instruction.opcode == "parameter" and site_key[0]:
+            # A loop's or branch's parameter: its value comes from the loop's operand or the
+            # previous iteration, judged there; a departure here is carried, never a culprit.
+            self.agrees[key] = _identical(reference, plain) or compare(
+                reference, plain, truth=_ValueTruth(localizer, before_key)).ok
+            if not self.agrees[key]:
+                self._downstream(instruction, [])
+            return
+        operands = [(matching.alias_after.get(o, o), loops) for o in site.operands]
+        states = [self.agrees.get(o, False) for o in operands]
+        if all(state is True for state in states) and _identical(reference, plain):
+            self.agrees[key] = True
+            return
+        weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
+        if any(state is False for state in states):
+            self.agrees[key] = _identical(reference, plain)
+            if not self.agrees[key]:
+                self._downstream(instruction, [o for o, state in zip(operands, states,
+                                                                     strict=True)
+                                               if state is False])
+                self._consumer_departs(weak)
+            return
+        # An opcode-changed match may be a rewrite its consumers absorb: their shadows are
+        # made in the same evaluation.
+        also = {(matching.counterpart[user], loops) for user in matching.users.get(site_key, ())
+                if site_key in matching.weak and user in matching.counterpart}
+        source = _ValueTruth(localizer, before_key, also)
+        comparison = compare(reference, plain, truth=source)
+        if comparison.bound is not None:
+            self.judged_by_bound += 1
+        if comparison.ok:
+            self.agrees[key] = True  # within the tolerance, or within the rounding error bound
+            for operand in weak:
+                self.candidates.pop(operand, None)  # a rewrite this value absorbs
+            return
+        if weak:
+            self.agrees[key] = False
+            self._downstream(instruction, weak)
+            self._consumer_departs(weak)
+            return
+        self.departing += 1
+        found = (key, comparison, plain, source.last, operands)
+        if site_key in matching.weak and matching.users.get(site_key):
+            self.agrees[key] = WEAK
+            self.candidates[key] = found
+            self.waiting[key] = len(matching.users[site_key])
+            return
+        if instruction.opcode in ("while", "conditional") and self.candidates:
+            found = next(iter(self.candidates.values()))  # the candidate in its bodies
+        self.culprit = found
+        raise _Enough()
+
+    def _consumer_departs(self, weak: list[DynKey]) -> None:
+        """A consumer of candidates departed too: once every consumer of one has, nothing
+        can absorb it any more, and it is the culprit."""
+        for operand in weak:
+            if operand not in self.candidates:
+                continue
+            self.waiting[operand] -= 1
+            if self.waiting[operand] == 0:
+                self.culprit = self.candidates[operand]
+                raise _Enough()
+
+    def _downstream(self, instruction: Instruction, operands: list[DynKey]) -> None:
+        matching = self.localizer.matching
+        self.departing += 1
+        if len(self.reasons) < 3:
+            names = ", ".join(matching.sites_after[o[0]].instruction.name
+                              + (" (departs)" if o in self.agrees else " (no counterpart)")
+                              for o in operands)
+            self.reasons.append(f"{instruction.name} departs with its operands {names}"
+                                if operands else f"{instruction.name} departs as it comes "
+                                "into a loop body or branch")
 
 
 class Localizer:
@@ -329,6 +419,14 @@ class Localizer:
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
         self.matching: Matching = match_modules(before, after)
+        root = ((), before.entry.root_name)
+        self.root_before = self.matching.alias_before.get(root, root)
+        # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).
+        self.wanted = {*self.matching.counterpart.values(), self.root_before}
+        self.before_values: dict[DynKey, LiteralValue] = {}
+        self.shadows = _Shadows(self, perturbed=False)
+        self.perturbed = _Shadows(self, perturbed=True)
+        self._shadow_module: HloModule | None = None
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -341,8 +439,21 @@ class Localizer:
                 f"the values localization keeps exceed {self.memory_limit // 2**20} MB; "
                 "localize a smaller module or a pair of steps closer to the output")
 
+    def shadow_module(self) -> HloModule:
+        """The earlier step with every float type in f64 (made once)."""
+        from workbench.replay.errors import Unsupported
+        from workbench.replay.hlo.shadow import shadow_module
+
+        if self._shadow_module is None:
+            try:
+                self._shadow_module = shadow_module(self.before)
+            except Unsupported as error:
+                raise LocalizeError(f"unsupported: {error.what}") from None
+        return self._shadow_module
+
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
                   sink: Callable[[DynKey, Instruction, Any], None]) -> LiteralValue | None:
+        """Evaluate `module` with `sink` seeing every value; None when the sink ended it."""
         from workbench.replay.errors import EvaluationError, Unsupported
         from workbench.replay.hlo import evaluate_module
 
@@ -358,147 +469,85 @@ class Localizer:
 
     def run(self, before_step: Step, after_step: Step) -> Localization:
         start = time.perf_counter()
-        matching = self.matching
-        wanted = set(matching.counterpart.values())
-        before_values: dict[DynKey, LiteralValue] = {}
 
         def keep_before(key: DynKey, instruction: Instruction, value: Any) -> None:
-            if key[0] in wanted:
+            if key[0] in self.wanted:
                 plain = _plain(value, instruction)
                 self._keep(plain)
-                before_values[key] = plain
+                self.before_values[key] = plain
 
-        self._evaluate(self.before, self.arguments, keep_before)
-
-        order: list[DynKey] = []  # later-step sites in evaluation order
-        judged: dict[DynKey, _Judged] = {}
-        missing: list[DynKey] = []  # matched, but the earlier step made no such value
-
-        def judge_after(key: DynKey, instruction: Instruction, value: Any) -> None:
-            site_key, loops = key
-            if matching.alias_after.get(site_key, site_key) != site_key:
-                return  # a fusion's parameter or result: the same value as another site
-            counterpart = matching.counterpart.get(site_key)
-            if counterpart is None:
-                return
-            order.append(key)
-            reference = before_values.get((counterpart, loops))
-            if reference is None:
-                missing.append(key)
-                return
-            plain = _plain(value, instruction)
-            if _identical(reference, plain):
-                judged[key] = _Judged(None)  # the common case, at one pass's cost
-                return
-            self._keep(plain)
-            judged[key] = _Judged(plain)
-
-        self._evaluate(self.after, self.arguments, judge_after)
-        self._bound = _Bound(self, judged, before_values)
-        result = self._culprit(before_step, after_step, order, judged, missing, before_values)
+        before_result = self._evaluate(self.before, self.arguments, keep_before)
+        search = _Search(self)
+        after_result = self._evaluate(self.after, self.arguments, search.visit)
+        matching = self.matching
+        result = Localization(before_step, after_step, matched=len(matching.counterpart),
+                              unmatched=[s.label for s in matching.unmatched_after],
+                              beyond_tolerance=search.judged_by_bound,
+                              departing=search.departing)
+        if search.culprit is None:
+            assert before_result is not None and after_result is not None
+            result.outputs = self._judge_outputs(before_result, after_result)
+            if not result.outputs.ok and search.candidates:
+                search.culprit = next(iter(search.candidates.values()))
+        if search.culprit is not None:
+            self._found(result, *search.culprit)
+        else:
+            assert result.outputs is not None
+            result.explanation = self._explanation(search, result.outputs)
         result.evaluations = self.evaluations
         result.kept_bytes = self.peak
         result.seconds = time.perf_counter() - start
         return result
 
-    def _frontier(self, order: list[DynKey], judged: dict[DynKey, _Judged]) -> list[DynKey]:
-        """Values that differ while every operand is bit for bit its counterpart's: where a
-        departure can start (their shadows are made together, in one evaluation)."""
-        matching = self.matching
-        found = []
-        for key in order:
-            j = judged.get(key)
-            if j is None or j.after is None:
-                continue
-            operands = matching.sites_after[key[0]].operands
-            if all((o := judged.get((matching.alias_after.get(p, p), key[1]))) is not None
-                   and o.after is None for p in operands):
-                found.append(key)
-        return found
+    def _judge_outputs(self, before: LiteralValue, after: LiteralValue) -> Comparison:
+        """The later step's result against the earlier's, by the verdicts' rule (the bound of
+        the earlier step's result)."""
+        return compare(before, after, truth=_ValueTruth(self, (self.root_before, ())))
 
-    def _culprit(self, before_step: Step, after_step: Step, order: list[DynKey],
-                 judged: dict[DynKey, _Judged], missing: list[DynKey],
-                 before_values: dict[DynKey, LiteralValue]) -> Localization:
-        """The first value in evaluation order that departs while its operands agree.
-
-        The earliest departing value has agreeing operands unless one has no counterpart, so
-        values are judged by the bound lazily, in order, and only where every operand agrees
-        (a value with a departing operand departs downstream and is not judged)."""
+    def _explanation(self, search: _Search, outputs: Comparison) -> str:
+        """Why no single instruction explains the departure (or that there is none)."""
         matching = self.matching
-        result = Localization(before_step, after_step, matched=len(matching.counterpart),
-                              unmatched=[s.label for s in matching.unmatched_after])
-        agrees: dict[DynKey, bool] = {}
-        reasons: list[str] = []
-        departing = 0
-        frontier: list[DynKey] | None = None
-        for key in order:
-            j = judged.get(key)
-            if j is None:
-                continue  # the earlier step made no such value: it agrees with nothing
-            if j.after is None:
-                agrees[key] = True
-                continue
-            site = matching.sites_after[key[0]]
-            operands = [(matching.alias_after.get(o, o), key[1]) for o in site.operands]
-            bad = [o for o in operands if not agrees.get(o, False)]
-            if bad:
-                agrees[key] = False  # downstream of a departure: not compared at all
-                departing += 1
-                if len(reasons) < 3:
-                    names = ", ".join(
-                        matching.sites_after[o[0]].instruction.name
-                        + (" (departs)" if o in agrees else " (no counterpart)") for o in bad)
-                    reasons.append(f"{site.instruction.name} departs with its operands {names}")
-                continue
-            reference = before_values[(matching.counterpart[key[0]], key[1])]
-            if frontier is None:
-                frontier = self._frontier(order, judged)
-            source = _ValueTruth(self._bound, key, frontier)
-            j.comparison = compare(reference, j.after, truth=source)
-            j.truth = source.last
-            if j.comparison.bound is not None:
-                result.beyond_tolerance += 1
-            if j.comparison.ok:
-                agrees[key] = True  # within the tolerance, or within the rounding error bound
-                continue
-            result.departing = departing + 1
-            return self._found(result, key, j, operands, before_values)
-        result.departing = departing
-        if not departing:
+        if outputs.ok:
+            text = (f"the later step's result agrees with the earlier step's ({outputs.summary})"
+                    ": there is no departure to localize")
+            if search.departing:
+                text += (f"; {search.departing} intermediate value(s) differ where their "
+                         "operands have no counterpart (a rewrite the result absorbs)")
+            return text
+        if not search.departing:
             root = matching.root_after
             if matching.counterpart.get(root) is None:
-                result.explanation = (
-                    "no matched instruction departs; the departure only shows at the output, "
-                    f"whose instruction {matching.sites_after[root].instruction.name} has no "
-                    "counterpart before the pass")
+                text = ("no matched instruction departs; the departure only shows at the "
+                        f"output, whose instruction {matching.sites_after[root].instruction.name}"
+                        " has no counterpart before the pass")
             else:
-                result.explanation = ("no instruction of the later step departs from its "
-                                      "counterpart beyond the rounding error bound")
+                text = ("no instruction of the later step departs from its counterpart beyond "
+                        "the rounding error bound")
         else:
-            result.explanation = ("no single instruction explains it: every departing value "
-                                  "has an operand that departs too or has no counterpart ("
-                                  + "; ".join(reasons) + ")")
-        if result.unmatched:
-            shown = ", ".join(result.unmatched[:5])
-            more = f" and {len(result.unmatched) - 5} more" if len(result.unmatched) > 5 else ""
-            result.explanation += f"; values with no counterpart: {shown}{more}"
-        if missing:
-            result.explanation += (f"; {len(missing)} matched value(s) the earlier step never "
-                                   "made (a loop ran a different number of times?)")
-        return result
+            text = ("no single instruction explains it: every departing value has an operand "
+                    "that departs too or has no counterpart (" + "; ".join(search.reasons)
+                    + ")")
+        unmatched = [s.label for s in matching.unmatched_after]
+        if unmatched:
+            more = f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""
+            text += f"; values with no counterpart: {', '.join(unmatched[:5])}{more}"
+        if search.missing:
+            text += (f"; {search.missing} matched value(s) the earlier step never made (a loop "
+                     "ran a different number of times?)")
+        return text
 
-    def _found(self, result: Localization, key: DynKey, judged: _Judged,
-               operands: list[DynKey], before_values: dict[DynKey, LiteralValue]) -> Localization:
+    def _found(self, result: Localization, key: DynKey, comparison: Comparison,
+               after: LiteralValue, truth: Truth | None, operands: list[DynKey]) -> None:
         matching = self.matching
+        before_values = self.before_values
         site = matching.sites_after[key[0]]
         before_key = (matching.counterpart[key[0]], key[1])
         other = matching.sites_before[before_key[0]]
         result.instruction = describe(self.after, site, key[1])
         result.counterpart = describe(self.before, other, key[1])
-        result.comparison = judged.comparison
-        reference = before_values[before_key]
-        result.elements = differing_elements(reference, judged.after, judged.comparison,
-                                             judged.truth)
+        result.comparison = comparison
+        result.elements = differing_elements(before_values[before_key], after, comparison,
+                                             truth)
         result.site, result.counterpart_site, result.culprit_loops = site, other, key[1]
         result.operand_keys = [(matching.counterpart[o[0]], o[1]) for o in operands]
         result.counterpart_operand_keys = [
@@ -506,7 +555,6 @@ class Localizer:
         kept = (*result.operand_keys, *result.counterpart_operand_keys, before_key)
         result.values = {k: before_values[k] for k in kept if k in before_values}
         result.shapes = {k: matching.sites_before[k[0]].instruction.shape for k in kept}
-        return result
 
 
 def describe(module: HloModule, site: Site, loops: tuple[int, ...]) -> InstructionRef:
@@ -575,7 +623,7 @@ def localize_steps(root: Path, before_step: Step, after_step: Step,
     from workbench.replay.localize_text import attach_text
 
     if before_step.ir != "hlo" or after_step.ir != "hlo":
-        raise LocalizeError("localization compares HLO steps (MLIR is not supported yet)")
+        raise LocalizeError("these are not HLO steps (MLIR steps: localize_backend_steps)")
     try:
         before, after = load_step_hlo(root, before_step), load_step_hlo(root, after_step)
     except ReadError as error:
@@ -585,17 +633,39 @@ def localize_steps(root: Path, before_step: Step, after_step: Step,
     return result
 
 
+def localize_backend_steps(backend: Backend, before: Step, after: Step,
+                           arguments: Sequence[LiteralValue]) -> Localization:
+    """Localize between two steps a replay backend evaluates: HLO (instructions, with the
+    reducer's data) or MLIR (op results, `localize_mlir.py`). Raises `LocalizeError`."""
+    if backend.name == "hlo":
+        return localize_steps(backend.root, before, after, arguments)
+    if backend.name == "mlir":
+        from workbench.replay.localize_mlir import localize_mlir
+
+        texts = backend.text(before), backend.text(after)  # type: ignore[attr-defined]
+        return localize_mlir(*texts, arguments, before, after,
+                             backend.entry_point)  # type: ignore[attr-defined]
+    raise LocalizeError(f"the {backend.name} backend's steps cannot be localized")
+
+
 def localize_verdict(replay: Replay, verdict: Verdict) -> Localization:
     """Localize a bisection's culprit: the step before it against the culprit step, on the
-    replay's inputs. Raises `LocalizeError` (no culprit, not HLO, cannot evaluate)."""
+    replay's inputs. Raises `LocalizeError` (no culprit, cannot evaluate)."""
     if verdict.culprit is None:
         raise LocalizeError("no culprit step to localize: " + verdict.detail)
-    if replay.backend.name != "hlo":
-        raise LocalizeError(f"localization compares HLO steps; this module is replayed by the "
-                            f"{replay.backend.name} backend")
     position = verdict.culprit.position
-    return localize_steps(replay.backend.root, replay.steps[position - 1],
-                          replay.steps[position], replay.inputs.arguments)
+    return localize_backend_steps(replay.backend, replay.steps[position - 1],
+                                  replay.steps[position], replay.inputs.arguments)
+
+
+def localize_or_say_why(backend: Backend, before: Step, after: Step,
+                        arguments: Sequence[LiteralValue]) -> Localization | str:
+    """`localize_backend_steps`, with a `LocalizeError` returned as its message: what a
+    worker process runs for the TUI (an error crosses back as a value, not a traceback)."""
+    try:
+        return localize_backend_steps(backend, before, after, arguments)
+    except LocalizeError as error:
+        return str(error)
 
 
 def culprit_instruction(replay: Replay, verdict: Verdict) -> dict[str, Any]:

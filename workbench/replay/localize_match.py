@@ -5,11 +5,14 @@ Each instruction is a *site*: the instruction in its calling context (a fusion's
 walked where the fusion is, a loop body where the while is). Sites of the later step are
 matched in evaluation order, by value numbering across the two modules: an instruction whose
 opcode, shape, attributes and operands' counterparts equal those of an earlier-step
-instruction computes the same value. Where the pass changed the instruction itself, the same
-operands and shape (any opcode) decide. Where the operands themselves have no counterparts,
-the same name, opcode and shape, then the same `op_name` metadata, opcode and shape (each
-when unique) decide. Ties go to the same name, then the same `op_name`, then the same source
-location.
+instruction computes the same value. Where the pass changed the opcode alone, the same
+operands, shape and attributes decide; where it changed attributes alone, the same operands,
+shape, opcode and name (other attributes under another name, a broadcast's dimensions say,
+make another value, not a counterpart). These looser matches are *weak*: a departure there
+may be a rewrite that later values absorb (see `localize._Search`). Where the operands
+themselves have no counterparts, the same name, opcode and shape, then the same `op_name`
+metadata, opcode and shape (each when unique) decide. Ties go to the same name, then the
+same `op_name`, then the same source location.
 
 A fusion's (or call's) parameter is the same value as the fusion's operand, and the fusion's
 result the same as its body's root: such sites are *aliases* of the one that makes the value.
@@ -67,6 +70,8 @@ class Matching:
     alias_before: dict[Key, Key]
     alias_after: dict[Key, Key]
     counterpart: dict[Key, Key] = field(default_factory=dict)
+    weak: set[Key] = field(default_factory=set)  # matched by a looser key than structure
+    users: dict[Key, list[Key]] = field(default_factory=dict)  # later-step site -> consumers
     unmatched_after: list[Site] = field(default_factory=list)
     root_after: Key = ((), "")
 
@@ -95,7 +100,8 @@ def _details(instruction: Instruction) -> tuple:
             i.padding_config, i.dot_dimension_numbers, i.window, i.gather_dimension_numbers,
             i.gather_slice_sizes, i.scatter_dimension_numbers, i.custom_call_target,
             i.convolution_dimension_numbers, i.exponent_bits, i.mantissa_bits,
-            i.fft_type, i.fft_length, _literal_key(i))
+            i.fft_type, i.fft_length, _literal_key(i),
+            i.shape.layout if i.opcode == "bitcast" else None)  # a bitcast reads the layout
 
 
 def flatten(module: HloModule) -> tuple[dict[Key, Site], dict[Key, Key]]:
@@ -172,8 +178,11 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
     exact = _index(((s.instruction.opcode, _shape_key(s.instruction.shape),
                      operands_before(s), _details(s.instruction)), s.key)
                    for s in canonical_before)
-    loose = _index(((_shape_key(s.instruction.shape), operands_before(s)), s.key)
-                   for s in canonical_before if s.operands)
+    loose = _index(((_shape_key(s.instruction.shape), operands_before(s),
+                     _details(s.instruction)), s.key) for s in canonical_before if s.operands)
+    renamed = _index(((_shape_key(s.instruction.shape), operands_before(s),
+                       s.instruction.opcode, s.instruction.name), s.key)
+                     for s in canonical_before if s.operands)
     by_name = _index(((s.instruction.name, s.instruction.opcode,
                        _shape_key(s.instruction.shape)), s.key) for s in canonical_before)
     by_op_name = _index(((s.instruction.metadata.op_name, s.instruction.opcode,
@@ -189,6 +198,7 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
             continue
         instruction = site.instruction
         found: Key | None = None
+        structural = True  # parameters match by number: as strong as structure
         if instruction.opcode == "parameter":
             found = _parameter_counterpart(site, matching, entry_parameters)
         else:
@@ -200,7 +210,13 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
                 found = _pick(exact.get((instruction.opcode, shape, mapped,
                                          _details(instruction)), []), site, sites_before)
                 if found is None and mapped:
-                    found = _pick(loose.get((shape, mapped), []), site, sites_before)
+                    found = _pick(loose.get((shape, mapped, _details(instruction)), []), site,
+                                  sites_before)
+                    if found is None:  # the same instruction with other attributes
+                        found = _pick(renamed.get((shape, mapped, instruction.opcode,
+                                                   instruction.name), []), site, sites_before)
+                    if found is not None:
+                        matching.weak.add(key)
             # Names and op_names decide only where the operands have no counterparts: an
             # instruction whose operands all match but no instruction of the same structure
             # is new (a rewrite's result), and pairing it by name would cry wolf.
@@ -216,8 +232,14 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
             matching.unmatched_after.append(site)
         else:
             counterpart[key] = found
+            if not structural:
+                matching.weak.add(key)
     root = ((), after.entry.root_name)
     matching.root_after = alias_after.get(root, root)
+    for key, site in sites_after.items():
+        if alias_after.get(key, key) == key:
+            for operand in {alias_after.get(o, o) for o in site.operands}:
+                matching.users.setdefault(operand, []).append(key)
     return matching
 
 

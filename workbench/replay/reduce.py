@@ -215,6 +215,8 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
     from workbench.formats.literal_write import literal_to_proto
     from workbench.protos import hlo_pb2
 
+    if result.after.ir != "hlo":
+        raise LocalizeError("reduction writes HLO modules; these are MLIR steps")
     site, other = result.site, result.counterpart_site
     expected = result.expected
     if site is None or other is None or expected is None:

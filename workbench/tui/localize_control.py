@@ -1,8 +1,9 @@
 """After a bisection: `L` localizes the culprit instruction, `W` writes a reduced reproducer
 (a mixin of the app).
 
-`L` evaluates the step before the culprit and the culprit step keeping every value (a job, so
-escape and the status line work as for a replay), writes the culprit instruction, its source
+`L` evaluates the step before the culprit and the culprit step keeping every value (a job in
+the replay's worker process, so escape and the status line work as for a replay and keys stay
+answered), writes the culprit instruction, its source
 line, both versions of its text and the first differing elements to the replay log, and turns
 the diff pane to the raw diff with both versions of the instruction marked and in view. `W`
 writes the reducer's folder (a new folder in the system's temporary directory, never in the
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from workbench.replay.localize import Localization
     from workbench.replay.steps import Replay
     from workbench.tui.app import WorkbenchApp
+
+LOCALIZE_TIME_LIMIT = 600.0  # seconds a localization may take in the worker process
 
 LOCALIZE_BINDINGS: list[BindingType] = [
     Binding("L", "localize", "Localize", show=False,
@@ -65,14 +68,27 @@ class LocalizeControl:
             return
 
         def work(job: Job, replay: Replay) -> None:
-            from workbench.replay.localize import LocalizeError, localize_verdict
+            from workbench.replay.localize import localize_or_say_why
+            from workbench.replay.steps import ProcessRunner
 
-            try:
-                result = localize_verdict(replay, verdict)
-            except LocalizeError as error:
-                self.post_message(Localized(module.key, None, str(error)))
-                return
-            self.post_message(Localized(module.key, result))
+            position = verdict.culprit.position if verdict.culprit is not None else 0
+            call = (localize_or_say_why, replay.backend, replay.steps[position - 1],
+                    replay.steps[position], list(replay.inputs.arguments))
+            runner = replay.runner
+            if isinstance(runner, ProcessRunner):  # the evaluation holds the GIL: not here
+                outcome = runner.pool.call(*call, time_limit=LOCALIZE_TIME_LIMIT,
+                                           cancel=job.cancel)
+                if outcome.cancelled:
+                    return
+                result = outcome.value if outcome.error is None and not outcome.timed_out \
+                    else (f"time limit of {LOCALIZE_TIME_LIMIT:g} s exceeded"
+                          if outcome.timed_out else str(outcome.error).strip().splitlines()[-1])
+            else:
+                result = call[0](*call[1:])
+            if isinstance(result, str):
+                self.post_message(Localized(module.key, None, result))
+            else:
+                self.post_message(Localized(module.key, result))
 
         self.jobs.run_in_background(f"localize {module.name or module.key}", module, execution,
                                     work, kind="localize")

@@ -3,6 +3,7 @@ named at the planted instruction; a departure no single instruction explains say
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -71,6 +72,17 @@ def test_loop_departure_is_named_in_its_first_iteration(tmp_path: Path) -> None:
     assert result.instruction.context.endswith("iteration 0")
 
 
+def test_loop_departure_that_starts_in_a_later_iteration(tmp_path: Path) -> None:
+    """GE -> GT differs only when the counter is 2: named in iteration 2, not before."""
+    result = _localize(tmp_path, cases.LATE_LOOP_BEFORE, cases.LATE_LOOP_AFTER,
+                       cases.LATE_LOOP_ARGS)
+    assert result.instruction is not None, result.explanation
+    assert (result.instruction.name, result.instruction.opcode,
+            result.instruction.source) == ("late", "compare", "f.py:14")
+    assert result.instruction.context.endswith("iteration 2")
+    assert result.elements[0].before is True and result.elements[0].after is False
+
+
 def test_no_single_culprit_says_so(tmp_path: Path) -> None:
     result = _localize(tmp_path, cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER,
                        cases.ENTRY_ARGS)
@@ -87,7 +99,8 @@ def test_identical_steps_have_no_culprit() -> None:
     result = Localizer(module, parse_hlo_text(cases.LOOP_BEFORE), cases.LOOP_ARGS).run(step,
                                                                                        step)
     assert result.instruction is None and result.departing == 0
-    assert "no instruction of the later step departs" in result.explanation
+    assert "there is no departure to localize" in result.explanation
+    assert result.outputs is not None and result.outputs.ok
     assert result.evaluations == 2  # nothing beyond the tolerance: no shadow evaluation
 
 
@@ -145,3 +158,35 @@ def test_cli_localize_rejects_steps_out_of_order(tmp_path: Path,
                       cases.FUSION_ARGS)
     assert main(["localize", str(root), "t", "0001", "0000"]) == 2
     assert "must come before" in capsys.readouterr().err
+
+
+LOWP = Path(__file__).parents[2] / "data" / "lowp"
+
+
+@pytest.mark.parametrize("name", ["attention_bf16", "conv_bn_f16", "cumsum_bf16"])
+def test_no_wolf_on_real_low_precision_pipelines(name: str) -> None:
+    """Every pass of these real XLA pipelines keeps the result (the verdicts agree): no pair
+    of consecutive steps may name a culprit instruction, and each says the results agree
+    (float normalization and layout rewrites change intermediate types and shapes)."""
+    from workbench.replay.localize import localize_steps
+
+    root = LOWP / name
+    module = next(m for m in scan(root).modules if m.executions)
+    with open_replay(root, module, module.executions[0]) as replay:
+        steps, arguments = replay.steps, replay.inputs.arguments
+    for before, after in itertools.pairwise(steps):
+        result = localize_steps(root, before, after, arguments)
+        assert result.instruction is None, (after.index, result.summary)
+        assert "there is no departure to localize" in result.explanation, (after.index,
+                                                                           result.explanation)
+
+
+def test_bisect_localize_json_says_why_there_is_no_instruction(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_dump(tmp_path / "dump", cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER,
+                      cases.ENTRY_ARGS)
+    assert main(["bisect", str(root), "t", "--localize", "--json"]) == 1
+    culprit = json.loads(capsys.readouterr().out)["culprit"]
+    assert culprit["pass"] == "planted"
+    assert culprit["instruction"] is None
+    assert culprit["instruction_note"].startswith("no single instruction explains it")

@@ -18,7 +18,7 @@ from workbench.formats.literal_write import literal_to_proto
 from workbench.hlo_ir import Shape, numpy_dtype
 
 
-@pytest.mark.parametrize("name", ["ENTRY", "FUSION", "LOOP", "REDUCE"])
+@pytest.mark.parametrize("name", ["ENTRY", "FUSION", "LOOP", "REDUCE", "LATE_LOOP"])
 def test_reduced_folder_reproduces(tmp_path: Path, name: str,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     root = write_dump(tmp_path / "dump", getattr(cases, f"{name}_BEFORE"),

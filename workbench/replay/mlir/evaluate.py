@@ -7,7 +7,7 @@ xDSL's interpreter with the implementations in `interpreters`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,8 @@ from workbench.replay.mlir.values import element_type, is_shaped, value_dtype
 
 
 def evaluate_mlir(
-    text: str, arguments: Sequence[np.ndarray], entry_point: str | None = None
+    text: str, arguments: Sequence[np.ndarray], entry_point: str | None = None,
+    observer: Callable[[Operation, int, Any], None] | None = None,
 ) -> LiteralValue:
     """The result of the module's entry function on `arguments`: one array, or a tuple.
 
@@ -35,7 +36,7 @@ def evaluate_mlir(
     `MlirParseError`) for IR that cannot be parsed or evaluated.
     """
     module, resources = parse_module(text)
-    return evaluate_module(module, arguments, entry_point, resources)
+    return evaluate_module(module, arguments, entry_point, resources, observer)
 
 
 def evaluate_module(
@@ -43,9 +44,11 @@ def evaluate_module(
     arguments: Sequence[np.ndarray],
     entry_point: str | None = None,
     resources: dict[str, str] | None = None,
+    observer: Callable[[Operation, int, Any], None] | None = None,
 ) -> LiteralValue:
+    """`evaluate_mlir` on a parsed module; `observer` sees every op result as it is made."""
     function = entry_function(module, entry_point)
-    interpreter = ReplayInterpreter(module, resources=resources or {})
+    interpreter = ReplayInterpreter(module, resources=resources or {}, observer=observer)
     register_implementations(interpreter)
     check_supported(interpreter, function)
     inputs = function.function_type.inputs.data

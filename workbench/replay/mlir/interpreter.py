@@ -17,7 +17,7 @@ Three changes to xDSL's `Interpreter`, all about how it runs ops, not what an op
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,8 @@ class ReplayInterpreter(Interpreter):
     cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     # One frame per active function call: id(SSA value) -> its runtime value.
     frames: list[dict[int, Any]] = field(default_factory=lambda: [{}])
+    # Sees every op result as it is made (op, result number, value): localization.
+    observer: Callable[[Operation, int, Any], None] | None = None
 
     def get_values(self, values: Iterable[SSAValue]) -> tuple[Any, ...]:
         frame = self.frames[-1]
@@ -91,6 +93,9 @@ class ReplayInterpreter(Interpreter):
                 result = self._run_op(op, tuple([frame[id(value)] for value in op._operands]))
                 for ssa_value, value in zip(op.results, result.values, strict=True):
                     frame[id(ssa_value)] = value
+                if self.observer is not None:
+                    for number, value in enumerate(result.values):
+                        self.observer(op, number, value)
                 terminator = result.terminator_value
                 if terminator is not None:
                     if isinstance(terminator, ReturnedValues):
