@@ -262,3 +262,48 @@ def test_scheduler_without_dask_says_what_to_install() -> None:
                           timeout=120)
     assert done.returncode == 2
     assert "pip install 'dump-triage-workbench[dask]'" in done.stderr
+
+
+def test_time_limit_and_a_crashing_job_on_the_workers(cluster: Cluster) -> None:
+    dump = Dump(Path("/nonexistent"), modules=[
+        make_module("good sleep", "module_0001"),
+        make_module("good crash", "module_0002"),
+        make_module("good bad", "module_0003"),
+    ])
+    start = time.monotonic()
+    results = {r.module: r for r in triage(dump, TriageOptions(backend=FAKE), time_limit=1.0,
+                                           dask=DaskSettings(scheduler=cluster.address))}
+    assert time.monotonic() - start < 30
+    assert results["module_0001"].status == "error"
+    assert results["module_0001"].detail == "time limit of 1 s per job exceeded"
+    assert results["module_0002"].status == "error"
+    assert results["module_0002"].detail == "the job's process died (exit status 3)"
+    assert results["module_0003"].status == "mismatch"
+    assert cluster.running_jobs() == 0
+
+
+def test_a_job_whose_workers_keep_dying_ends_as_an_error(tmp_path: Path) -> None:
+    """With `allowed-failures` 0 the scheduler gives up on a job at its first dead worker:
+    the jobs the killed worker held are errors naming KilledWorker, the others finish, nothing
+    is retried forever."""
+    cluster = Cluster(tmp_path, allowed_failures=0)
+    try:
+        cluster.start_workers(2)
+        results: list = []
+        run = threading.Thread(target=lambda: results.extend(triage(
+            _napping_dump(4), TriageOptions(backend=FAKE), time_limit=60,
+            dask=DaskSettings(scheduler=cluster.address))))
+        run.start()
+        _wait_until(lambda: cluster.running_jobs() > 0)
+        pids = cluster.client.run(os.getpid)
+        busy = {pids[a] for a, n in cluster.client.run(running_jobs).items() if n}
+        os.kill(next(w.pid for w in cluster.live_workers() if w.pid in busy), signal.SIGKILL)
+        run.join(timeout=120)
+        assert not run.is_alive()
+        assert len(results) == 4
+        failed = [r for r in results if r.status == "error"]
+        assert 1 <= len(failed) <= 2  # a one-thread worker holds at most two tasks
+        assert all(r.detail.startswith("KilledWorker") for r in failed)
+        assert {r.status for r in results if r not in failed} == {"ok"}
+    finally:
+        cluster.close()

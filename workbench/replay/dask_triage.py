@@ -108,8 +108,8 @@ def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: floa
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
             root = folder
-        child = child or JobProcess()
         try:
+            child = child or JobProcess()
             value = child.call(run_job, (Path(root), job, options), time_limit,
                                _cancel_checker(event_name))
         except TimeLimit:
