@@ -104,7 +104,9 @@ def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: floa
         if files is not None:
             folder = tempfile.mkdtemp(prefix="workbench-job-")
             for name, data in files.items():
-                path = Path(folder, name)
+                path = Path(folder, name).resolve()
+                if not path.is_relative_to(Path(folder).resolve()):
+                    return "error", f"{name}: a shipped file's path leaves the job's folder"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
             root = folder
