@@ -200,3 +200,17 @@ def test_mlir_shadow_text() -> None:
     assert "bf16" not in wide and "f32" not in wide
     with pytest.raises(Unsupported):
         shadow_text("%0 = arith.bitcast %x : i32 to f32")
+
+
+def test_mlir_replay_trace_judged_by_the_bound(corpus: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """xDSL traces get the same judgment: the broken pass is far beyond the bound."""
+    folder = corpus / "mlir" / "mlir-trace-broken"
+    status, payload = run_json(capsys, "mlir-replay", "--json", "--mlir-compilation-trace",
+                               folder / "module_0000.jit_f.mlir-trace.pb", "--hlo-snapshot",
+                               folder / "module_0000.jit_f.snapshot.0.pb")
+    assert status == 1 and payload["culprit"]["pass"] == "ConvertLinalgToLoopsPass"
+    culprit = next(r for r in payload["results"] if r["kind"] == "mismatch")
+    assert culprit["comparison"]["judged_by"] == "error bound"
+    assert culprit["comparison"]["bound"]["ratio"] > 10
+    assert payload["shadow_evaluations"] == 2

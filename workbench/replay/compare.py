@@ -9,6 +9,11 @@ An element passes when `|actual - expected| <= atol + rtol * |expected|` (numpy'
 rule; the expected side sets the scale). NaN matches NaN; an infinity matches only the same
 infinity. Integers and pred compare exactly unless a tolerance is given explicitly.
 
+Given a `Truth` (the expected result computed in higher precision, and a bound per element;
+see `error_bound.py`), a float element beyond the tolerance still passes when it is within
+its bound of the truth: the tolerance is then a floor, and `Comparison.bound` records the
+element nearest to (or furthest beyond) its bound.
+
 Default tolerances (`DEFAULT_TOLERANCES`, by numpy dtype name):
 
 | element type | atol | rtol |
@@ -28,9 +33,10 @@ absolute error.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -205,9 +211,46 @@ class Truth:
     value: Any
     bound: Any
 
+    def at(self, path: tuple[int, ...]) -> Truth:
+        """The part for the output at tuple path `path`."""
+        value, bound = self.value, self.bound
+        for index in path:
+            value, bound = value[index], None if bound is None else bound[index]
+        return Truth(value, bound)
+
+
+class TruthSource(Protocol):
+    """Truths made on demand, in stages of growing bounds (each contains the one before):
+    a comparison asks for them only when an element is beyond the tolerance."""
+
+    def stages(self) -> Sequence[bool]:
+        """The stages to try, in order (a stage is whether the conditioning term is in)."""
+        ...
+
+    def truth(self, conditioning: bool) -> Truth | None:
+        """The truth of a stage; None when there is none (`problem` says why)."""
+        ...
+
+    @property
+    def problem(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Given:
+    """A truth known in advance, as a one-stage source."""
+
+    known: Truth
+    problem: str | None = None
+
+    def stages(self) -> Sequence[bool]:
+        return (True,)
+
+    def truth(self, conditioning: bool) -> Truth | None:
+        return self.known
+
 
 def compare(expected: LiteralValue, actual: LiteralValue, atol: float | None = None,
-            rtol: float | None = None, truth: Truth | None = None) -> Comparison:
+            rtol: float | None = None, truth: Truth | TruthSource | None = None) -> Comparison:
     """Compare two literals element by element; `atol`/`rtol` override the per-dtype defaults.
 
     Giving only one of them keeps the default of the other. With `truth`, a float element
@@ -215,7 +258,8 @@ def compare(expected: LiteralValue, actual: LiteralValue, atol: float | None = N
     (`error_bound.py`): the tolerance is a floor, the bound the rule.
     """
     result = Comparison(ok=True)
-    _compare_into(result, expected, actual, atol, rtol, (), truth)
+    source = Given(truth) if isinstance(truth, Truth) else truth
+    _compare_into(result, expected, actual, atol, rtol, (), source)
     return result
 
 
@@ -225,7 +269,8 @@ def results_equal(a: LiteralValue, b: LiteralValue) -> bool:
 
 
 def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | None,
-                  rtol: float | None, path: tuple[int, ...], truth: Truth | None) -> None:
+                  rtol: float | None, path: tuple[int, ...],
+                  truth: TruthSource | None) -> None:
     if result.problem is not None:
         return
     if isinstance(expected, tuple) or isinstance(actual, tuple):
@@ -236,8 +281,7 @@ def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | 
                                        f"actual {describe_array(actual)}")
             return
         for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            part = None if truth is None else Truth(truth.value[index], truth.bound[index])
-            _compare_into(result, e, a, atol, rtol, (*path, index), part)
+            _compare_into(result, e, a, atol, rtol, (*path, index), truth)
         return
     _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path, truth)
 
@@ -252,7 +296,7 @@ def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> Non
 
 def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray,
                     atol: float | None, rtol: float | None, path: tuple[int, ...],
-                    truth: Truth | None) -> None:
+                    truth: TruthSource | None) -> None:
     if expected.shape != actual.shape:
         _set_problem(result, path, f"shape mismatch: expected {describe_array(expected)}, "
                                    f"actual {describe_array(actual)}")
@@ -276,8 +320,8 @@ def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray
         scale = np.abs(expected.astype(np.float64))
     else:
         mismatch, abs_error, scale = _inexact(expected, actual, tolerance, category)
-        if truth is not None and truth.bound is not None and np.any(mismatch):
-            mismatch = _within_bound(result, expected, actual, mismatch, truth, path)
+        if truth is not None and np.any(mismatch):
+            mismatch = _judge_by_bound(result, expected, actual, mismatch, truth, path)
     result.total += int(expected.size)
     count = int(np.count_nonzero(mismatch))
     measurable = np.isfinite(abs_error)
@@ -322,30 +366,42 @@ def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
     return ~passes, abs_error, scale
 
 
-def _within_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray,
-                  beyond_tolerance: np.ndarray, truth: Truth,
-                  path: tuple[int, ...]) -> np.ndarray:
-    """The elements beyond the tolerance that are also beyond their bound of the truth;
-    records the worst of them (largest error / bound) in `result.bound`."""
+def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray,
+                    beyond_tolerance: np.ndarray, source: TruthSource,
+                    path: tuple[int, ...]) -> np.ndarray:
+    """The elements beyond the tolerance that are beyond their bound too, at the first stage
+    of the source that passes them all, or else its last; records the worst element."""
+    for stage in source.stages():
+        truth = source.truth(stage)
+        if truth is None:
+            result.shadow_problem = source.problem
+            return beyond_tolerance
+        part = truth.at(path)
+        if part.bound is None:
+            return beyond_tolerance
+        check, still = _within_bound(expected, actual, beyond_tolerance, part, path)
+        if not np.any(still):
+            break
+    if result.bound is None or check.ratio > result.bound.ratio:
+        result.bound = check
+    return still
+
+
+def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np.ndarray,
+                  truth: Truth, path: tuple[int, ...]) -> tuple[BoundCheck, np.ndarray]:
+    """The worst element (largest error / bound) among those beyond the tolerance, and which
+    of them are beyond their bound of the truth too."""
     wide = np.complex128 if actual.dtype.kind == "c" else np.float64
     value = np.asarray(truth.value)
     bound = np.asarray(truth.bound, dtype=np.float64)
-    candidates = np.flatnonzero(beyond_tolerance)
-    a = actual.reshape(-1)[candidates].astype(wide)
-    t = value.reshape(-1)[candidates].astype(wide)
-    b = bound.reshape(-1)[candidates]
     with np.errstate(invalid="ignore", over="ignore"):
-        error = np.where(np.isfinite(a) & np.isfinite(t), np.abs(a - t), np.inf)
-        within = error <= b
-        ratio = np.where(b > 0, error / np.where(b > 0, b, 1.0), np.where(error > 0, np.inf, 0))
-    worst = int(np.argmax(ratio))
-    check = BoundCheck(path, tuple(int(i) for i in np.unravel_index(candidates[worst],
-                                                                    actual.shape)),
-                       float(error[worst]), float(b[worst]), _scalar(value.reshape(-1)[
-                           candidates[worst]]), _scalar(actual.reshape(-1)[candidates[worst]]),
-                       _scalar(expected.reshape(-1)[candidates[worst]]))
-    if result.bound is None or check.ratio > result.bound.ratio:
-        result.bound = check
-    still = beyond_tolerance.copy()
-    still.reshape(-1)[candidates] = ~within
-    return still
+        error = np.abs(actual.astype(wide) - value)
+        error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
+        still = beyond_tolerance & ~(error <= bound)
+        ratio = error / np.maximum(bound, np.finfo(np.float64).tiny)
+    worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
+                             actual.shape)
+    check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),
+                       float(bound[worst]), _scalar(value[worst]), _scalar(actual[worst]),
+                       _scalar(expected[worst]))
+    return check, still

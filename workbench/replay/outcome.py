@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from workbench.model import Step
     from workbench.replay.bisect import Verdict
-    from workbench.replay.compare import Comparison
+    from workbench.replay.compare import BoundCheck, Comparison
 
 
 class Kind(str, Enum):
@@ -81,16 +81,21 @@ class Outcome:
 # ------------------------------------------------------------------------------ numbers
 
 
-def _value(value: Any) -> str:
-    return repr(value)
-
-
 def where_text(element: tuple[int, ...], index: tuple[int, ...] | None) -> str:
     """`{1}[2,3]`: the tuple path of an output, then the index inside it."""
     path = "".join(f"{{{i}}}" for i in element)
     if index is None:
         return path
     return path + "[" + ",".join(str(i) for i in index) + "]"
+
+
+def bound_text(bound: BoundCheck) -> str:
+    """The element nearest to (or furthest beyond) its rounding error bound, with numbers."""
+    where = where_text(bound.element, bound.index)
+    relation = (f"<= bound {bound.bound:.3g}" if bound.error <= bound.bound
+                else f"> bound {bound.bound:.3g}, {bound.ratio:.3g}x")
+    return (f"worst at {where}: error {bound.error:.3g} {relation} (higher-precision value "
+            f"{bound.truth!r}, actual {bound.actual!r})")
 
 
 def comparison_text(comparison: Comparison) -> str:
@@ -101,27 +106,19 @@ def comparison_text(comparison: Comparison) -> str:
         return c.problem + (f" at {where}" if where else "")
     errors = f"max abs {c.max_abs_error:.3g}, max rel {c.max_rel_error:.3g}"
     tolerance = c.tolerance_text
-    bound = c.bound
-    if bound is not None:
-        where = where_text(bound.element, bound.index)
-        numbers = (f"worst at {where}: error {bound.error:.3g} <= bound {bound.bound:.3g}"
-                   if c.ok else
-                   f"worst at {where}: error {bound.error:.3g} > bound {bound.bound:.3g}, "
-                   f"{bound.ratio:.3g}x")
-        truth = f" (higher-precision value {_value(bound.truth)}, actual {_value(bound.actual)})"
     if c.ok:
-        if bound is None:
+        if c.bound is None:
             return f"ok: {c.total} elements within {tolerance} ({errors})"
         return (f"ok: {c.total} elements within {tolerance} or within the rounding error "
-                f"bound ({errors}; {numbers}{truth})")
+                f"bound ({errors}; {bound_text(c.bound)})")
     first = (f"first at {where_text(c.first_element, c.first_index)}: "
-             f"expected {_value(c.expected_value)}, actual {_value(c.actual_value)}")
-    if bound is None:
-        shadow = f"; no rounding error bound: {c.shadow_problem}" if c.shadow_problem else ""
+             f"expected {c.expected_value!r}, actual {c.actual_value!r}")
+    if c.bound is None:
+        why = f"; no rounding error bound: {c.shadow_problem}" if c.shadow_problem else ""
         return (f"mismatch: {c.mismatches} of {c.total} elements differ beyond {tolerance} "
-                f"({errors}); {first}{shadow}")
+                f"({errors}); {first}{why}")
     return (f"mismatch: {c.mismatches} of {c.total} elements differ beyond {tolerance} and "
-            f"beyond the rounding error bound ({errors}); {first}; {numbers}{truth}")
+            f"beyond the rounding error bound ({errors}); {first}; {bound_text(c.bound)}")
 
 
 # ------------------------------------------------------------------------------ verdicts

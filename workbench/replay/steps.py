@@ -209,6 +209,7 @@ class Replay:
         self._reference_value: LiteralValue | None = None
         self._shadow: LiteralValue | None = None  # the reference in f64
         self._perturbed: LiteralValue | None = None  # ... on perturbed inputs
+        self._truths: dict[bool, Truth] = {}  # by whether the conditioning term is in
         self._shadow_problem: str | None = None
 
     def close(self) -> None:
@@ -275,20 +276,19 @@ class Replay:
         when that bound is not enough, on perturbed inputs too (the conditioning)."""
         reference = self._reference_value
         assert reference is not None
-        comparison = compare(reference, value, self.atol, self.rtol)
-        if comparison.ok or comparison.problem is not None:
-            return comparison
         if not self.error_bound or self.atol is not None or self.rtol is not None:
-            return comparison  # a tolerance the user asked for is the rule
-        for conditioning in (False, True):
-            truth = self.truth(conditioning)
-            if truth is None:
-                comparison.shadow_problem = self._shadow_problem
-                return comparison
-            comparison = compare(reference, value, self.atol, self.rtol, truth)
-            if comparison.ok:
-                break
-        return comparison
+            return compare(reference, value, self.atol, self.rtol)  # the user's tolerance
+        return compare(reference, value, truth=self)
+
+    def stages(self) -> tuple[bool, ...]:
+        """The bound's stages still worth trying: the second contains the first, so once
+        it is known, it alone decides."""
+        return (True,) if self._perturbed is not None else (False, True)
+
+    @property
+    def problem(self) -> str | None:
+        """Why there is no truth (the comparison then judges by the tolerance alone)."""
+        return self._shadow_problem
 
     def truth(self, conditioning: bool = True) -> Truth | None:
         """The reference evaluated in f64 with its rounding error bound, with the
@@ -307,13 +307,17 @@ class Replay:
             self._perturbed = self._evaluate_shadow(perturb(self.inputs.arguments))
             if self._perturbed is None:
                 return None
-        perturbed = self._perturbed if conditioning else self._shadow
-        assert self._reference_value is not None
-        try:
-            return truth_of(self._reference_value, self._shadow, perturbed)
-        except ValueError as error:
-            self._shadow_problem = str(error)
-            return None
+        truth = self._truths.get(conditioning)
+        if truth is None:
+            perturbed = self._perturbed if conditioning else self._shadow
+            assert self._reference_value is not None
+            try:
+                truth = truth_of(self._reference_value, self._shadow, perturbed)
+            except ValueError as error:
+                self._shadow_problem = str(error)
+                return None
+            self._truths[conditioning] = truth
+        return truth
 
     def _evaluate_shadow(self, arguments: list[LiteralValue]) -> LiteralValue | None:
         if not hasattr(self.backend, "evaluate_shadow"):
