@@ -209,30 +209,33 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster: Cluster) -> None:
     cluster.start_workers(1)  # back to two for the next test
 
 
-def test_ctrl_c_cancels_every_task(cluster: Cluster, tmp_path: Path) -> None:
-    script = tmp_path / "run.py"
-    script.write_text(
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from replay_fakes import FAKE, make_module\n"
-        "from workbench.model import Dump\n"
-        "from workbench.replay.dask_triage import DaskSettings\n"
-        "from workbench.replay.triage import TriageOptions, triage\n"
-        "dump = Dump(Path('/nonexistent'), modules=[make_module('good sleep', f'module_{n}')\n"
-        "                                           for n in range(6)])\n"
-        "try:\n"
-        "    triage(dump, TriageOptions(backend=FAKE), dask=DaskSettings(sys.argv[1]))\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted', flush=True)\n"
-        "    sys.exit(130)\n")
-    run = subprocess.Popen([sys.executable, str(script), cluster.address], env=cluster.env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _sleeping_dump(folder: Path, modules: int) -> Path:
+    """A dump folder whose last step is named `sleep`: with the scripted backend (which reads
+    no file) its jobs run for a minute."""
+    folder.mkdir()
+    for number in range(1, modules + 1):
+        stem = f"module_{number:04d}.jit_f"
+        for step in ("0000.p.after_pipeline-start.before_good", "0001.p.after_good.before_sleep",
+                     "0002.p.after_sleep.before_end"):
+            (folder / f"{stem}.{step}.txt").write_text("HloModule f\n")
+        (folder / f"{stem}.snapshot.1.pb").write_bytes(b"")
+    return folder
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_cancel_every_task(cluster: Cluster, tmp_path: Path,
+                                              stop: signal.Signals) -> None:
+    dump = _sleeping_dump(tmp_path / "dump", 6)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler", cluster.address,
+         "--backend", FAKE, "--no-cache"],
+        env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_until(lambda: cluster.running_jobs() == 2)
     start = time.monotonic()
-    run.send_signal(signal.SIGINT)
-    stdout, stderr = run.communicate(timeout=60)
+    run.send_signal(stop)
+    _, stderr = run.communicate(timeout=60)
     assert run.returncode == 130, stderr
-    assert stdout.strip() == "interrupted"
+    assert "interrupted; no job is left running" in stderr
     assert time.monotonic() - start < 30  # the sleeps last a minute: they were stopped
     assert cluster.running_jobs() == 0
     left = cluster.client.run_on_scheduler(
