@@ -310,3 +310,27 @@ def test_a_job_whose_workers_keep_dying_ends_as_an_error(tmp_path: Path) -> None
         assert {r.status for r in results if r not in failed} == {"ok"}
     finally:
         cluster.close()
+
+
+def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local_pool_json,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for one job's files at a time, jobs are submitted one by one as others
+    finish, and the result is the same."""
+    from workbench.index import scan
+    from workbench.replay import dask_triage
+
+    monkeypatch.setattr(dask_triage, "SHIP_BYTES_IN_FLIGHT", 1)
+    submitted: list[int] = []
+    real_submit = distributed.Client.submit
+
+    def submit(self, *args, **kwargs):
+        submitted.append(len([f for f in self.futures if "workbench-triage" in str(f)]))
+        return real_submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "submit", submit)
+    results = triage(scan(DUMP), dask=DaskSettings(scheduler=cluster.address, ship_files=True))
+    lines = [r.to_json() for r in results]
+    for line in lines:
+        line.pop("seconds")
+    assert lines == local_pool_json[1]["results"]
+    assert len(submitted) == 9 and max(submitted) <= 1  # never more than one in flight
