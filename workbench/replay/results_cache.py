@@ -109,7 +109,7 @@ class FileHashes:
         return digest
 
     def _digest(self, name: str) -> str:
-        path = os.path.join(self.root, name)
+        path = f"{self.root}{os.sep}{name}"
         try:
             stat = os.stat(path)
         except OSError as error:
@@ -165,28 +165,22 @@ class ResultsCache:
         npy = [(str(path), FileHashes(Path(path).parent).digest(Path(path).name))
                for path in options.inputs.npy]
         steps = sorted({s.file for step in module.steps for s in (step.text, step.proto) if s})
-        described = {
-            "workbench": workbench.__version__,
-            "schema": _schema(),
-            "options": repr(options),
-            "npy": npy,
-            "module": [module.key, module.name, module.format],
-            "steps": [repr(step) for step in module.steps],
-            "files": [[name, hashes.digest(name)] for name in steps],
-        }
-        part = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+        described = (workbench.__version__, _schema(), repr(options), npy,
+                     (module.key, module.name, module.format), [repr(s) for s in module.steps],
+                     [(name, hashes.digest(name)) for name in steps])
+        part = hashlib.sha256(repr(described).encode()).hexdigest()
         self._modules[id(module)] = (module, part)
         return part
 
     def key(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
         execution = job.execution
-        described = [self._module_part(job, options, hashes),
+        described = (self._module_part(job, options, hashes),
                      None if execution is None else
-                     [execution.id, execution.file, execution.kind, hashes.digest(execution.file)]]
-        return hashlib.sha256(json.dumps(described).encode()).hexdigest()
+                     (execution.id, execution.file, execution.kind, hashes.digest(execution.file)))
+        return hashlib.sha256(repr(described).encode()).hexdigest()
 
     def _path(self, key: str) -> str:
-        return os.path.join(self.folder, "results", key[:2], f"{key}.result")
+        return f"{self.folder}{os.sep}results{os.sep}{key[:2]}{os.sep}{key}.result"
 
     def get(self, key: str, job: TriageJob) -> TriageResult | None:
         """The stored result for `key`, or None when there is none or it does not hold up."""
