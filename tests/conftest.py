@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,15 @@ import pytest
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def own_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
+                     request: pytest.FixtureRequest) -> None:
+    """Each test its own (empty) user cache folder: a triage results cache left by one test
+    (or by the user) must not show in another."""
+    name = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache" / name))
 
 
 @pytest.fixture(scope="session")

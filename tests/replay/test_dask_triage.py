@@ -209,30 +209,33 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster: Cluster) -> None:
     cluster.start_workers(1)  # back to two for the next test
 
 
-def test_ctrl_c_cancels_every_task(cluster: Cluster, tmp_path: Path) -> None:
-    script = tmp_path / "run.py"
-    script.write_text(
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from replay_fakes import FAKE, make_module\n"
-        "from workbench.model import Dump\n"
-        "from workbench.replay.dask_triage import DaskSettings\n"
-        "from workbench.replay.triage import TriageOptions, triage\n"
-        "dump = Dump(Path('/nonexistent'), modules=[make_module('good sleep', f'module_{n}')\n"
-        "                                           for n in range(6)])\n"
-        "try:\n"
-        "    triage(dump, TriageOptions(backend=FAKE), dask=DaskSettings(sys.argv[1]))\n"
-        "except KeyboardInterrupt:\n"
-        "    print('interrupted', flush=True)\n"
-        "    sys.exit(130)\n")
-    run = subprocess.Popen([sys.executable, str(script), cluster.address], env=cluster.env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _sleeping_dump(folder: Path, modules: int) -> Path:
+    """A dump folder whose last step is named `sleep`: with the scripted backend (which reads
+    no file) its jobs run for a minute."""
+    folder.mkdir()
+    for number in range(1, modules + 1):
+        stem = f"module_{number:04d}.jit_f"
+        for step in ("0000.p.after_pipeline-start.before_good", "0001.p.after_good.before_sleep",
+                     "0002.p.after_sleep.before_end"):
+            (folder / f"{stem}.{step}.txt").write_text("HloModule f\n")
+        (folder / f"{stem}.snapshot.1.pb").write_bytes(b"")
+    return folder
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_cancel_every_task(cluster: Cluster, tmp_path: Path,
+                                              stop: signal.Signals) -> None:
+    dump = _sleeping_dump(tmp_path / "dump", 6)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler", cluster.address,
+         "--backend", FAKE, "--no-cache"],
+        env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_until(lambda: cluster.running_jobs() == 2)
     start = time.monotonic()
-    run.send_signal(signal.SIGINT)
-    stdout, stderr = run.communicate(timeout=60)
+    run.send_signal(stop)
+    _, stderr = run.communicate(timeout=60)
     assert run.returncode == 130, stderr
-    assert stdout.strip() == "interrupted"
+    assert "interrupted; no job is left running" in stderr
     assert time.monotonic() - start < 30  # the sleeps last a minute: they were stopped
     assert cluster.running_jobs() == 0
     left = cluster.client.run_on_scheduler(
@@ -262,3 +265,72 @@ def test_scheduler_without_dask_says_what_to_install() -> None:
                           timeout=120)
     assert done.returncode == 2
     assert "pip install 'dump-triage-workbench[dask]'" in done.stderr
+
+
+def test_time_limit_and_a_crashing_job_on_the_workers(cluster: Cluster) -> None:
+    dump = Dump(Path("/nonexistent"), modules=[
+        make_module("good sleep", "module_0001"),
+        make_module("good crash", "module_0002"),
+        make_module("good bad", "module_0003"),
+    ])
+    start = time.monotonic()
+    results = {r.module: r for r in triage(dump, TriageOptions(backend=FAKE), time_limit=1.0,
+                                           dask=DaskSettings(scheduler=cluster.address))}
+    assert time.monotonic() - start < 30
+    assert results["module_0001"].status == "error"
+    assert results["module_0001"].detail == "time limit of 1 s per job exceeded"
+    assert results["module_0002"].status == "error"
+    assert results["module_0002"].detail == "the job's process died (exit status 3)"
+    assert results["module_0003"].status == "mismatch"
+    assert cluster.running_jobs() == 0
+
+
+def test_a_job_whose_workers_keep_dying_ends_as_an_error(tmp_path: Path) -> None:
+    """With `allowed-failures` 0 the scheduler gives up on a job at its first dead worker:
+    the jobs the killed worker held are errors naming KilledWorker, the others finish, nothing
+    is retried forever."""
+    cluster = Cluster(tmp_path, allowed_failures=0)
+    try:
+        cluster.start_workers(2)
+        results: list = []
+        run = threading.Thread(target=lambda: results.extend(triage(
+            _napping_dump(4), TriageOptions(backend=FAKE), time_limit=60,
+            dask=DaskSettings(scheduler=cluster.address))))
+        run.start()
+        _wait_until(lambda: cluster.running_jobs() > 0)
+        pids = cluster.client.run(os.getpid)
+        busy = {pids[a] for a, n in cluster.client.run(running_jobs).items() if n}
+        os.kill(next(w.pid for w in cluster.live_workers() if w.pid in busy), signal.SIGKILL)
+        run.join(timeout=120)
+        assert not run.is_alive()
+        assert len(results) == 4
+        failed = [r for r in results if r.status == "error"]
+        assert 1 <= len(failed) <= 2  # a one-thread worker holds at most two tasks
+        assert all(r.detail.startswith("KilledWorker") for r in failed)
+        assert {r.status for r in results if r not in failed} == {"ok"}
+    finally:
+        cluster.close()
+
+
+def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local_pool_json,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for one job's files at a time, jobs are submitted one by one as others
+    finish, and the result is the same."""
+    from workbench.index import scan
+    from workbench.replay import dask_triage
+
+    monkeypatch.setattr(dask_triage, "SHIP_BYTES_IN_FLIGHT", 1)
+    submitted: list[int] = []
+    real_submit = distributed.Client.submit
+
+    def submit(self, *args, **kwargs):
+        submitted.append(len([f for f in self.futures if "workbench-triage" in str(f)]))
+        return real_submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "submit", submit)
+    results = triage(scan(DUMP), dask=DaskSettings(scheduler=cluster.address, ship_files=True))
+    lines = [r.to_json() for r in results]
+    for line in lines:
+        line.pop("seconds")
+    assert lines == local_pool_json[1]["results"]
+    assert len(submitted) == 9 and max(submitted) <= 1  # never more than one in flight

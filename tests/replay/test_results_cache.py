@@ -140,7 +140,7 @@ def _write_many(folder: str, text: str, rounds: int) -> None:
 def test_concurrent_writers_never_leave_a_damaged_entry(tmp_path: Path) -> None:
     folder = tmp_path / "cache"
     context = multiprocessing.get_context("spawn")
-    writers = [context.Process(target=_write_many, args=(str(folder), "x" * 20000 * (n + 1), 40))
+    writers = [context.Process(target=_write_many, args=(str(folder), "x" * 20000 * (n + 1), 15))
                for n in range(3)]
     for writer in writers:
         writer.start()

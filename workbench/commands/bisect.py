@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.output.progress import Progress, wanted
     from workbench.replay.bisect import bisect_replay, evaluation_bound
     from workbench.replay.workers import Cancelled
 
@@ -46,18 +47,21 @@ def run(args: argparse.Namespace) -> int:
     replay, module = selection.replay, selection.module
     count = len(replay.steps)
 
-    def show(result: StepResult) -> None:
-        if args.json:
-            return
-        print(f"{step_heading(result)} {status_line(result)}", flush=True)
-
     if not args.json:
         how = "every step" if args.linear else f"at most {evaluation_bound(count)} evaluations"
         print(f"Bisecting {module.key} ({module.name}) on {replay.inputs.origin}: {count} "
               f"{replay.backend.name} steps, {how}.", flush=True)
+    total = count if args.linear else evaluation_bound(count)
     try:
-        with replay:
-            verdict = bisect_replay(replay, linear=args.linear, on_result=show)
+        with Progress("bisect", total, wanted(args.json), unit="steps") as progress:
+
+            def show(result: StepResult) -> None:
+                progress.advance(failed=result.kind != Kind.OK)
+                if not args.json:
+                    print(f"{step_heading(result)} {status_line(result)}", flush=True)
+
+            with replay:
+                verdict = bisect_replay(replay, linear=args.linear, on_result=show)
     except Cancelled:
         return 130
     exit_status = 1 if verdict.status == Kind.MISMATCH else 0

@@ -259,6 +259,7 @@ def replay_command(trace: Path, snapshot: Path, entry_point: str | None) -> str:
 
 def check_directory(args: argparse.Namespace) -> int:
     from workbench.output.json_shapes import mlir_trace_check_json
+    from workbench.output.progress import Progress, wanted
     from workbench.replay.bisect import bisect_replay
 
     folder: Path = args.mlir_compilation_trace_dir
@@ -269,23 +270,26 @@ def check_directory(args: argparse.Namespace) -> int:
                          "each trace: --hlo-snapshot and --inputs do not apply")
     traces = sorted(folder.glob(f"*{TRACE_SUFFIX}"))
     report: list[dict[str, Any]] = []
-    for trace in traces:
-        snapshots = snapshots_of(trace)
-        if not snapshots:
-            report.append(mlir_trace_check_json(str(trace), None, None, None,
-                                                "no snapshot found for this trace"))
-            continue
-        for snapshot in snapshots:
-            command = replay_command(trace, snapshot, args.entry_point)
-            try:
-                with open_trace_replay(args, trace, snapshot, keep_values=False) as replay:
-                    verdict = bisect_replay(replay)
-            except UsageError as error:
-                report.append(mlir_trace_check_json(str(trace), str(snapshot), command, None,
-                                                    str(error)))
-            else:
-                report.append(mlir_trace_check_json(str(trace), str(snapshot), command,
-                                                    verdict, None))
+    snapshots_by_trace = {trace: snapshots_of(trace) for trace in traces}
+    total = sum(len(snapshots) for snapshots in snapshots_by_trace.values())
+    with Progress("mlir-replay", total, wanted(args.json), unit="snapshots") as progress:
+        for trace, snapshots in snapshots_by_trace.items():
+            if not snapshots:
+                report.append(mlir_trace_check_json(str(trace), None, None, None,
+                                                    "no snapshot found for this trace"))
+                continue
+            for snapshot in snapshots:
+                command = replay_command(trace, snapshot, args.entry_point)
+                try:
+                    with open_trace_replay(args, trace, snapshot, keep_values=False) as replay:
+                        verdict = bisect_replay(replay)
+                except UsageError as error:
+                    report.append(mlir_trace_check_json(str(trace), str(snapshot), command,
+                                                        None, str(error)))
+                else:
+                    report.append(mlir_trace_check_json(str(trace), str(snapshot), command,
+                                                        verdict, None))
+                progress.advance(failed=report[-1]["status"] != Kind.OK)
     failing = [entry for entry in report if entry["status"] != Kind.OK]
     if args.json:
         json.dump({"traces": report}, sys.stdout, indent=1)

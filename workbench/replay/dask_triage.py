@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from workbench.replay.triage import TriageJob, TriageOptions, TriageResult, run_
 INSTALL_HINT = "pip install 'dump-triage-workbench[dask]'"
 CANCEL_CHECK_SECONDS = 1.0  # how often a running task asks whether its run was cancelled
 STOP_WAIT_SECONDS = 30.0  # how long a cancel waits for running tasks to see it
+SHIP_BYTES_IN_FLIGHT = 256 * 2**20  # shipped file bytes submitted and not yet done
 
 
 class DaskUnavailable(Exception):
@@ -104,12 +106,14 @@ def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: floa
         if files is not None:
             folder = tempfile.mkdtemp(prefix="workbench-job-")
             for name, data in files.items():
-                path = Path(folder, name)
+                path = Path(folder, name).resolve()
+                if not path.is_relative_to(Path(folder).resolve()):
+                    return "error", f"{name}: a shipped file's path leaves the job's folder"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
             root = folder
-        child = child or JobProcess()
         try:
+            child = child or JobProcess()
             value = child.call(run_job, (Path(root), job, options), time_limit,
                                _cancel_checker(event_name))
         except TimeLimit:
@@ -177,15 +181,29 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
     event_name = f"workbench-triage-{token}"
     with _client(settings) as client:
         cancelled = Event(event_name, client=client)
-        by_future = {}
-        try:
-            for index, job in enumerate(work):
+        by_future: dict[Any, tuple[TriageJob, int]] = {}  # future -> (job, bytes shipped)
+        waiting = deque(enumerate(work))
+        in_flight = 0
+        pending = as_completed([], loop=client.loop)
+
+        def submit_more() -> None:
+            """Submit every job, or with shipped files as many as keep the bytes held by the
+            client and the cluster under SHIP_BYTES_IN_FLIGHT (one job at least)."""
+            nonlocal in_flight
+            while waiting and (not settings.ship_files or not by_future
+                               or in_flight < SHIP_BYTES_IN_FLIGHT):
+                index, job = waiting.popleft()
                 files = read_files(root, job) if settings.ship_files else None
+                size = sum(len(data) for data in (files or {}).values())
                 future = client.submit(run_task, os.fspath(root), job, options, time_limit,
                                        files, event_name,
                                        key=f"workbench-triage-{token}-{index}", pure=False)
-                by_future[future] = job
-            pending = as_completed(by_future, loop=client.loop)
+                by_future[future] = (job, size)
+                in_flight += size
+                pending.add(future)
+
+        try:
+            submit_more()
             while not pending.is_empty():
                 if cancel is not None and cancel.is_set():
                     raise KeyboardInterrupt
@@ -194,8 +212,10 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
                     time.sleep(0.05)
                     continue
                 for future in batch:
-                    job = by_future.pop(future)
+                    job, size = by_future.pop(future)
+                    in_flight -= size
                     _report(future, job, time_limit, finish, failed, FutureCancelledError)
+                submit_more()
         except BaseException:
             _stop(client, cancelled, list(by_future))
             raise

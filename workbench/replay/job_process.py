@@ -11,6 +11,7 @@ start multiprocessing children. The child exits when its parent (the worker) die
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import pickle
 import select
@@ -25,6 +26,8 @@ from typing import Any
 
 HEADER = 8  # bytes of the big-endian length before each pickle
 POLL_SECONDS = 0.2
+READY = b"R"  # the child's first byte: imports done, a time limit may start counting
+PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage"]
 
 
 class TimeLimit(Exception):
@@ -54,6 +57,10 @@ class JobProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "workbench.replay.job_process", str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.process.stdout is not None
+        if self.process.stdout.read(len(READY)) != READY:
+            self.kill()
+            raise Died(f"the job process did not start ({_exit_reason(self.process.returncode)})")
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
@@ -118,6 +125,10 @@ def main() -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # what a job prints must not corrupt the replies
+    for name in PRELOAD:
+        importlib.import_module(name)
+    replies.write(READY)
+    replies.flush()
     while True:
         header = requests.read(HEADER)
         if len(header) < HEADER:

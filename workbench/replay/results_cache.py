@@ -15,6 +15,8 @@ so a warm rerun reads the files' metadata, not their bytes (as git's index does)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -22,13 +24,15 @@ import pickle
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import workbench
 from workbench.replay.outcome import Kind
+from workbench.replay.triage import TriageResult
 
 if TYPE_CHECKING:
-    from workbench.replay.triage import TriageJob, TriageOptions, TriageResult
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.triage import TriageJob, TriageOptions
 
 ENTRY_MAGIC = b"workbench triage result v1\n"
 
@@ -105,7 +109,7 @@ class FileHashes:
         return digest
 
     def _digest(self, name: str) -> str:
-        path = os.path.join(self.root, name)
+        path = f"{self.root}{os.sep}{name}"
         try:
             stat = os.stat(path)
         except OSError as error:
@@ -123,14 +127,19 @@ class FileHashes:
         return digest
 
 
+@functools.cache
 def _schema() -> list[list[str]]:
     """The field names of what an entry holds: an entry of another shape is not read back."""
     from dataclasses import fields
 
+    from workbench.model import Step
     from workbench.replay.bisect import Verdict
-    from workbench.replay.triage import TriageResult
+    from workbench.replay.compare import Comparison
+    from workbench.replay.outcome import Outcome
+    from workbench.replay.steps import StepResult
 
-    return [[f.name for f in fields(kind)] for kind in (TriageResult, Verdict)]
+    kinds = (TriageResult, Verdict, StepResult, Step, Comparison, Outcome)
+    return [[kind.__name__, *(f.name for f in fields(kind))] for kind in kinds]
 
 
 @dataclass
@@ -156,33 +165,25 @@ class ResultsCache:
         npy = [(str(path), FileHashes(Path(path).parent).digest(Path(path).name))
                for path in options.inputs.npy]
         steps = sorted({s.file for step in module.steps for s in (step.text, step.proto) if s})
-        described = {
-            "workbench": workbench.__version__,
-            "schema": _schema(),
-            "options": repr(options),
-            "npy": npy,
-            "module": [module.key, module.name, module.format],
-            "steps": [repr(step) for step in module.steps],
-            "files": [[name, hashes.digest(name)] for name in steps],
-        }
-        part = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+        described = (workbench.__version__, _schema(), repr(options), npy,
+                     (module.key, module.name, module.format), [repr(s) for s in module.steps],
+                     [(name, hashes.digest(name)) for name in steps])
+        part = hashlib.sha256(repr(described).encode()).hexdigest()
         self._modules[id(module)] = (module, part)
         return part
 
     def key(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
         execution = job.execution
-        described = [self._module_part(job, options, hashes),
+        described = (self._module_part(job, options, hashes),
                      None if execution is None else
-                     [execution.id, execution.file, execution.kind, hashes.digest(execution.file)]]
-        return hashlib.sha256(json.dumps(described).encode()).hexdigest()
+                     (execution.id, execution.file, execution.kind, hashes.digest(execution.file)))
+        return hashlib.sha256(repr(described).encode()).hexdigest()
 
     def _path(self, key: str) -> str:
-        return os.path.join(self.folder, "results", key[:2], f"{key}.result")
+        return f"{self.folder}{os.sep}results{os.sep}{key[:2]}{os.sep}{key}.result"
 
     def get(self, key: str, job: TriageJob) -> TriageResult | None:
         """The stored result for `key`, or None when there is none or it does not hold up."""
-        from workbench.replay.triage import TriageResult
-
         try:
             with open(self._path(key), "rb") as stream:
                 data = stream.read()
@@ -195,21 +196,49 @@ class ResultsCache:
         if hashlib.sha256(payload).hexdigest().encode() != digest:
             return None
         try:
-            result = pickle.loads(payload)
-        except Exception:
+            fields, verdict_data = pickle.loads(payload)
+            fields["status"] = Kind(fields["status"])
+            result = CachedResult(verdict_data, **fields)
+        except Exception:  # not the shape this version writes
             return None
         execution = job.execution.id if job.execution is not None else None
-        if (not isinstance(result, TriageResult) or result.module != job.module.key
-                or result.execution != execution or not isinstance(result.status, Kind)):
+        if result.module != job.module.key or result.execution != execution:
             return None
-        result.cached = True
         return result
 
     def put(self, key: str, result: TriageResult) -> None:
         """Keep `result`: a job's own result only, never a time limit, a dead worker or a
         backend bug (the caller's to decide), which another run may well get past."""
-        payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
+                  if f.name not in ("verdict", "cached")}
+        fields["status"] = str(result.status)
+        verdict = result.verdict
+        verdict_data = None if verdict is None else pickle.dumps(verdict, pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps((fields, verdict_data), protocol=pickle.HIGHEST_PROTOCOL)
         data = (ENTRY_MAGIC + key.encode() + b"\n"
                 + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
         with contextlib.suppress(OSError):  # a full or read-only cache only costs time
             _atomic_write(Path(self._path(key)), data)
+
+
+class CachedResult(TriageResult):
+    """A result read from the cache. Its verdict, the bulk of an entry, is unpickled when first
+    asked for (JSON output, the TUI's badges): a rerun that prints statuses never pays for it.
+    The entry's checksum was checked before."""
+
+    def __init__(self, verdict_data: bytes | None, **fields: Any) -> None:
+        self._verdict_data = verdict_data
+        self._loaded: Verdict | None = None
+        super().__init__(**fields, cached=True)
+
+    @property  # type: ignore[override]
+    def verdict(self) -> Verdict | None:
+        if self._loaded is None and self._verdict_data is not None:
+            data, self._verdict_data = self._verdict_data, None
+            self._loaded = pickle.loads(data)
+        return self._loaded
+
+    @verdict.setter
+    def verdict(self, value: Verdict | None) -> None:
+        if value is not None:
+            self._loaded, self._verdict_data = value, None

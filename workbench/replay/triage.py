@@ -124,6 +124,30 @@ def sort_key(result: TriageResult) -> tuple:
     return (result.module, result.execution or "")
 
 
+def _look_up(dump: Dump, work: list[TriageJob], options: TriageOptions,
+              cache: ResultsCache) -> tuple[list[TriageResult], list[TriageJob], dict[int, str]]:
+    """The results `cache` holds, the jobs it has none for, and every job's key (by id)."""
+    hashes = cache.hashes(dump.root)
+    hits, remaining, keys = [], [], {}
+    for job in work:
+        key = keys[id(job)] = cache.key(job, options, hashes)
+        hit = cache.get(key, job)
+        if hit is None:
+            remaining.append(job)
+        else:
+            hits.append(hit)
+    hashes.save()
+    return hits, remaining, keys
+
+
+def cached_results(dump: Dump, cache: ResultsCache,
+                   options: TriageOptions | None = None) -> list[TriageResult]:
+    """What `cache` already knows of `dump`'s triage, evaluating nothing: a reopened dump's
+    badges at once."""
+    options = options or TriageOptions()
+    return _look_up(dump, triage_jobs(dump, options.inputs), options, cache)[0]
+
+
 def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
            time_limit: float | None = None,
            on_result: Callable[[TriageResult], None] | None = None,
@@ -150,17 +174,9 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
 
     keys: dict[int, str] = {}
     if cache is not None:
-        hashes = cache.hashes(dump.root)
-        remaining = []
-        for job in work:
-            key = keys[id(job)] = cache.key(job, options, hashes)
-            hit = cache.get(key, job)
-            if hit is None:
-                remaining.append(job)
-            else:
-                report(hit)
-        hashes.save()
-        work = remaining
+        hits, work, keys = _look_up(dump, work, options, cache)
+        for hit in hits:
+            report(hit)
     # Longest first (most steps), so one big module does not start last and run alone.
     work.sort(key=lambda job: -len(job.module.steps))
     by_result: dict[tuple[str, str | None], TriageJob] = {

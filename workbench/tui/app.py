@@ -286,6 +286,7 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
     def on_dump_changed(self, event: DumpChanged) -> None:
         if event.initial:
             self.scanned = True
+            self.call_after_refresh(self.jobs.show_cached_triage)  # badges from the cache
         elif not self.scanned:
             return  # the scan's own result is newer than this
         change = event.change

@@ -23,8 +23,9 @@ from workbench.model import Dump, Execution, Module, Step
 from workbench.replay.backends import NoBackend
 from workbench.replay.bisect import Verdict, bisect_replay
 from workbench.replay.inputs import InputError, InputSpec
+from workbench.replay.results_cache import ResultsCache, default_cache_dir
 from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_replay
-from workbench.replay.triage import TriageOptions, TriageResult, triage
+from workbench.replay.triage import TriageOptions, TriageResult, cached_results, triage
 from workbench.replay.workers import Cancelled, WorkerPool, default_jobs, start_helpers
 from workbench.sources import ReadError
 
@@ -243,6 +244,19 @@ class Jobs:
                 self.app.post_message(TriageReported(job, result))
 
             triage(dump, TriageOptions(), jobs=default_jobs(), time_limit=STEP_TIME_LIMIT * 4,
-                   on_result=on_result, cancel=job.cancel, nice=WORKER_NICE)
+                   on_result=on_result, cancel=job.cancel, nice=WORKER_NICE,
+                   cache=ResultsCache(default_cache_dir()))
 
         return self._start(job, body)
+
+    def show_cached_triage(self) -> None:
+        """Report the triage results the results cache holds for the dump (badges at once when
+        a dump is reopened), evaluating nothing; not a job, so it never blocks one."""
+        dump = self.app.dump
+        job = Job("triage", "cached triage results")
+
+        def run() -> None:
+            for result in cached_results(dump, ResultsCache(default_cache_dir())):
+                self.app.post_message(TriageReported(job, result))
+
+        self.app.run_worker(run, thread=True, group="cached-triage", exit_on_error=False)

@@ -1,0 +1,73 @@
+"""The progress bar: on stderr when it is a terminal, never with --json or into a pipe."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.output.progress import Progress
+
+DUMP = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
+
+
+def run_with_terminal_stderr(*words: str) -> tuple[int, str, str]:
+    """Run `workbench WORDS` with stdout a pipe and stderr a pseudo-terminal."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen([sys.executable, "-m", "workbench", *words],
+                               stdout=subprocess.PIPE, stderr=follower, env=env)
+    os.close(follower)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the follower side closed: the process ended
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    stdout, _ = process.communicate(timeout=120)
+    os.close(leader)
+    return process.returncode, stdout.decode(), terminal.decode(errors="replace")
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_triage_progress_only_on_a_terminal_and_not_with_json(json_output: bool) -> None:
+    words = ["triage", str(DUMP), "--jobs", "0", "--no-cache"] + (["--json"] * json_output)
+    status, stdout, terminal = run_with_terminal_stderr(*words)
+    assert status == 1
+    if json_output:
+        assert terminal == ""
+        assert stdout.lstrip().startswith("{")
+    else:
+        assert "triage" in terminal and "/9" in terminal and "failing" in terminal
+        assert "failing" not in stdout  # the bar stays off the results
+
+
+def test_no_progress_into_a_pipe() -> None:
+    done = subprocess.run([sys.executable, "-m", "workbench", "triage", str(DUMP), "--jobs",
+                           "0", "--no-cache"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == ""
+    assert "1 mismatch" in done.stdout
+
+
+def test_bisect_progress_on_a_terminal() -> None:
+    status, stdout, terminal = run_with_terminal_stderr(
+        "bisect", str(DUMP), "module_0010", "--execution", "snapshot.-17687811")
+    assert status == 1
+    assert "bisect" in terminal and "failing" in terminal
+    assert "culprit" in stdout
+
+
+def test_progress_counts_failures_even_without_a_bar() -> None:
+    with Progress("triage", 3, enabled=False) as progress:
+        progress.advance(failed=True)
+        progress.advance()
+    assert progress.failures == 1

@@ -1,0 +1,35 @@
+"""A reopened dump shows the badges of its earlier triage at once, from the results cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from workbench.cli import main
+from workbench.tui.app import WorkbenchApp
+
+
+def test_reopened_dump_shows_cached_badges_without_evaluating(example: Path, drive,
+                                                             until) -> None:
+    assert main(["triage", str(example), "--jobs", "0"]) == 1  # fills the user's cache
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: all(app.book.module_status(m.key).state != "none"
+                                       for m in app.dump.modules if m.executions))
+        states = {m.name: app.book.module_status(m.key) for m in app.dump.modules}
+        assert states["jit_ln"].state == "mismatch" and states["jit_ln"].detail == "fusion"
+        assert not app.jobs.busy  # nothing was evaluated: no job ran
+
+    drive(app, scenario)
+
+
+def test_empty_cache_shows_no_badges(example: Path, drive, wait) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait(pilot)
+        assert {app.book.module_status(m.key).state for m in app.dump.modules} == {"none"}
+
+    drive(app, scenario)
