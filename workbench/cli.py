@@ -12,8 +12,10 @@ import argparse
 import importlib
 import io
 import sys
+from contextlib import nullcontext
 
 from workbench.commands.limits import add_read_arguments, apply_limits
+from workbench.output.safe_text import visible_standard_streams
 from workbench.termination import exit_on_termination_signals
 
 # Commands (modules under workbench.commands), in the order `--help` lists them.
@@ -54,8 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     _print_names_as_they_are(sys.stdout)
     exit_on_termination_signals()
     apply_limits(args)
+    # JSON escapes control characters itself; everything else a command prints may quote a
+    # name from the dump, so it is shown with its control characters visible.
+    streams = nullcontext() if getattr(args, "json", False) else visible_standard_streams()
     try:
-        return args.func(args)
+        with streams:
+            return args.func(args)
     except BrokenPipeError:  # `workbench ls DIR | head`
         sys.stderr.close()
         return 0

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 from textual.content import Content
 
-from workbench.output.safe_text import markup, plain, visible
+from workbench.output.safe_text import markup, plain, visible, visible_text
 
 # Names drawn from what breaks markup and terminals: tags, escapes, brackets, backslashes.
 HOSTILE = st.lists(st.sampled_from(
@@ -46,6 +46,9 @@ def test_visible_forms() -> None:
     assert visible("a\x1b]0;pwned\x07b") == "a␛]0;pwned␇b"
     assert visible("tab\there\nline", lines=True) == "tab\there\nline"
     assert visible("tab\there\nline") == "tab␉here␊line"
-    assert visible("\x7f\x9b") == "␡\\x9b"
+    assert visible("\x7f\x9b") == "␡\ufffd"
+    styled = Text.assemble(("a\x1b", "bold"), ("\x9bb", "red"))
+    shown = visible_text(styled)
+    assert shown.plain == "a␛\ufffdb" and shown.spans == styled.spans
     shown = Text.from_markup("[b]" + markup("jit_ln[bold red]X[@click=app.quit]Q") + "[/b]")
     assert shown.plain == "jit_ln[bold red]X[@click=app.quit]Q"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -163,3 +164,23 @@ def test_the_app_ends_when_its_terminal_goes_away(terminal: Terminal, example: P
     alive = Path(f"/proc/{pid}").exists() and not Path(f"/proc/{pid}/stat").read_text() \
         .split(") ")[1].startswith("Z")
     assert not alive, "the app outlived its terminal by 5 s"
+
+
+def test_names_with_escapes_leave_the_terminal_alone(terminal: Terminal, tmp_path: Path) -> None:
+    from hostile_names import make_hostile_dump
+
+    dump = make_hostile_dump(tmp_path / "hostile")
+    env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "140", "-y", "40", *environment,
+                  f"{COMMAND} {shlex.quote(str(dump))} --theme mono")
+    terminal.tmux("select-pane", "-t", "smoke", "-T", "before")
+    terminal.wait_for(lambda s: "jit_ln[bold red" in s)
+    terminal.keys("3")
+    terminal.wait_for(lambda s: "Timeline  jit_ln[bold red" in s)
+    terminal.keys("z")  # the timeline, whole width: its title holds the whole name
+    terminal.wait_for(lambda s: "Q[$x]␛]0;pwne" in s)  # the escape is shown, not obeyed
+    title = terminal.tmux("display", "-p", "-t", "smoke", "#{pane_title}").strip()
+    assert title == "before"  # no escape from a name retitled the terminal
+    terminal.keys("q")

@@ -80,12 +80,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(log: ActionLog, chosen: list[Action], filtered: bool,
            args: argparse.Namespace) -> None:
-    from rich.console import Console
-    from rich.markup import escape
+    from workbench.output.safe_text import markup, terminal_console
 
-    console = Console(highlight=False, soft_wrap=True)
-    tags = ", ".join(f"{tag} {count}" for tag, count in sorted(log.tags().items()))
-    console.print(f"[bold]{escape(str(args.file))}[/]: {len(log.actions)} actions ({tags}), "
+    console = terminal_console(highlight=False, soft_wrap=True)
+    tags = ", ".join(f"{markup(tag)} {count}" for tag, count in sorted(log.tags().items()))
+    console.print(f"[bold]{markup(str(args.file))}[/]: {len(log.actions)} actions ({tags}), "
                   f"{len(log.open_actions)} never completed")
     shown = chosen if filtered else [a for a in log.actions if a.tag == "pass-execution"]
     if not filtered:
@@ -96,17 +95,17 @@ def _print(log: ActionLog, chosen: list[Action], filtered: bool,
             mark = "⤼"
         what = action.pass_name or action.pattern or action.printed
         run = action.pass_run()
-        context = f"  [dim]in {escape(run.pass_name or '')}[/]" if (
+        context = f"  [dim]in {markup(run.pass_name or '')}[/]" if (
             run is not None and run is not action) else ""
-        target = f" on {escape(action.operation)}" if action.operation else ""
-        console.print(f"{action.line:>7} {mark} {'  ' * action.depth}[cyan]{escape(action.tag)}"
-                      f"[/] {escape(what)}{target}{context}")
+        target = f" on {markup(action.operation)}" if action.operation else ""
+        console.print(f"{action.line:>7} {mark} {'  ' * action.depth}[cyan]{markup(action.tag)}"
+                      f"[/] {markup(what)}{target}{context}")
     if len(shown) > args.limit:
         console.print(f"… {len(shown) - args.limit} more (--limit, or --json for all)")
     if filtered:
         console.print(f"{len(chosen)} of {len(log.actions)} actions match")
     if args.chrome_trace is not None:
-        console.print(f"wrote {escape(str(args.chrome_trace))} (open it in Perfetto or "
+        console.print(f"wrote {markup(str(args.chrome_trace))} (open it in Perfetto or "
                       "chrome://tracing)")
     for problem in log.problems:
-        console.print(f"[red]problem[/]: {escape(problem.reason)}")
+        console.print(f"[red]problem[/]: {markup(problem.reason)}")

@@ -160,10 +160,11 @@ def _print(lines: list[str]) -> None:
     if not sys.stdout.isatty():
         sys.stdout.write("\n".join(lines) + "\n")
         return
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False, soft_wrap=True)
+    from workbench.output.safe_text import terminal_console
+
+    console = terminal_console(highlight=False, soft_wrap=True)
     styles = {"-": "red", "+": "green", "@": "cyan"}
     for line in lines:
         style = styles.get(line[:1], "")

@@ -11,6 +11,7 @@ from workbench.gc_pause import gc_paused
 from workbench.index import scan
 from workbench.model import Dump
 from workbench.output.json_shapes import write_dump_json
+from workbench.output.safe_text import raw_stream
 
 COLUMNS = ("module", "name", "format", "steps", "per-pass", "executions", "artifacts")
 
@@ -51,19 +52,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_framed(dump: Dump, rows: list[tuple[str, ...]]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    table = Table(title=f"{dump.root}", title_justify="left")
+    from workbench.output.safe_text import markup, plain, terminal_console
+
+    console = terminal_console()
+    table = Table(title=plain(str(dump.root)), title_justify="left")
     for number, column in enumerate(COLUMNS):
         table.add_column(column, justify="right" if number > 2 else "left")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(plain(cell) for cell in row))
     console.print(table)
     console.print(_summary(dump))
     for problem in dump.problems:
-        console.print(f"[red]problem[/]: {problem.file}: {problem.reason}", markup=True,
+        console.print(f"[red]problem[/]: {markup(problem.file)}: {markup(problem.reason)}",
                       highlight=False)
 
 
@@ -86,5 +88,6 @@ def _summary(dump: Dump) -> str:
 
 def _progress(done: int, total: int) -> None:
     """`checking 120/2591` on the terminal, overwritten in place, cleared at the end."""
-    sys.stderr.write(f"\rchecking {done}/{total}" if done < total else "\r\033[K")
-    sys.stderr.flush()
+    terminal = raw_stream(sys.stderr)  # its control codes are the point: not made visible
+    terminal.write(f"\rchecking {done}/{total}" if done < total else "\r\033[K")
+    terminal.flush()

@@ -35,25 +35,25 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report_json(str(path), reports))
         return 0
-    from rich.console import Console
-    from rich.markup import escape
+    from workbench.output.safe_text import markup, terminal_console
 
-    console = Console(highlight=False)
+    console = terminal_console(highlight=False)
     if not reports.timing and not reports.statistics:
-        console.print(f"{escape(str(path))}: no timing or statistics report found",
+        console.print(f"{markup(str(path))}: no timing or statistics report found",
                       soft_wrap=True)
     for statistics in reports.statistics:
         _print_statistics(console, statistics)
     for timing in reports.timing:
         _print_timing(console, timing)
     for problem in reports.problems:
-        console.print(f"[red]problem[/]: {escape(problem.reason)}")
+        console.print(f"[red]problem[/]: {markup(problem.reason)}")
     return 0 if not reports.problems else 1
 
 
 def _print_timing(console, report: TimingReport) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from workbench.output.safe_text import markup
 
     table = Table(title=f"Execution time ({report.view} view, line {report.line}): "
                         f"total {report.total_s:.4f} s", title_justify="left")
@@ -71,14 +71,15 @@ def _print_timing(console, report: TimingReport) -> None:
                       f"{percent:.1f}" if percent is not None else ""]
         name = f"(A) {node.name}" if node.analysis else node.name
         style = "dim" if node.analysis else ("bold" if node.pipeline else "")
-        label = f"[{style}]{escape(name)}[/]" if style else escape(name)
+        label = f"[{style}]{markup(name)}[/]" if style else markup(name)
         table.add_row(*cells, "  " * node.depth + label)
     console.print(table)
 
 
 def _print_statistics(console, report: StatisticsReport) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from workbench.output.safe_text import markup
 
     table = Table(title=f"Pass statistics ({report.view} view, line {report.line})",
                   title_justify="left")
@@ -88,8 +89,8 @@ def _print_statistics(console, report: StatisticsReport) -> None:
     for node in report.walk():
         indent = "  " * node.depth
         if not node.statistics:
-            table.add_row(indent + escape(node.name), "", "", "")
+            table.add_row(indent + markup(node.name), "", "", "")
         for i, statistic in enumerate(node.statistics):
-            table.add_row(indent + escape(node.name) if i == 0 else "", str(statistic.value),
-                          escape(statistic.name), escape(statistic.description))
+            table.add_row(indent + markup(node.name) if i == 0 else "", str(statistic.value),
+                          markup(statistic.name), markup(statistic.description))
     console.print(table)

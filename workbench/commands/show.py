@@ -35,11 +35,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(show_json(module, dump.problems))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    table = Table(title=f"{module.key} {module.name} ({module.format})", title_justify="left")
+    from workbench.output.safe_text import plain, terminal_console
+
+    console = terminal_console()
+    table = Table(title=plain(f"{module.key} {module.name} ({module.format})"),
+                  title_justify="left")
     mlir = any(step.scope for step in module.steps)
     columns = (("#", "kind", "pass", "scope", "time s", "changed", "file") if mlir
                else ("#", "step", "pipeline", "pass", "next", "changed", "file"))
@@ -49,16 +51,16 @@ def run(args: argparse.Namespace) -> int:
         changed = {True: "yes", False: "no", None: ""}[step.changed]
         if mlir:  # MLIR steps: what the dump shows and the pass's time say more than XLA's
             timing = "" if step.timing_s is None else f"{step.timing_s:.4f}"
-            table.add_row(str(step.index), step.kind, step.pass_name, step.scope or "", timing,
-                          changed, step.file or "")
+            table.add_row(str(step.index), step.kind, plain(step.pass_name),
+                          plain(step.scope or ""), timing, changed, plain(step.file or ""))
             continue
         table.add_row(str(step.index), "" if step.xla_step is None else f"{step.xla_step:04d}",
-                      step.pipeline or "", step.pass_name, step.next_pass or "", changed,
-                      step.file or "")
+                      plain(step.pipeline or ""), plain(step.pass_name),
+                      plain(step.next_pass or ""), changed, plain(step.file or ""))
     console.print(table)
     for execution in module.executions:
-        console.print(f"execution {execution.id}: {execution.file}", highlight=False)
+        console.print(plain(f"execution {execution.id}: {execution.file}"))
     for artifact in module.artifacts:
         label = f" ({artifact.label})" if artifact.label else ""
-        console.print(f"artifact {artifact.kind}{label}: {artifact.file}", highlight=False)
+        console.print(plain(f"artifact {artifact.kind}{label}: {artifact.file}"))
     return 0

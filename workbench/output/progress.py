@@ -33,7 +33,6 @@ class Progress:
     def __enter__(self) -> Progress:
         if not self.enabled:
             return self
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -43,10 +42,12 @@ class Progress:
         )
         from rich.progress import Progress as Bar
 
+        from workbench.output.safe_text import terminal_console
+
         self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TaskProgressColumn(), TextColumn("{task.fields[failures]} failing"),
                         TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-                        console=Console(file=sys.stderr), transient=True)
+                        console=terminal_console(stderr=True), transient=True)
         self._bar.__enter__()
         self._task = self._bar.add_task(self.description, total=self.total, failures=0,
                                         rate="")

@@ -25,12 +25,14 @@ from textual.containers import Horizontal, Vertical
 from textual.dom import DOMNode
 from textual.lazy import Lazy
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from workbench.model import Dump, Module, Step
+from workbench.output.safe_text import visible
 from workbench.step_facts import StepFacts, known_facts
 from workbench.termination import TERMINATION_SIGNALS
 from workbench.tui.bisect_bar import BisectBar, ManualBisect
@@ -225,6 +227,13 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
         home = str(Path.home())
         text = str(self.target)
         return "~" + text[len(home):] if text.startswith(home + os.sep) else text
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification, the panes' too: its text may quote the dump (a module name, an
+        error about a file), so it is never read as markup and its control characters show."""
+        super().notify(visible(message, lines=True), title=visible(title), severity=severity,
+                       timeout=timeout, markup=False)
 
     async def action_quit(self) -> None:
         self.stop_watching()

@@ -24,16 +24,20 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from workbench.output.safe_text import visible
+
 # The longest line shown whole: a line of a damaged or hostile file can be gigabytes, and
 # measuring or drawing it would stall the app; past this the row says how much is cut.
 MAX_LINE_CHARS = 10_000
 
 
 def clipped(line: str) -> str:
-    """`line`, or its first MAX_LINE_CHARS characters and how many more there are."""
+    """`line` as shown: its control characters visible (tabs kept for `expandtabs`), and at
+    most its first MAX_LINE_CHARS characters, with how many more there are."""
     if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[:MAX_LINE_CHARS]} … ({len(line) - MAX_LINE_CHARS:,} more characters not shown)"
+        return visible(line, lines=True)
+    return (f"{visible(line[:MAX_LINE_CHARS], lines=True)} … "
+            f"({len(line) - MAX_LINE_CHARS:,} more characters not shown)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
 
+from workbench.output.safe_text import visible
+
 Item = TypeVar("Item")
 Cell = tuple[str, str]  # (text, component class giving its style, or "")
 
@@ -298,7 +300,8 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
                 continue
             if segments:
                 segments.append(Segment(" ", base))
-            segments.append(Segment(fit(text, width, column.align), base + self._style(style_name)))
+            segments.append(Segment(fit(visible(text), width, column.align),
+                                    base + self._style(style_name)))
         return Strip(segments)
 
     def render_line(self, y: int) -> Strip:

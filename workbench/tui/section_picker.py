@@ -12,6 +12,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from workbench.diff.ir_diff import SectionChange
+from workbench.output.safe_text import visible
 
 _MARKS = {"changed": "~", "added": "+", "removed": "-", "unchanged": " "}
 ALL = "\0all"  # the option id meaning "every section"
@@ -42,7 +43,7 @@ class SectionPicker(ModalScreen[str | None]):
         for change in sorted(self.sections, key=lambda c: order[c.status]):
             counts = f"  -{change.removed_lines} +{change.added_lines}" if (
                 change.removed_lines or change.added_lines) else ""
-            label = Text(f"{_MARKS[change.status]} {change.name}")
+            label = Text(f"{_MARKS[change.status]} {visible(change.name)}")
             label.append(f"  {change.status}{counts}", style="dim")
             options.append(Option(label, id=change.name))
         option_list = OptionList(*options)

@@ -118,6 +118,13 @@ def test_unary(opcode: str, dtype: type, operand: list, expected: list) -> None:
     assert_same(run(opcode, _type(dtype), a(operand, dtype)), a(expected, dtype))
 
 
+def test_bit_counts_of_scalars() -> None:
+    """A 0-d operand (`jnp.bitwise_count` of a scalar): numpy cannot view it as bytes."""
+    assert_same(run("popcnt", "s32", np.array(-1, np.int32)), np.array(32, np.int32))
+    assert_same(run("popcnt", "u64", np.array(2**63 + 1, np.uint64)), np.array(2, np.uint64))
+    assert_same(run("count-leading-zeros", "s32", np.array(1, np.int32)), np.array(31, np.int32))
+
+
 def test_unary_on_complex() -> None:
     z = np.array([3 + 4j, complex(-0.0, 0.0)], np.complex64)
     assert_same(run("abs", "f32", z), a([5.0, 0.0], f32))

@@ -206,8 +206,11 @@ _POPCOUNT_BYTE = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
-    as_bytes = dtypes.contiguous(x).view(np.uint8).reshape(*np.shape(x), x.dtype.itemsize)
-    return _POPCOUNT_BYTE[as_bytes].sum(axis=-1, dtype=np.int64).astype(x.dtype)
+    # Flattened first: numpy cannot view a 0-d array as bytes (a scalar popcnt is common).
+    flat = dtypes.contiguous(np.asarray(x)).reshape(-1)
+    as_bytes = flat.view(np.uint8).reshape(flat.size, x.dtype.itemsize)
+    counts = _POPCOUNT_BYTE[as_bytes].sum(axis=-1, dtype=np.int64).astype(x.dtype)
+    return counts.reshape(np.shape(x))
 
 
 def _count_leading_zeros(x: np.ndarray) -> np.ndarray:

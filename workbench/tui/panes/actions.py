@@ -15,12 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static, Tree
+from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats.action_log import Action, ActionLog, filter_actions, load_module_actions
 from workbench.model import Module, Step
 from workbench.sources import ReadError
+from workbench.tui.data_widgets import DataStatic, DataTree
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import Pane
 
@@ -78,8 +79,8 @@ class ActionsPane(Pane):
         self.module: Module | None = None
         self.action_log: ActionLog | None = None
         self.joined: dict[int, Step] = {}
-        self.action_tree: Tree[Action] = Tree("actions", id="actions-tree")
-        self.backtrace = Static("", id="actions-backtrace")
+        self.action_tree: Tree[Action] = DataTree("actions", id="actions-tree")
+        self.backtrace = DataStatic("", id="actions-backtrace")
         self.filter = FilterInput(placeholder="tag:apply-* pass:*CSE* loc:file:line",
                                   id="actions-filter")
         self.stale = False  # the module changed while the pane was not showing

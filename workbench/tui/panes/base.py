@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.containers import Vertical
 from textual.widget import Widget
 
+from workbench.output.safe_text import plain
+
 if TYPE_CHECKING:
     from workbench.model import Execution, Module, Step
     from workbench.tui.context import PaneContext
@@ -60,7 +62,8 @@ class Pane(Vertical):
 
     def set_title(self, extra: str = "") -> None:
         key = f"{self.KEY} " if self.KEY else ""
-        self.border_title = f"{key}{self.TITLE}{'  ' + extra if extra else ''}"
+        # Text, not a markup string: `extra` may hold a module or pass name from the dump.
+        self.border_title = plain(f"{key}{self.TITLE}{'  ' + extra if extra else ''}")
 
     def focus_target(self) -> Widget:
         """The widget the pane's key focuses."""

@@ -13,13 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static
 
 from workbench.debug.breakpoints import Breakpoint, BreakpointError, BreakpointList
 from workbench.debug.controller import Stepper, Stop
 from workbench.debug.facts import DumpFacts, action_tags_of
 from workbench.model import Module, Step
 from workbench.replay.steps import Replay
+from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.jobs import Job, StepReplayed
 from workbench.tui.panes.base import Pane
@@ -61,7 +61,7 @@ class BreakpointsPane(Pane):
         super().__init__(id=id)
         self.breakpoints = BreakpointList()
         self.steppers: dict[str, Stepper] = {}
-        self.state = Static("not running: put the cursor on a step, then c, s, n, f or x",
+        self.state = DataStatic("not running: put the cursor on a step, then c, s, n, f or x",
                             id="breakpoints-state")
         self.table: RowTable[Breakpoint] = RowTable(
             [Column("#", 3, align="right"), Column("", 1), Column("breakpoint", flex=True),

@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static
 
 from workbench.diff.ir_diff import IRDiff, section_counts
 from workbench.diff.normalize import NormalizeOptions
@@ -24,6 +23,7 @@ from workbench.diff.steps import diff_steps
 from workbench.model import Module, Step
 from workbench.sources import ReadError, read_text
 from workbench.tui.book import step_key
+from workbench.tui.data_widgets import DataStatic
 from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_document
@@ -111,7 +111,7 @@ class DiffPane(Pane):
         self.first_change_pending = False  # jump to the first change once the next diff shows
         self.instructions: tuple[str, str] | None = None  # (before, after) names to mark
         self.header_text = ""
-        self.header = Static("", id="diff-header", markup=False)
+        self.header = DataStatic("", id="diff-header")
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
 

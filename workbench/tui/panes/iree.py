@@ -17,13 +17,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import RichLog, Static
+from textual.widgets import RichLog
 
 from workbench.external_tools import ToolMissing, ToolProcess, ToolResult
 from workbench.formats.iree_replay import ReplayDump, ReplayRecord, read_replay
 from workbench.loader import ReadError
 from workbench.model import Execution, Module
+from workbench.output.safe_text import visible
 from workbench.replay.iree_runner import ReplayOptions, start_replay
+from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
@@ -121,8 +123,8 @@ class IreePane(FilteredTablePane):
         self.replay_status: Status | None = None
         self.replay_name = ""
         self.replay_serial = 0
-        self.header = Static("", id="iree-header", markup=False)
-        self.summary = Static("", id="iree-summary", markup=False)
+        self.header = DataStatic("", id="iree-header")
+        self.summary = DataStatic("", id="iree-summary")
         self.table: RowTable[ReplayRecord] = RowTable(
             [
                 Column("#", 4, align="right"),
@@ -247,14 +249,15 @@ class IreePane(FilteredTablePane):
             return
         if self.process is not None:
             self.process.cancel()  # one replay at a time: the new one replaces it
-        self.log_view.write(f"$ iree-run-replay --device={self.device} {self.capture.name}")
+        command = f"$ iree-run-replay --device={self.device} {self.capture.name}"
+        self.log_view.write(visible(command))
         self.replay_name = self.capture.name
         try:
             # Started here, not in the worker, so `x` can cancel it from the first moment.
             process = start_replay(self.capture, ReplayOptions(device=self.device))
         except ToolMissing as error:
             self.process = None
-            self.log_view.write(str(error))
+            self.log_view.write(visible(str(error), lines=True))
             self.replay_status = Status("error", "IREE tools missing")
             self._show_state()
             return
@@ -271,7 +274,7 @@ class IreePane(FilteredTablePane):
         self.post_message(self.ReplayEnded(serial, name, process.wait()))
 
     def on_iree_pane_replay_output(self, event: ReplayOutput) -> None:
-        self.log_view.write(event.text)
+        self.log_view.write(visible(event.text, lines=True))
 
     def on_iree_pane_replay_ended(self, event: ReplayEnded) -> None:
         result = event.result
@@ -279,7 +282,7 @@ class IreePane(FilteredTablePane):
         # A failure's message was streamed into the log just above, verbatim.
         ended = (f"failed with exit status {result.exit_code}" if result.outcome == "failed"
                  else result.describe())
-        self.log_view.write(f"{status.symbol} {event.name}: replay {ended}")
+        self.log_view.write(visible(f"{status.symbol} {event.name}: replay {ended}"))
         if event.serial != self.replay_serial:
             return  # a replay this one was cancelled for is running now
         self.process = None

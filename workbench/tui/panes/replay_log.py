@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import Log
 
+from workbench.output.safe_text import visible
 from workbench.tui.panes.base import Pane
 
 FLUSH_INTERVAL = 0.1  # seconds between two additions to the drawn log
@@ -40,7 +41,7 @@ class ReplayLogPane(Pane):
     def write(self, text: str) -> None:
         if not self._pending:
             self.set_timer(FLUSH_INTERVAL, self._flush)
-        self._pending.append(f"{time.strftime('%H:%M:%S')} {text}")
+        self._pending.append(f"{time.strftime('%H:%M:%S')} {visible(text, lines=True)}")
 
     def _flush(self) -> None:
         lines, self._pending = self._pending, []

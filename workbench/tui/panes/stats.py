@@ -16,13 +16,14 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Sparkline, Static, Tree
+from textual.widgets import Sparkline, Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats.mlir_reports import StatisticsNode, TimingNode
 from workbench.formats.xla_buffers import human_bytes
 from workbench.model import Module, Step
 from workbench.stats import IrStats, ModuleReports, op_delta, read_module_reports
+from workbench.tui.data_widgets import DataStatic, DataTree
 from workbench.tui.panes.base import Pane
 
 if TYPE_CHECKING:
@@ -109,12 +110,12 @@ class StatsPane(Pane):
         self.module: Module | None = None
         self.step: Step | None = None
         self.found: ModuleReports | None = None
-        self.summary = Static("", id="stats-summary")
+        self.summary = DataStatic("", id="stats-summary")
         self.sparkline = Sparkline([], id="stats-sparkline")
-        self.ops = Static("", id="stats-ops")
-        self.step_report = Static("", id="stats-step-report")
-        self.memory = Static("", id="stats-memory")
-        self.report_tree: Tree[ReportNode] = Tree("reports", id="stats-reports")
+        self.ops = DataStatic("", id="stats-ops")
+        self.step_report = DataStatic("", id="stats-step-report")
+        self.memory = DataStatic("", id="stats-memory")
+        self.report_tree: Tree[ReportNode] = DataTree("reports", id="stats-reports")
         self.stale = False  # the module changed while the pane was not showing
         self.scroll = VerticalScroll(id="stats-scroll", can_focus=True)
 
