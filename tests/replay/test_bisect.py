@@ -180,9 +180,6 @@ def test_manual_state_machine() -> None:
     state.mark(7, "bad")
     assert state.next_position() == 5
     assert state.remaining == 1  # 6 was skipped: only 5 is left to try
-    state.unmark(7)
-    assert state.first_bad == 9
-    state.mark(7, "bad")
     state.mark(5, "good")
     assert state.done and state.culprit is None and state.culprit_range == (6, 7)
     state.mark(6, "bad")  # the user looked at step 6 by hand after all

@@ -138,18 +138,14 @@ class TraceModule:
 
 
 def trace_module(path: Path) -> TraceModule:
-    from workbench.formats.mlir_trace import trace_steps
-    from workbench.loader import ReadError, read_bytes
-    from workbench.model import Source
+    """The trace as the index reads it (one module, its passes as steps)."""
+    from workbench.index import file_module
+    from workbench.sources import ReadError
 
-    root = path.parent
     try:
-        steps = trace_steps(read_bytes(root, Source(path.name)), path.name)
+        return TraceModule(path.parent, file_module(path))
     except ReadError as error:
         raise UsageError(str(error)) from None
-    stem = path.name.removesuffix(TRACE_SUFFIX).removesuffix(".mlir-trace.txt")
-    module_id, _, name = stem.partition(".")
-    return TraceModule(root, Module(module_id, name or module_id, "mlir-trace", steps=steps))
 
 
 def _snapshot_execution(root: Path, snapshot: Path) -> Execution:

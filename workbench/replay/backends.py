@@ -101,11 +101,6 @@ def open_backend(root: Path, module: Module, name: str | None = None) -> Backend
     raise NoBackend(f"{which} can replay {module.key} ({module.format}, IR: {', '.join(irs)})")
 
 
-def available_backends(root: Path, module: Module) -> list[str]:
-    """Names of the backends that can replay `module` (a TUI offers the choice)."""
-    return [name for name in BACKENDS if _factory(name)(root, module) is not None]
-
-
 def shape_spec(shape: Shape) -> ParamSpec | None:
     """The parameter type of an HLO shape; None for tokens and other non-data types."""
     if shape.is_tuple:

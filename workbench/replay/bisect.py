@@ -80,12 +80,6 @@ class BisectState:
         self.marks[position] = mark
         self.order.append(position)
 
-    def unmark(self, position: int) -> None:
-        """Forget the mark of `position` (the TUI's undo)."""
-        if position in self.marks:
-            del self.marks[position]
-            self.order.remove(position)
-
     # What the marks say ---------------------------------------------------------------------
 
     @property
@@ -233,13 +227,6 @@ def run_bisect(count: int, judge: Callable[[int], Mark], linear: bool = False) -
         state.mark(position, judge(position))
         evaluations += 1
     return BisectResult(state, evaluations, linear=False)
-
-
-def step_json(step: Step) -> dict:
-    """How a step is named in JSON output (the `ls --json` step keys)."""
-    from workbench.output.json_shapes import step_ref_json
-
-    return step_ref_json(step)
 
 
 @dataclass

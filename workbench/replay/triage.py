@@ -83,8 +83,9 @@ def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
 def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     """Bisect one execution in this process; every failure becomes the result's status."""
     from workbench.loader import ReadError
+    from workbench.output.json_shapes import step_ref_json
     from workbench.replay.backends import NoBackend
-    from workbench.replay.bisect import bisect_replay, step_json
+    from workbench.replay.bisect import bisect_replay
     from workbench.replay.inputs import InputError
     from workbench.replay.steps import open_replay
 
@@ -107,7 +108,7 @@ def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     with replay:
         verdict = bisect_replay(replay, linear=options.linear)
     result.status = verdict.status
-    result.culprit = None if verdict.culprit is None else step_json(verdict.culprit.step)
+    result.culprit = None if verdict.culprit is None else step_ref_json(verdict.culprit.step)
     if options.localize and result.culprit is not None:
         from workbench.replay.localize import culprit_instruction
 

@@ -94,10 +94,8 @@ class ReplayControl:
         if self.module is None:
             self.notify("select a module first", timeout=3)
             return None
-        execution = self.pane(ExecutionsPane).current
-        if execution is None and self.module.executions:
-            execution = self.module.executions[0]
-        return self.module, execution
+        self.selection.execution = self.pane(ExecutionsPane).current  # settled or not
+        return self.module, self.selection.execution_or_first()
 
     def _mark_running(self: WorkbenchApp, module: Module) -> None:
         self.book.clear_module(module.key)
