@@ -58,3 +58,26 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
     finally:
         for folder in written:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_localize_an_mlir_trace(drive, wait, until) -> None:
+    """On the xDSL example the same key names the op the faulty pass rewrote."""
+    example = Path(__file__).parents[2] / "examples" / "xdsl-faulty-pass"
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("b")
+        await until(pilot, lambda: not app.jobs.busy and app.culprit)
+        await wait(pilot)
+        await pilot.press("L")
+        await until(pilot, lambda: app.localizations and not app.jobs.busy)
+        await wait(pilot)
+        log = app.pane(ReplayLogPane).lines
+        assert any("culprit instruction: %scaled (arith.addf) in @main" in line for line in log)
+        marked = [app.pane(DiffPane).view.document.rows[i]
+                  for i in sorted(app.pane(DiffPane).view.marked)]
+        texts = [half.text for row in marked
+                 for half in (row if isinstance(row, tuple) else (row,))]
+        assert any("arith.addf %relu, %relu" in t for t in texts)
+
+    drive(app, scenario)

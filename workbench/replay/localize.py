@@ -209,7 +209,11 @@ def _identical(a: LiteralValue, b: LiteralValue) -> bool:
     if isinstance(a, tuple) or isinstance(b, tuple):
         return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
                 and all(_identical(x, y) for x, y in zip(a, b, strict=True)))
-    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(_bits(a), _bits(b))
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.nbytes <= 4096:  # small: comparing the bytes costs less than numpy's call overhead
+        return a.tobytes() == b.tobytes()
+    return np.array_equal(_bits(a), _bits(b))
 
 
 class _Shadows:

@@ -20,7 +20,6 @@ result the same as its body's root: such sites are *aliases* of the one that mak
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,13 +154,6 @@ def _pick(candidates: list[Key], site: Site, sites: dict[Key, Site]) -> Key | No
     return min(candidates, key=score)
 
 
-def _index(entries: Iterable[tuple[Any, Key]]) -> dict[Any, list[Key]]:
-    index: dict[Any, list[Key]] = {}
-    for signature, key in entries:
-        index.setdefault(signature, []).append(key)
-    return index
-
-
 def match_modules(before: HloModule, after: HloModule) -> Matching:
     """Match every canonical site of `after` to a site of `before` where one fits."""
     sites_before, alias_before = flatten(before)
@@ -169,26 +161,22 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
     matching = Matching(sites_before, sites_after, alias_before, alias_after)
     canonical_before = [s for k, s in sites_before.items() if alias_before.get(k, k) == k]
 
-    def resolve_before(key: Key) -> Key:
-        return alias_before.get(key, key)
-
-    def operands_before(site: Site) -> tuple[Key, ...]:
-        return tuple(resolve_before(o) for o in site.operands)
-
-    exact = _index(((s.instruction.opcode, _shape_key(s.instruction.shape),
-                     operands_before(s), _details(s.instruction)), s.key)
-                   for s in canonical_before)
-    loose = _index(((_shape_key(s.instruction.shape), operands_before(s),
-                     _details(s.instruction)), s.key) for s in canonical_before if s.operands)
-    renamed = _index(((_shape_key(s.instruction.shape), operands_before(s),
-                       s.instruction.opcode, s.instruction.name), s.key)
-                     for s in canonical_before if s.operands)
-    by_name = _index(((s.instruction.name, s.instruction.opcode,
-                       _shape_key(s.instruction.shape)), s.key) for s in canonical_before)
-    by_op_name = _index(((s.instruction.metadata.op_name, s.instruction.opcode,
-                           _shape_key(s.instruction.shape)), s.key)
-                         for s in canonical_before
-                         if s.instruction.metadata and s.instruction.metadata.op_name)
+    exact: dict[Any, list[Key]] = {}
+    loose: dict[Any, list[Key]] = {}
+    renamed: dict[Any, list[Key]] = {}
+    by_name: dict[Any, list[Key]] = {}
+    by_op_name: dict[Any, list[Key]] = {}
+    for site in canonical_before:  # each part of a signature computed once
+        i, key = site.instruction, site.key
+        shape, details = _shape_key(i.shape), _details(i)
+        operands = tuple(alias_before.get(o, o) for o in site.operands)
+        exact.setdefault((i.opcode, shape, operands, details), []).append(key)
+        by_name.setdefault((i.name, i.opcode, shape), []).append(key)
+        if operands:
+            loose.setdefault((shape, operands, details), []).append(key)
+            renamed.setdefault((shape, operands, i.opcode, i.name), []).append(key)
+        if i.metadata and i.metadata.op_name:
+            by_op_name.setdefault((i.metadata.op_name, i.opcode, shape), []).append(key)
     entry_parameters = {s.instruction.parameter_number: s.key for s in canonical_before
                         if not s.key[0] and s.instruction.opcode == "parameter"}
     counterpart = matching.counterpart
