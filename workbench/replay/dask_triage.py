@@ -90,8 +90,15 @@ def _cancel_checker(event_name: str) -> Callable[[], bool]:
     return should_stop
 
 
+def client_settings() -> dict[str, str]:
+    """The client's `WORKBENCH_*` environment settings (limits a user set for a run), which
+    each job runs under on the workers: their own environment is not the user's."""
+    return {name: value for name, value in os.environ.items() if name.startswith("WORKBENCH_")}
+
+
 def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: float | None,
-             files: dict[str, bytes] | None, event_name: str) -> tuple[str, Any]:
+             files: dict[str, bytes] | None, event_name: str,
+             environment: dict[str, str]) -> tuple[str, Any]:
     """One job on a Dask worker: ("result", TriageResult), ("timed out", seconds),
     ("error", traceback text) or ("stopped", None)."""
     from workbench.replay.job_process import Died, JobProcess, Stopped, TimeLimit
@@ -115,7 +122,7 @@ def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: floa
         try:
             child = child or JobProcess()
             value = child.call(run_job, (Path(root), job, options), time_limit,
-                               _cancel_checker(event_name))
+                               _cancel_checker(event_name), environment)
         except TimeLimit:
             child = None
             return "timed out", time.monotonic() - start
@@ -181,6 +188,7 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
     event_name = f"workbench-triage-{token}"
     with _client(settings) as client:
         cancelled = Event(event_name, client=client)
+        environment = client_settings()
         by_future: dict[Any, tuple[TriageJob, int]] = {}  # future -> (job, bytes shipped)
         waiting = deque(enumerate(work))
         in_flight = 0
@@ -196,7 +204,7 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
                 files = read_files(root, job) if settings.ship_files else None
                 size = sum(len(data) for data in (files or {}).values())
                 future = client.submit(run_task, os.fspath(root), job, options, time_limit,
-                                       files, event_name,
+                                       files, event_name, environment,
                                        key=f"workbench-triage-{token}-{index}", pure=False)
                 by_future[future] = (job, size)
                 in_flight += size
