@@ -30,16 +30,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from workbench.replay.outcome import Kind, Outcome
+from workbench.replay.outcome import Kind, Mark, Outcome
 
 if TYPE_CHECKING:
     from workbench.model import Step
     from workbench.replay.compare import Comparison
     from workbench.replay.steps import Replay, StepResult
 
-Mark = Literal["good", "bad", "skip"]
 MARKS: tuple[Mark, ...] = ("good", "bad", "skip")
 
 
@@ -319,7 +318,7 @@ def bisect_replay(replay: Replay, linear: bool = False,
             on_result(result)
         if position == 0:
             return "good" if result.kind == Kind.OK else "skip"
-        return result.kind.mark  # type: ignore[return-value]
+        return result.kind.mark
 
     if not replay.steps:
         return Verdict(Kind.UNSUPPORTED, 0, 0, linear, inputs=replay.inputs.origin)

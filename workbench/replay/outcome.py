@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from workbench.model import Step
     from workbench.replay.bisect import Verdict
     from workbench.replay.compare import BoundCheck, Comparison
+
+
+Mark = Literal["good", "bad", "skip"]  # a bisection mark
 
 
 class Kind(str, Enum):
@@ -35,9 +38,11 @@ class Kind(str, Enum):
         return format(self.value, spec)
 
     @property
-    def mark(self) -> str:
+    def mark(self) -> Mark:
         """The bisection mark of a step with this status: good, bad, or skip (not judged)."""
-        return {Kind.OK: "good", Kind.MISMATCH: "bad"}.get(self, "skip")
+        if self == Kind.OK:
+            return "good"
+        return "bad" if self == Kind.MISMATCH else "skip"
 
 
 # The order failing results are listed in (the most alarming first).
