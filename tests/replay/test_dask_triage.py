@@ -171,7 +171,7 @@ def test_ship_files_to_workers_that_cannot_see_the_dump(tmp_path: Path, local_po
         assert command.returncode == status, stderr
         assert _lines(stdout) == expected
         assert not dump.exists()
-        assert list(workers.glob("workbench-job-*")) == []
+        assert list(workers.rglob("workbench-job-*")) == []  # the jobs' folders removed
     finally:
         cluster.close()
 

@@ -7,8 +7,8 @@ no task of the run is left running. On a worker each job runs in a child process
 
 Workers read the dump at the client's path (a shared filesystem) unless the files are
 shipped: then each task carries its job's files' bytes and the worker replays them from a
-temporary folder of its own, removed afterwards. A worker that dies mid-job has the job rerun
-elsewhere by the scheduler; a job that kills workers more than the scheduler's
+temporary folder in its local directory, removed afterwards. A worker that dies mid-job has
+the job rerun elsewhere by the scheduler; a job that kills workers more than the scheduler's
 `distributed.scheduler.allowed-failures` times ends as `error` (Dask's KilledWorker).
 """
 
@@ -111,7 +111,10 @@ def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: floa
     start = time.monotonic()
     try:
         if files is not None:
-            folder = tempfile.mkdtemp(prefix="workbench-job-")
+            from distributed import get_worker
+
+            folder = tempfile.mkdtemp(prefix="workbench-job-",
+                                      dir=get_worker().local_directory)
             for name, data in files.items():
                 path = Path(folder, name).resolve()
                 if not path.is_relative_to(Path(folder).resolve()):
