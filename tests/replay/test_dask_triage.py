@@ -334,3 +334,10 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
         line.pop("seconds")
     assert lines == local_pool_json[1]["results"]
     assert len(submitted) == 9 and max(submitted) <= 1  # never more than one in flight
+
+
+@pytest.mark.parametrize("words", [["--jobs", "2", "--dask-workers", "2"], ["--ship-files"]])
+def test_flags_that_do_not_go_together(words: list[str]) -> None:
+    done = _workbench(str(DUMP), *words)
+    assert done.returncode == 2
+    assert "--jobs is for" in done.stderr or "--ship-files needs" in done.stderr
