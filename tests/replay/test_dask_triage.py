@@ -7,6 +7,7 @@ it by its process id kills the worker itself (a nanny would restart it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import distributed  # the test extra installs it: these tests never skip
+import psutil  # comes with distributed
 import pytest
 from dask_probes import busy_job_processes
 from replay_fakes import FAKE, make_module
@@ -85,7 +87,13 @@ class Cluster:
         return sum(self.client.run(running_jobs).values())
 
     def close(self) -> None:
+        """Stop every process, then check that none is left: not the scheduler and workers,
+        nor the job processes the workers started (they exit when their worker is gone)."""
         self.client.close()
+        children = []
+        for process in self.processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                children += psutil.Process(process.pid).children(recursive=True)
         for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()
@@ -96,6 +104,8 @@ class Cluster:
                 process.kill()
                 process.wait()
         assert all(p.returncode is not None for p in self.processes)
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert alive == [], f"left running: {alive}"
 
 
 @pytest.fixture(scope="module")
