@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import shutil
 from pathlib import Path
 
@@ -170,3 +171,24 @@ def test_job_files_are_the_steps_and_the_snapshot() -> None:
     assert all((DUMP / name).is_file() for name in files)
     assert {step.file for step in job.module.steps} <= set(files)
     json.dumps(files)
+
+
+def test_command_uses_the_cache_and_no_cache_leaves_none(tmp_path: Path, capsys) -> None:
+    from workbench.cli import main
+
+    cache = tmp_path / "cache"
+    assert main(["triage", str(DUMP), "--jobs", "0", "--cache", str(cache), "--json"]) == 1
+    first = json.loads(capsys.readouterr().out)
+    assert main(["triage", str(DUMP), "--jobs", "0", "--cache", str(cache)]) == 1
+    assert "9 execution(s) (9 from the results cache): 1 mismatch" in capsys.readouterr().out
+    assert main(["triage", str(DUMP), "--jobs", "0", "--cache", str(cache), "--json"]) == 1
+    again = json.loads(capsys.readouterr().out)
+    for line in first["results"] + again["results"]:
+        line.pop("seconds")
+    assert again == first
+    # The default folder is the user's cache folder; --no-cache neither reads nor writes it.
+    default = Path(os.environ["XDG_CACHE_HOME"]) / "workbench"
+    assert main(["triage", str(DUMP), "--jobs", "0", "--no-cache"]) == 1
+    assert not default.exists()
+    assert main(["triage", str(DUMP), "--jobs", "0"]) == 1
+    assert len(list((default / "results").rglob("*.result"))) == 9
