@@ -12,8 +12,8 @@ exists; `--executions` keeps the first modules up to that many executions):
 - Dask: `triage` on a `LocalCluster` of W single-threaded worker processes on this machine
   (started before the clock; `--scheduler` for a running cluster instead), no cache. The goal:
   within 1.2x of the local pool. The per-task overhead is (Dask - local) x W / jobs;
-- warm cache: `scan` and `triage` again with the cache of the local run, nothing evaluated.
-  The goal: at most the index time plus 10%.
+- warm cache: `scan` and `triage` again with the cache of the local run, nothing evaluated,
+  best of 3 (as the index). The goal: at most the index time plus 10%.
 """
 
 from __future__ import annotations
@@ -115,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
             return triage(first_executions(scan(root), args.executions), jobs=args.workers,
                           time_limit=TIME_LIMIT, cache=cache)
 
-        warm_seconds, again = timed(warm)
+        runs = [timed(warm) for _ in range(3)]
+        warm_seconds, again = min(runs, key=lambda run: run[0])
         evaluated = sum(not r.cached for r in again)  # type: ignore[attr-defined]
-        print(f"warm cache rerun (index included): {warm_seconds:.3f} s, "
+        print(f"warm cache rerun (index included, best of 3): {warm_seconds:.3f} s, "
               f"{warm_seconds / index_seconds:.2f}x the index time (goal <= 1.1x); "
               f"{evaluated} job(s) evaluated again")
     return 0
