@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,16 @@ def test_progress_counts_failures_even_without_a_bar() -> None:
         progress.advance(failed=True)
         progress.advance()
     assert progress.failures == 1
+
+
+def test_mlir_replay_directory_progress_on_a_terminal(corpus: Path, tmp_path: Path) -> None:
+    trace, snapshot = "module_0000.jit_f.mlir-trace.pb", "module_0000.jit_f.snapshot.0.pb"
+    for folder, prefix in (("mlir-trace-clean", "module_0001.jit_g"),
+                           ("mlir-trace-broken", "module_0002.jit_h")):
+        shutil.copy(corpus / "mlir" / folder / trace, tmp_path / f"{prefix}.mlir-trace.pb")
+        shutil.copy(corpus / "mlir" / folder / snapshot, tmp_path / f"{prefix}.snapshot.0.pb")
+    status, stdout, terminal = run_with_terminal_stderr(
+        "mlir-replay", f"--mlir-compilation-trace-dir={tmp_path}")
+    assert status == 1
+    assert "mlir-replay" in terminal and "/2" in terminal and "failing" in terminal
+    assert "1 of 2 traces fail" in stdout

@@ -7,6 +7,7 @@ it by its process id kills the worker itself (a nanny would restart it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,13 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import distributed  # the test extra installs it: these tests never skip
+import psutil  # comes with distributed
 import pytest
 from dask_probes import busy_job_processes
 from replay_fakes import FAKE, make_module
 
+from workbench.index import scan
 from workbench.model import Dump
-from workbench.replay.dask_triage import DaskSettings, running_jobs
-from workbench.replay.triage import TriageOptions, triage
+from workbench.replay.dask_triage import DaskSettings, chunks, running_jobs
+from workbench.replay.triage import TriageOptions, triage, triage_jobs
 
 TESTS = Path(__file__).parents[1]
 DUMP = TESTS / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
@@ -85,7 +88,13 @@ class Cluster:
         return sum(self.client.run(running_jobs).values())
 
     def close(self) -> None:
+        """Stop every process, then check that none is left: not the scheduler and workers,
+        nor the job processes the workers started (they exit when their worker is gone)."""
         self.client.close()
+        children = []
+        for process in self.processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                children += psutil.Process(process.pid).children(recursive=True)
         for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()
@@ -96,6 +105,8 @@ class Cluster:
                 process.kill()
                 process.wait()
         assert all(p.returncode is not None for p in self.processes)
+        _, alive = psutil.wait_procs(children, timeout=10)
+        assert alive == [], f"left running: {alive}"
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +167,9 @@ def test_ship_files_to_workers_that_cannot_see_the_dump(tmp_path: Path, local_po
             [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler",
              cluster.address, "--ship-files", "--json", "--no-cache"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        count = len(expected["results"])
+        work = triage_jobs(scan(DUMP))
+        work.sort(key=lambda job: -len(job.module.steps))  # as triage orders them
+        count = len(chunks(work, 1))  # the client sees no worker yet: tasks sized for one
         deadline = time.monotonic() + STARTUP_SECONDS
         while cluster.client.run_on_scheduler(
                 lambda dask_scheduler: len(dask_scheduler.tasks)) < count:
@@ -171,7 +184,7 @@ def test_ship_files_to_workers_that_cannot_see_the_dump(tmp_path: Path, local_po
         assert command.returncode == status, stderr
         assert _lines(stdout) == expected
         assert not dump.exists()
-        assert list(workers.glob("workbench-job-*")) == []
+        assert list(workers.rglob("workbench-job-*")) == []  # the jobs' folders removed
     finally:
         cluster.close()
 
@@ -316,7 +329,6 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """With room for one job's files at a time, jobs are submitted one by one as others
     finish, and the result is the same."""
-    from workbench.index import scan
     from workbench.replay import dask_triage
 
     monkeypatch.setattr(dask_triage, "SHIP_BYTES_IN_FLIGHT", 1)
@@ -334,3 +346,39 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
         line.pop("seconds")
     assert lines == local_pool_json[1]["results"]
     assert len(submitted) == 9 and max(submitted) <= 1  # never more than one in flight
+
+
+@pytest.mark.parametrize("words", [["--jobs", "2", "--dask-workers", "2"], ["--ship-files"]])
+def test_flags_that_do_not_go_together(words: list[str]) -> None:
+    done = _workbench(str(DUMP), *words)
+    assert done.returncode == 2
+    assert "--jobs is for" in done.stderr or "--ship-files needs" in done.stderr
+
+
+def test_chunks_hold_jobs_of_one_module_and_leave_every_worker_work() -> None:
+    dump = Dump(Path("/nonexistent"), modules=[
+        make_module("good good", f"module_{n:04d}", tuple(f"snapshot.{e}" for e in range(1, 21)))
+        for n in range(3)])
+    work = triage_jobs(dump)
+    tasks = chunks(work, 2)
+    assert [job for task in tasks for job in task] == work  # every job once, in order
+    assert all(len({job.module.key for job in task}) == 1 for task in tasks)
+    assert max(len(task) for task in tasks) == 60 // 8  # enough tasks for 2 workers x 4
+    assert {len(task) for task in chunks(work, 100)} == {1}
+
+
+def test_a_timed_out_job_in_a_task_leaves_its_other_jobs_their_own_limit(
+        cluster: Cluster) -> None:
+    sleepy = make_module("good sleep", "module_0000", ("snapshot.1", "snapshot.2"))
+    quick = [make_module("good good", f"module_{n:04d}", tuple(f"snapshot.{e}" for e in
+                                                               range(1, 5)))
+             for n in range(1, 5)]
+    dump = Dump(Path("/nonexistent"), modules=[sleepy, *quick])
+    assert len(chunks(triage_jobs(dump), 2)[0]) == 2  # both sleepers in one task
+    results = triage(dump, TriageOptions(backend=FAKE), time_limit=1.0,
+                     dask=DaskSettings(scheduler=cluster.address))
+    assert len(results) == 18
+    assert [(r.execution, r.detail) for r in results if r.module == "module_0000"] == [
+        ("snapshot.1", "time limit of 1 s per job exceeded"),
+        ("snapshot.2", "time limit of 1 s per job exceeded")]
+    assert {r.status for r in results if r.module != "module_0000"} == {"ok"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import shutil
 from pathlib import Path
 
@@ -119,6 +120,8 @@ def test_damaged_entry_is_recomputed(tmp_path: Path, dump_copy: Path, counted,
         victim.write_bytes(b"")
     else:  # a whole, valid entry of another job in this job's place
         victim.write_bytes(entries[1].read_bytes())
+    for pack in (cache.folder / "packs").glob("*.pack"):
+        pack.unlink()  # so the entry is read from its own file
     counted.clear()
     second = triage(scan(dump_copy), jobs=0, cache=cache)
     assert len(counted) == 1
@@ -170,3 +173,66 @@ def test_job_files_are_the_steps_and_the_snapshot() -> None:
     assert all((DUMP / name).is_file() for name in files)
     assert {step.file for step in job.module.steps} <= set(files)
     json.dumps(files)
+
+
+def test_command_uses_the_cache_and_no_cache_leaves_none(tmp_path: Path, capsys) -> None:
+    from workbench.cli import main
+
+    cache = tmp_path / "cache"
+    assert main(["triage", str(DUMP), "--jobs", "0", "--cache", str(cache), "--json"]) == 1
+    first = json.loads(capsys.readouterr().out)
+    assert main(["triage", str(DUMP), "--jobs", "0", "--cache", str(cache)]) == 1
+    assert "9 execution(s) (9 from the results cache): 1 mismatch" in capsys.readouterr().out
+    assert main(["triage", str(DUMP), "--jobs", "0", "--cache", str(cache), "--json"]) == 1
+    again = json.loads(capsys.readouterr().out)
+    for line in first["results"] + again["results"]:
+        line.pop("seconds")
+    assert again == first
+    # The default folder is the user's cache folder; --no-cache neither reads nor writes it.
+    default = Path(os.environ["XDG_CACHE_HOME"]) / "workbench"
+    assert main(["triage", str(DUMP), "--jobs", "0", "--no-cache"]) == 1
+    assert not default.exists()
+    assert main(["triage", str(DUMP), "--jobs", "0"]) == 1
+    assert len(list((default / "results").rglob("*.result"))) == 9
+
+
+def _pack(cache: ResultsCache) -> Path:
+    (pack,) = (cache.folder / "packs").glob("*.pack")
+    return pack
+
+
+def test_a_damaged_pack_costs_only_reads(tmp_path: Path, dump_copy: Path, counted) -> None:
+    cache = ResultsCache(tmp_path / "cache")
+    first = triage(scan(dump_copy), jobs=0, cache=cache)
+    pack = _pack(cache)
+    data = pack.read_bytes()
+    pack.write_bytes(data[: len(data) // 2])
+    counted.clear()
+    again = triage(scan(dump_copy), jobs=0, cache=ResultsCache(tmp_path / "cache"))
+    assert counted == []  # every entry read from its own file
+    assert payload(again) == payload(first)
+    assert _pack(cache).read_bytes() != data[: len(data) // 2]  # written whole again
+
+
+def test_a_damaged_entry_in_a_pack_falls_back_to_its_file(tmp_path: Path, dump_copy: Path,
+                                                          counted) -> None:
+    cache = ResultsCache(tmp_path / "cache")
+    first = triage(scan(dump_copy), jobs=0, cache=cache)
+    # A pack whose own checksum holds but whose entries are cut short.
+    import hashlib
+    import pickle
+
+    from workbench.replay.results_cache import PACK_MAGIC
+
+    entries = {key: data[:-20] for key, data in cache._pack.items()}
+    inner = pickle.dumps(entries)
+    _pack(cache).write_bytes(PACK_MAGIC + hashlib.sha256(inner).hexdigest().encode() + b"\n"
+                             + inner)
+    counted.clear()
+    again = triage(scan(dump_copy), jobs=0, cache=ResultsCache(tmp_path / "cache"))
+    assert counted == []
+    assert payload(again) == payload(first)
+    for entry in _entry_files(cache):
+        entry.unlink()
+    triage(scan(dump_copy), jobs=0, cache=ResultsCache(tmp_path / "cache"))
+    assert counted == []  # the pack was written whole again, and now serves every entry

@@ -114,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.dir.exists():
         print(f"workbench triage: {args.dir}: no such file or folder", file=sys.stderr)
         return 2
+    if args.jobs is not None and (args.scheduler is not None or args.dask_workers is not None):
+        print("workbench triage: --jobs is for this machine's worker processes; with Dask the "
+              "cluster's workers run the jobs", file=sys.stderr)
+        return 2
     if args.ship_files and args.scheduler is None and args.dask_workers is None:
         print("workbench triage: --ship-files needs --scheduler or --dask-workers",
               file=sys.stderr)

@@ -7,8 +7,8 @@ no task of the run is left running. On a worker each job runs in a child process
 
 Workers read the dump at the client's path (a shared filesystem) unless the files are
 shipped: then each task carries its job's files' bytes and the worker replays them from a
-temporary folder of its own, removed afterwards. A worker that dies mid-job has the job rerun
-elsewhere by the scheduler; a job that kills workers more than the scheduler's
+temporary folder in its local directory, removed afterwards. A worker that dies mid-job has
+the job rerun elsewhere by the scheduler; a job that kills workers more than the scheduler's
 `distributed.scheduler.allowed-failures` times ends as `error` (Dask's KilledWorker).
 """
 
@@ -34,6 +34,7 @@ INSTALL_HINT = "pip install 'dump-triage-workbench[dask]'"
 CANCEL_CHECK_SECONDS = 1.0  # how often a running task asks whether its run was cancelled
 STOP_WAIT_SECONDS = 30.0  # how long a cancel waits for running tasks to see it
 SHIP_BYTES_IN_FLIGHT = 256 * 2**20  # shipped file bytes submitted and not yet done
+CHUNK = 8  # the most jobs one task runs
 
 
 class DaskUnavailable(Exception):
@@ -90,51 +91,93 @@ def _cancel_checker(event_name: str) -> Callable[[], bool]:
     return should_stop
 
 
-def run_task(root: str, job: TriageJob, options: TriageOptions, time_limit: float | None,
-             files: dict[str, bytes] | None, event_name: str) -> tuple[str, Any]:
-    """One job on a Dask worker: ("result", TriageResult), ("timed out", seconds),
-    ("error", traceback text) or ("stopped", None)."""
-    from workbench.replay.job_process import Died, JobProcess, Stopped, TimeLimit
+def client_settings() -> dict[str, str]:
+    """The client's `WORKBENCH_*` environment settings (limits a user set for a run), which
+    each job runs under on the workers: their own environment is not the user's."""
+    return {name: value for name, value in os.environ.items() if name.startswith("WORKBENCH_")}
 
+
+def run_task(root: str, jobs: list[TriageJob], options: TriageOptions,
+             time_limit: float | None, files: list[dict[str, bytes]] | None, event_name: str,
+             environment: dict[str, str]) -> list[tuple[str, Any]]:
+    """A few jobs (of one module) on a Dask worker, one after the other, each with its own
+    time limit; for each: ("result", TriageResult), ("timed out", seconds), ("error",
+    traceback text) or ("stopped", None)."""
     global _running
     with _idle_lock:
         child = _idle.pop() if _idle else None
         _running += 1
+    outcomes: list[tuple[str, Any]] = []
+    try:
+        for number, job in enumerate(jobs):
+            outcome, child = _run_one(root, job, options, time_limit,
+                                      None if files is None else files[number], event_name,
+                                      environment, child)
+            outcomes.append(outcome)
+            if outcome[0] == "stopped":
+                outcomes += [("stopped", None)] * (len(jobs) - len(outcomes))
+                break
+        return outcomes
+    finally:
+        with _idle_lock:
+            _running -= 1
+            if child is not None:
+                _idle.append(child)
+
+
+def _run_one(root: str, job: TriageJob, options: TriageOptions, time_limit: float | None,
+             files: dict[str, bytes] | None, event_name: str, environment: dict[str, str],
+             child: Any) -> tuple[tuple[str, Any], Any]:
+    """One job in `child` (or a new child); the outcome, and the child if it lives on."""
+    from workbench.replay.job_process import Died, JobProcess, Stopped, TimeLimit
+
     folder = None
     start = time.monotonic()
     try:
         if files is not None:
-            folder = tempfile.mkdtemp(prefix="workbench-job-")
+            from distributed import get_worker
+
+            folder = tempfile.mkdtemp(prefix="workbench-job-",
+                                      dir=get_worker().local_directory)
             for name, data in files.items():
                 path = Path(folder, name).resolve()
                 if not path.is_relative_to(Path(folder).resolve()):
-                    return "error", f"{name}: a shipped file's path leaves the job's folder"
+                    return ("error", f"{name}: a shipped file's path leaves the job's "
+                            "folder"), child
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
             root = folder
         try:
             child = child or JobProcess()
             value = child.call(run_job, (Path(root), job, options), time_limit,
-                               _cancel_checker(event_name))
+                               _cancel_checker(event_name), environment)
         except TimeLimit:
-            child = None
-            return "timed out", time.monotonic() - start
+            return ("timed out", time.monotonic() - start), None
         except Stopped:
-            child = None
-            return "stopped", None
+            return ("stopped", None), None
         except Died as error:
-            child = None
-            return "error", f"the job's process died ({error})"
+            return ("error", f"the job's process died ({error})"), None
         except RuntimeError as error:
-            return "error", str(error)
-        return "result", value
+            return ("error", str(error)), child
+        return ("result", value), child
     finally:
-        with _idle_lock:
-            _running -= 1
-            if child is not None:
-                _idle.append(child)
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def chunks(work: list[TriageJob], workers: int) -> list[list[TriageJob]]:
+    """The jobs in tasks of up to CHUNK jobs of one module each (fewer when there are not
+    enough jobs to keep every worker busy four times over): a task's overhead is paid once
+    for all of its jobs, and the module travels once."""
+    size = max(1, min(CHUNK, len(work) // max(1, 4 * workers)))
+    tasks: list[list[TriageJob]] = []
+    for job in work:
+        last = tasks[-1] if tasks else None
+        if last is not None and len(last) < size and last[0].module is job.module:
+            last.append(job)
+        else:
+            tasks.append([job])
+    return tasks
 
 
 # ------------------------------------------------------------------------------ the client
@@ -181,24 +224,26 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
     event_name = f"workbench-triage-{token}"
     with _client(settings) as client:
         cancelled = Event(event_name, client=client)
-        by_future: dict[Any, tuple[TriageJob, int]] = {}  # future -> (job, bytes shipped)
-        waiting = deque(enumerate(work))
+        environment = client_settings()
+        by_future: dict[Any, tuple[list[TriageJob], int]] = {}  # future -> (jobs, bytes)
+        workers = sum(client.nthreads().values()) or max(1, settings.local_workers)
+        waiting = deque(enumerate(chunks(work, workers)))
         in_flight = 0
         pending = as_completed([], loop=client.loop)
 
         def submit_more() -> None:
-            """Submit every job, or with shipped files as many as keep the bytes held by the
-            client and the cluster under SHIP_BYTES_IN_FLIGHT (one job at least)."""
+            """Submit every task, or with shipped files as many as keep the bytes held by the
+            client and the cluster under SHIP_BYTES_IN_FLIGHT (one task at least)."""
             nonlocal in_flight
             while waiting and (not settings.ship_files or not by_future
                                or in_flight < SHIP_BYTES_IN_FLIGHT):
-                index, job = waiting.popleft()
-                files = read_files(root, job) if settings.ship_files else None
-                size = sum(len(data) for data in (files or {}).values())
-                future = client.submit(run_task, os.fspath(root), job, options, time_limit,
-                                       files, event_name,
+                index, jobs = waiting.popleft()
+                files = [read_files(root, job) for job in jobs] if settings.ship_files else None
+                size = sum(len(data) for shipped in files or [] for data in shipped.values())
+                future = client.submit(run_task, os.fspath(root), jobs, options, time_limit,
+                                       files, event_name, environment,
                                        key=f"workbench-triage-{token}-{index}", pure=False)
-                by_future[future] = (job, size)
+                by_future[future] = (jobs, size)
                 in_flight += size
                 pending.add(future)
 
@@ -212,9 +257,9 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
                     time.sleep(0.05)
                     continue
                 for future in batch:
-                    job, size = by_future.pop(future)
+                    jobs, size = by_future.pop(future)
                     in_flight -= size
-                    _report(future, job, time_limit, finish, failed, FutureCancelledError)
+                    _report(future, jobs, time_limit, finish, failed, FutureCancelledError)
                 submit_more()
         except BaseException:
             _stop(client, cancelled, list(by_future))
@@ -223,23 +268,25 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
             by_future.clear()
 
 
-def _report(future: Any, job: TriageJob, time_limit: float | None,
+def _report(future: Any, jobs: list[TriageJob], time_limit: float | None,
             finish: Callable[[TriageResult], None],
             failed: Callable[[TriageJob, str, float], None],
             cancelled_error: type[Exception]) -> None:
     try:
-        kind, value = future.result()
+        outcomes = future.result()
     except cancelled_error:
         return
     except Exception as error:  # KilledWorker and the like: the scheduler gave up on it
-        failed(job, f"{type(error).__name__}: {error}", 0.0)
+        for job in jobs:
+            failed(job, f"{type(error).__name__}: {error}", 0.0)
         return
-    if kind == "result":
-        finish(value)
-    elif kind == "timed out":
-        failed(job, f"time limit of {time_limit:g} s per job exceeded", value)
-    elif kind == "error":
-        failed(job, str(value).strip().splitlines()[-1], 0.0)
+    for job, (kind, value) in zip(jobs, outcomes, strict=True):
+        if kind == "result":
+            finish(value)
+        elif kind == "timed out":
+            failed(job, f"time limit of {time_limit:g} s per job exceeded", value)
+        elif kind == "error":
+            failed(job, str(value).strip().splitlines()[-1], 0.0)
 
 
 def _stop(client: Any, cancelled: Any, futures: list) -> None:

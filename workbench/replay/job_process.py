@@ -72,9 +72,12 @@ class JobProcess:
                     stream.close()
 
     def call(self, function: Callable[..., Any], args: tuple, time_limit: float | None,
-             should_stop: Callable[[], bool] | None = None) -> Any:
-        """`function(*args)` in the child; its error re-raised as RuntimeError (traceback)."""
-        request = pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
+             should_stop: Callable[[], bool] | None = None,
+             environment: dict[str, str] | None = None) -> Any:
+        """`function(*args)` in the child, with `environment` set for the call; its error
+        re-raised as RuntimeError (the traceback)."""
+        request = pickle.dumps((function, args, environment or {}),
+                               protocol=pickle.HIGHEST_PROTOCOL)
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             self.process.stdin.write(len(request).to_bytes(HEADER, "big") + request)
@@ -133,11 +136,18 @@ def main() -> None:
         header = requests.read(HEADER)
         if len(header) < HEADER:
             return
-        function, args = pickle.loads(requests.read(int.from_bytes(header, "big")))
+        function, args, environment = pickle.loads(requests.read(int.from_bytes(header, "big")))
+        saved = {name: os.environ.get(name) for name in environment}
+        os.environ.update(environment)
         try:
             reply = pickle.dumps((True, function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException:
             reply = pickle.dumps((False, traceback.format_exc()))
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         replies.write(len(reply).to_bytes(HEADER, "big") + reply)
         replies.flush()
 

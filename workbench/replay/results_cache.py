@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from workbench.replay.triage import TriageJob, TriageOptions
 
 ENTRY_MAGIC = b"workbench triage result v1\n"
+PACK_MAGIC = b"workbench triage pack v1\n"
 
 
 def default_cache_dir() -> Path:
@@ -144,17 +145,56 @@ def _schema() -> list[list[str]]:
 
 @dataclass
 class ResultsCache:
-    """Triage results on disk under `folder`, one file per entry."""
+    """Triage results on disk under `folder`, one file per entry.
+
+    Each dump also gets a pack: one file holding the entries its last triage used, so a warm
+    rerun reads one file instead of one per job. The pack only saves reads: each entry in it
+    is checked like one read from its own file, and a missing or damaged pack costs nothing
+    but the reads it would have saved.
+    """
 
     folder: Path
     _modules: dict[int, tuple[object, str]] = field(default_factory=dict)  # id -> (module, part)
+    _pack: dict[str, bytes] = field(default_factory=dict)  # the dump's pack, as read
+    _used: dict[str, bytes] = field(default_factory=dict)  # entries this run read or wrote
+
+    def _dump_name(self, root: Path) -> str:
+        return hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()[:32]
 
     def hashes(self, root: Path) -> FileHashes:
         """The remembered content hashes of the dump at `root` (save them after use)."""
-        name = hashlib.sha256(os.fsencode(Path(root).resolve())).hexdigest()[:32]
-        hashes = FileHashes(Path(root), self.folder / "files" / f"{name}.json")
+        hashes = FileHashes(Path(root), self.folder / "files" / f"{self._dump_name(root)}.json")
         hashes.load()
         return hashes
+
+    def load_pack(self, root: Path) -> None:
+        """Read the pack of the dump at `root` (see the class); a bad pack is ignored."""
+        self._pack, self._used = {}, {}
+        try:
+            with open(self.folder / "packs" / f"{self._dump_name(root)}.pack", "rb") as stream:
+                data = stream.read()
+        except OSError:
+            return
+        if not data.startswith(PACK_MAGIC) or len(data) < len(PACK_MAGIC) + 65:
+            return
+        start = len(PACK_MAGIC)
+        digest, payload = data[start:start + 64], data[start + 65:]
+        if hashlib.sha256(payload).hexdigest().encode() != digest:
+            return
+        with contextlib.suppress(Exception):
+            pack = pickle.loads(payload)
+            if isinstance(pack, dict):
+                self._pack = pack
+
+    def save_pack(self, root: Path) -> None:
+        """Write the entries this run used as the dump's pack, unless it holds just those."""
+        if self._used == self._pack:
+            return
+        payload = pickle.dumps(self._used, protocol=pickle.HIGHEST_PROTOCOL)
+        data = PACK_MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+        with contextlib.suppress(OSError):
+            _atomic_write(self.folder / "packs" / f"{self._dump_name(root)}.pack", data)
+        self._pack = self._used
 
     def _module_part(self, job: TriageJob, options: TriageOptions, hashes: FileHashes) -> str:
         """What every job of a module shares in its key (worked out once a run)."""
@@ -184,11 +224,19 @@ class ResultsCache:
 
     def get(self, key: str, job: TriageJob) -> TriageResult | None:
         """The stored result for `key`, or None when there is none or it does not hold up."""
+        packed = self._pack.get(key)
+        if packed is not None:
+            result = self._decode(key, packed, job)
+            if result is not None:
+                return result
         try:
             with open(self._path(key), "rb") as stream:
                 data = stream.read()
         except OSError:
             return None
+        return self._decode(key, data, job)
+
+    def _decode(self, key: str, data: bytes, job: TriageJob) -> TriageResult | None:
         header = ENTRY_MAGIC + key.encode() + b"\n"
         if not data.startswith(header) or len(data) < len(header) + 65:
             return None
@@ -204,6 +252,7 @@ class ResultsCache:
         execution = job.execution.id if job.execution is not None else None
         if result.module != job.module.key or result.execution != execution:
             return None
+        self._used[key] = data
         return result
 
     def put(self, key: str, result: TriageResult) -> None:
@@ -219,6 +268,7 @@ class ResultsCache:
                 + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
         with contextlib.suppress(OSError):  # a full or read-only cache only costs time
             _atomic_write(Path(self._path(key)), data)
+        self._used[key] = data
 
 
 class CachedResult(TriageResult):

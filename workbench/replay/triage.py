@@ -129,6 +129,7 @@ def _look_up(dump: Dump, work: list[TriageJob], options: TriageOptions,
               cache: ResultsCache) -> tuple[list[TriageResult], list[TriageJob], dict[int, str]]:
     """The results `cache` holds, the jobs it has none for, and every job's key (by id)."""
     hashes = cache.hashes(dump.root)
+    cache.load_pack(dump.root)
     hits, remaining, keys = [], [], {}
     for job in work:
         key = keys[id(job)] = cache.key(job, options, hashes)
@@ -194,23 +195,36 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
                             job.execution.id if job.execution else None, Kind.ERROR,
                             detail=detail, steps=len(job.module.steps), seconds=seconds))
 
+    try:
+        _evaluate(dump.root, work, options, jobs, time_limit, finish, failed, cancel, nice, dask)
+    finally:
+        if cache is not None:
+            cache.save_pack(dump.root)  # what was done, even when cancelled
+    return sorted(results, key=sort_key)
+
+
+def _evaluate(root: Path, work: list[TriageJob], options: TriageOptions, jobs: int,
+              time_limit: float | None, finish: Callable[[TriageResult], None],
+              failed: Callable[..., None], cancel: threading.Event | None, nice: int,
+              dask: DaskSettings | None) -> None:
+    """Run `work` in this process, in worker processes or on Dask; each job ends in `finish`
+    (its result) or `failed` (why there is none)."""
     if dask is not None:
         from workbench.replay.dask_triage import run_on_dask
 
-        run_on_dask(dump.root, work, options, dask, time_limit, finish, failed, cancel)
-        return sorted(results, key=sort_key)
-
+        run_on_dask(root, work, options, dask, time_limit, finish, failed, cancel)
+        return
     if jobs == 0:
         for job in work:
             if cancel is not None and cancel.is_set():
                 break
             try:
-                finish(run_job(dump.root, job, options))
+                finish(run_job(root, job, options))
             except Exception as error:  # a backend bug: report it as the job's error
                 failed(job, f"{type(error).__name__}: {error}")
-        return sorted(results, key=sort_key)
+        return
     if not work:
-        return sorted(results, key=sort_key)
+        return
 
     from workbench.replay.workers import Call, WorkerPool
     from workbench.replay.workers import Outcome as CallOutcome
@@ -231,7 +245,6 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
             detail = outcome.error.strip().splitlines()[-1]
         failed(job, detail, outcome.seconds)
 
-    calls = [Call(index, run_job, (dump.root, job, options)) for index, job in by_key.items()]
+    calls = [Call(index, run_job, (root, job, options)) for index, job in by_key.items()]
     with WorkerPool(max(1, min(jobs, len(calls))), nice=nice) as pool:
         pool.run(calls, on_outcome=on_outcome, time_limit=time_limit, cancel=cancel)
-    return sorted(results, key=sort_key)
