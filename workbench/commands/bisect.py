@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     exit_status = 1 if verdict.status == Kind.MISMATCH else 0
     localization = None
     if args.localize and verdict.culprit is not None:
-        from workbench.replay.localize import LocalizeError, localize_verdict
+        from workbench.replay.culprit_localize import localize_verdict
+        from workbench.replay.localize import LocalizeError
 
         try:
             localization = localize_verdict(replay, verdict)

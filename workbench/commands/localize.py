@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.diff.steps import find_step
-    from workbench.replay.localize import LocalizeError, localize_backend_steps
+    from workbench.replay.culprit_localize import localize_backend_steps
+    from workbench.replay.localize import LocalizeError
     from workbench.replay.localize_text import localization_lines
 
     try:

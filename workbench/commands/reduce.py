@@ -32,16 +32,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.output.destinations import check_folder
     from workbench.replay.bisect import bisect_replay
-    from workbench.replay.localize import LocalizeError, localize_verdict
+    from workbench.replay.culprit_localize import localize_verdict
+    from workbench.replay.localize import LocalizeError
     from workbench.replay.localize_text import localization_lines
-    from workbench.replay.reduce import check_out_folder, reduce_to_folder
+    from workbench.replay.reduce import reduce_to_folder
     from workbench.replay.workers import Cancelled
 
     try:
         selection = open_replay(args)
         out = args.out or Path(f"{selection.module.key}.reduced")
-        check_out_folder(out, [args.dir], args.force)
+        check_folder(out, "--out", dumps=[args.dir], force=args.force)
     except (UsageError, ValueError) as error:
         print(f"workbench reduce: {error}", file=sys.stderr)
         return 2

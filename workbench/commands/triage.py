@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -87,10 +86,6 @@ def instruction_text(instruction: dict) -> str:
             f"{instruction['computation']}{source}")
 
 
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def dask_settings(args: argparse.Namespace) -> DaskSettings | None:
     """What `--scheduler`, `--dask-workers` and `--ship-files` ask for (None: no Dask);
     raises DaskUnavailable when Dask is asked for but not installed."""
@@ -151,15 +146,14 @@ def run(args: argparse.Namespace) -> int:
             if not args.json and result.status != Kind.OK:
                 print(describe(result), flush=True)
 
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        # SIGTERM ends the command as SystemExit (workbench.termination): the local pool and
+        # the Dask run stop what runs on their way out, as for Ctrl-C.
         try:
             results = triage(dump, options, jobs=jobs, time_limit=time_limit, on_result=show,
                              cache=cache, dask=dask)
         except KeyboardInterrupt:
             print("workbench triage: interrupted; no job is left running", file=sys.stderr)
             return 130
-        finally:
-            signal.signal(signal.SIGTERM, previous)
     exit_status = 1 if any(r.status == Kind.MISMATCH for r in results) else 0
     counts = {str(kind): sum(1 for r in results if r.status == kind) for kind in KIND_ORDER}
     if args.json:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.replay.results_cache import job_files
-from workbench.replay.triage import TriageJob, TriageOptions, TriageResult, run_job
+from workbench.replay.triage_job import TriageJob, TriageOptions, TriageResult, run_job
 
 INSTALL_HINT = "pip install 'dump-triage-workbench[dask]'"
 CANCEL_CHECK_SECONDS = 1.0  # how often a running task asks whether its run was cancelled

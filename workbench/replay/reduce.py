@@ -23,6 +23,7 @@ from pathlib import Path
 
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
+from workbench.output.destinations import check_folder
 from workbench.replay.compare import Comparison, compare
 from workbench.replay.localize import Localization, LocalizeError
 from workbench.replay.localize_match import Site
@@ -49,22 +50,6 @@ class Reduction:
         from workbench.output.json_shapes import reduction_json
 
         return reduction_json(self)
-
-
-def check_out_folder(out: Path, dumps: list[Path], force: bool) -> None:
-    """Refuse an output folder inside a dump (nothing is ever written into a dump), and an
-    existing non-empty one unless `force`. Raises ValueError saying what to do."""
-    resolved = out.resolve()
-    for dump in dumps:
-        folder = (dump if dump.is_dir() else dump.parent).resolve()
-        if resolved == folder or folder in resolved.parents:
-            raise ValueError(f"--out {out} is inside the dump folder {folder}; the workbench "
-                             "never writes into a dump: choose a folder outside it")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise ValueError(f"--out {out} exists and is not empty; choose a new folder or add "
-                         "--force to write into it")
 
 
 def _block(lines: list[str], name: str) -> list[str]:
@@ -211,7 +196,7 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
                      force: bool = False) -> Reduction:
     """Write the reduced pair and snapshot of `result` to the dump folder `out` and check it.
     Raises `LocalizeError` when the localization has no culprit or cannot be reduced, and
-    ValueError for a refused `out` (see `check_out_folder`)."""
+    ValueError for a refused `out` (`output.destinations.check_folder`)."""
     from workbench.formats.literal_write import literal_to_proto
     from workbench.protos import hlo_pb2
 
@@ -221,7 +206,7 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
     expected = result.expected
     if site is None or other is None or expected is None:
         raise LocalizeError("nothing to reduce: " + (result.explanation or "no culprit"))
-    check_out_folder(out, [root], force)
+    check_folder(out, "--out", dumps=[root], force=force)
     keys = list(dict.fromkeys(result.operand_keys))
     for key in result.counterpart_operand_keys:
         if key not in keys:

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 import workbench
 from workbench.replay.outcome import Kind
-from workbench.replay.triage import TriageResult
+from workbench.replay.triage_job import TriageResult
 
 if TYPE_CHECKING:
     from workbench.replay.bisect import Verdict
-    from workbench.replay.triage import TriageJob, TriageOptions
+    from workbench.replay.triage_job import TriageJob, TriageOptions
 
 ENTRY_MAGIC = b"workbench triage result v1\n"
 PACK_MAGIC = b"workbench triage pack v1\n"

@@ -68,7 +68,7 @@ class LocalizeControl:
             return
 
         def work(job: Job, replay: Replay) -> None:
-            from workbench.replay.localize import localize_or_say_why
+            from workbench.replay.culprit_localize import localize_or_say_why
             from workbench.replay.steps import ProcessRunner
 
             position = verdict.culprit.position if verdict.culprit is not None else 0

@@ -17,8 +17,9 @@ from workbench.formats.hlo_text import parse_hlo_text
 from workbench.hlo_ir import Instruction
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay
+from workbench.replay.culprit_localize import localize_verdict
 from workbench.replay.hlo import evaluate_module
-from workbench.replay.localize import LocalizeError, Localizer, localize_verdict
+from workbench.replay.localize import LocalizeError, Localizer
 from workbench.replay.steps import open_replay
 
 
