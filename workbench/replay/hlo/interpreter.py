@@ -288,14 +288,7 @@ class Interpreter:
     def _run(self, plan: _Plan, arguments: Sequence[Value]) -> Value:
         if self.observer is not None and not plan.batched:
             return self._run_observed(plan, arguments, self.observer)
-        values: list[Value] = [None] * plan.size
-        for slot, number in plan.parameters:
-            if number >= len(arguments):
-                raise EvaluationError(
-                    f"{plan.computation.name} takes parameter {number}; "
-                    f"got {len(arguments)} arguments"
-                )
-            values[slot] = arguments[number]
+        values = _bound_values(plan, arguments)
         step = None
         try:
             for slot, step in plan.steps:
@@ -306,26 +299,19 @@ class Interpreter:
                         values[released] = None
         except (Unsupported, EvaluationError):
             raise
-        except (ValueError, IndexError, TypeError, KeyError, OverflowError) as error:
-            where = f"{step.instruction.name} ({step.instruction.opcode})" if step else "?"
-            raise EvaluationError(f"{plan.computation.name}/{where}: {error}") from error
+        except _HANDLER_ERRORS as error:
+            raise _failed(plan, step, error) from error
         return values[plan.root]
 
     def _run_observed(self, plan: _Plan, arguments: Sequence[Value],
                       observer: Observer) -> Value:
         """`_run` telling `observer` each value as it is made (kept apart from the fast path)."""
         instructions = plan.computation.instructions
-        values: list[Value] = [None] * plan.size
+        values = _bound_values(plan, arguments)
         observer.enter(plan.computation)
         step = None
         try:
-            for slot, number in plan.parameters:
-                if number >= len(arguments):
-                    raise EvaluationError(
-                        f"{plan.computation.name} takes parameter {number}; "
-                        f"got {len(arguments)} arguments"
-                    )
-                values[slot] = arguments[number]
+            for slot, _number in plan.parameters:
                 observer.value(instructions[slot], values[slot])
             for slot, step in plan.steps:
                 observer.before(step.instruction)
@@ -336,12 +322,31 @@ class Interpreter:
                     values[released] = None
         except (Unsupported, EvaluationError):
             raise
-        except (ValueError, IndexError, TypeError, KeyError, OverflowError) as error:
-            where = f"{step.instruction.name} ({step.instruction.opcode})" if step else "?"
-            raise EvaluationError(f"{plan.computation.name}/{where}: {error}") from error
+        except _HANDLER_ERRORS as error:
+            raise _failed(plan, step, error) from error
         finally:
             observer.leave()
         return values[plan.root]
+
+
+# What a handler raises on operands it cannot take: an evaluation error naming the instruction.
+_HANDLER_ERRORS = (ValueError, IndexError, TypeError, KeyError, OverflowError)
+
+
+def _bound_values(plan: _Plan, arguments: Sequence[Value]) -> list[Value]:
+    """The plan's value slots with its parameters bound to `arguments`."""
+    values: list[Value] = [None] * plan.size
+    for slot, number in plan.parameters:
+        if number >= len(arguments):
+            raise EvaluationError(f"{plan.computation.name} takes parameter {number}; "
+                                  f"got {len(arguments)} arguments")
+        values[slot] = arguments[number]
+    return values
+
+
+def _failed(plan: _Plan, step: _Step | None, error: Exception) -> EvaluationError:
+    where = f"{step.instruction.name} ({step.instruction.opcode})" if step else "?"
+    return EvaluationError(f"{plan.computation.name}/{where}: {error}")
 
 
 def _shape_bytes(shape: Shape) -> int:
