@@ -179,9 +179,8 @@ def test_installed_command_finds_the_tools_with_path_not_containing_the_venv(
     """`.venv/bin/workbench iree FILE` with the venv's bin folder not on PATH."""
     bin_dir = Path(sys.executable).parent
     command = bin_dir / "workbench"
-    if not (bin_dir / DUMP_TOOL).exists() or not command.exists():
-        pytest.skip(f"needs {DUMP_TOOL} and the workbench command in {bin_dir}: "
-                    "pip install '.[iree]'")
+    assert (bin_dir / DUMP_TOOL).exists() and command.exists(), (
+        f"needs {DUMP_TOOL} and the workbench command in {bin_dir}: pip install '.[iree]'")
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
                            if p and Path(p).resolve() != bin_dir.resolve())
     env = {**os.environ, "PATH": path or os.defpath}

@@ -49,6 +49,25 @@ class LocalizeError(Exception):
     """Localization cannot be done (not HLO, a step that cannot be evaluated, too large)."""
 
 
+def stage_truth(strict: Callable[[], Any], shadow: Callable[[], Any], moved: Callable[[], Any],
+                conditioning: bool) -> tuple[Truth | None, str | None]:
+    """One stage of a value's truth for the verdicts' rule: the f64 value and its bound (with
+    `conditioning`, from the evaluation on perturbed inputs too), or why there is none."""
+    from workbench.replay.error_bound import truth_of
+
+    try:
+        truth = shadow()
+        perturbed = moved() if conditioning else truth
+    except LocalizeError as error:
+        return None, f"no f64 evaluation: {error}"
+    if truth is None or perturbed is None:
+        return None, "the f64 evaluation made no such value"
+    try:
+        return truth_of(strict(), truth, perturbed), None
+    except ValueError as error:
+        return None, str(error)
+
+
 class _Enough(Exception):
     """Raised by a recorder that has every value it wants: ends the evaluation early."""
 
@@ -273,24 +292,16 @@ class _ValueTruth:
         return (False, True)
 
     def truth(self, conditioning: bool) -> Truth | None:
-        from workbench.replay.error_bound import truth_of
-
         localizer = self.localizer
-        try:
-            shadow = localizer.shadows.get(self.key, self.also)
-            moved = localizer.perturbed.get(self.key, self.also) if conditioning else shadow
-        except LocalizeError as error:
-            self.problem = f"no f64 evaluation: {error}"
+        truth, problem = stage_truth(
+            lambda: localizer.before_values[self.key],
+            lambda: localizer.shadows.get(self.key, self.also),
+            lambda: localizer.perturbed.get(self.key, self.also), conditioning)
+        if truth is None:
+            self.problem = problem
             return None
-        if shadow is None or moved is None:
-            self.problem = "the f64 evaluation made no such value"
-            return None
-        try:
-            self.last = truth_of(localizer.before_values[self.key], shadow, moved)
-        except ValueError as error:
-            self.problem = str(error)
-            return None
-        return self.last
+        self.last = truth
+        return truth
 
 
 Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]

@@ -30,6 +30,7 @@ from workbench.replay.localize import (
     Localization,
     LocalizeError,
     differing_elements,
+    stage_truth,
 )
 from workbench.replay.localize_text import NEIGHBOURS
 
@@ -132,23 +133,15 @@ class _OccurrenceTruth:
         return (False, True)
 
     def truth(self, conditioning: bool) -> Truth | None:
-        from workbench.replay.error_bound import truth_of
-
-        try:
-            shadow = self.truths.values(False).get(self.key)
-            moved = self.truths.values(True).get(self.key) if conditioning else shadow
-        except LocalizeError as error:
-            self.problem = f"no f64 evaluation: {error}"
+        truths = self.truths
+        truth, problem = stage_truth(
+            lambda: truths.strict[self.key], lambda: truths.values(False).get(self.key),
+            lambda: truths.values(True).get(self.key), conditioning)
+        if truth is None:
+            self.problem = problem
             return None
-        if shadow is None or moved is None:
-            self.problem = "the f64 evaluation made no such value"
-            return None
-        try:
-            self.last = truth_of(self.truths.strict[self.key], shadow, moved)
-        except ValueError as error:
-            self.problem = str(error)
-            return None
-        return self.last
+        self.last = truth
+        return truth
 
 
 def _ref(op: Operation, key: str, occurrence: int, lines: list[str]) -> InstructionRef:
