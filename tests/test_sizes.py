@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.sizes import format_size, parse_size
+from workbench.sizes import format_size, parse_size, size_from_environment
 
 
 def test_parse_size() -> None:
@@ -21,3 +21,13 @@ def test_format_size() -> None:
     assert format_size(7_730_941_132) == "7.2 GB"
     assert format_size(512 << 20) == "512 MB"
     assert format_size(999) == "999 bytes"
+
+
+def test_a_size_from_the_environment_is_read_and_a_bad_one_falls_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKBENCH_TEST_SIZE", "3M")
+    assert size_from_environment("WORKBENCH_TEST_SIZE") == 3 << 20
+    monkeypatch.setenv("WORKBENCH_TEST_SIZE", "lots")
+    assert size_from_environment("WORKBENCH_TEST_SIZE") is None
+    monkeypatch.delenv("WORKBENCH_TEST_SIZE")
+    assert size_from_environment("WORKBENCH_TEST_SIZE") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -16,6 +17,18 @@ def parse_size(text: str) -> int:
     if size <= 0:
         raise ValueError(f"a size limit must be positive, not {text!r}")
     return size
+
+
+def size_from_environment(variable: str) -> int | None:
+    """The size an environment variable sets, or None when it is unset or not a size (the CLI
+    validates what it sets; a bad value set by hand falls back to the default)."""
+    configured = os.environ.get(variable)
+    if configured:
+        try:
+            return parse_size(configured)
+        except ValueError:
+            pass
+    return None
 
 
 def format_size(size: int) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from workbench.model import Source
-from workbench.sizes import format_size, parse_size
+from workbench.sizes import format_size, size_from_environment
 
 READ_LIMIT_VARIABLE = "WORKBENCH_READ_LIMIT"
 DEFAULT_READ_LIMIT = 512 << 20  # far above any real IR text; raise it for huge snapshots
@@ -80,13 +80,8 @@ def open_file(path: Path | str) -> BinaryIO:
 def read_limit() -> int:
     """The most bytes read from one file (after decompression): the environment's, else the
     default."""
-    configured = os.environ.get(READ_LIMIT_VARIABLE)
-    if configured:
-        try:
-            return parse_size(configured)
-        except ValueError:
-            pass  # the CLI validates what it sets; a bad value by hand falls back
-    return DEFAULT_READ_LIMIT
+    configured = size_from_environment(READ_LIMIT_VARIABLE)
+    return DEFAULT_READ_LIMIT if configured is None else configured
 
 
 def set_read_limit(size: int) -> None:

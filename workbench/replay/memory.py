@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from workbench.replay.errors import EvaluationError
-from workbench.sizes import format_size, parse_size
+from workbench.sizes import format_size, size_from_environment
 
 ENVIRONMENT_VARIABLE = "WORKBENCH_MEMORY_LIMIT"
 _FALLBACK_LIMIT = 4 << 30  # where the machine's memory cannot be read
@@ -39,13 +39,8 @@ def default_limit() -> int:
 
 def memory_limit() -> int:
     """The limit in force: the environment's, else the default."""
-    configured = os.environ.get(ENVIRONMENT_VARIABLE)
-    if configured:
-        try:
-            return parse_size(configured)
-        except ValueError:
-            pass  # the CLI validates what it sets; a bad value by hand falls back
-    return default_limit()
+    configured = size_from_environment(ENVIRONMENT_VARIABLE)
+    return default_limit() if configured is None else configured
 
 
 def set_memory_limit(size: int) -> None:
