@@ -11,6 +11,7 @@ from workbench.debug.controller import Stepper, nesting_depth
 from workbench.debug.facts import DumpFacts
 from workbench.index import scan
 from workbench.model import Step
+from workbench.replay.outcome import Kind
 
 LN = "xla/layernorm-broken-fusion"
 
@@ -45,6 +46,27 @@ def test_location_breakpoint_stops_where_a_pass_touches_the_line(ln_stepper: Ste
         assert any(loc[0].endswith("program.py") and loc[1] == 4
                    for loc in info.changed_locations)
     assert stop.reason == "end" and ln_stepper.position == len(ln_stepper.steps) - 1
+
+
+def test_mismatch_breakpoint_stops_at_the_first_mismatch_only(ln_stepper: Stepper) -> None:
+    evaluated: list[int] = []
+
+    def evaluate(step: Step) -> Kind:  # steps 30 on differ; 31 cannot be judged
+        evaluated.append(step.index)
+        if step.index == 31:
+            return Kind.UNSUPPORTED
+        return Kind.MISMATCH if step.index >= 30 else Kind.OK
+
+    ln_stepper.evaluate = evaluate
+    breakpoint_ = ln_stepper.breakpoints.add("mismatch")
+    stop = ln_stepper.continue_()
+    assert stop.reason == "breakpoint" and stop.hits == [breakpoint_]
+    assert ln_stepper.current.index == 30 and evaluated == list(range(1, 31))
+    assert ln_stepper.results[30] == Kind.MISMATCH
+    assert ln_stepper.continue_().reason == "end"  # later mismatches are not the first
+    ln_stepper.go_to(29)
+    assert ln_stepper.step().reason == "breakpoint"  # 30 again: results are kept...
+    assert evaluated.count(30) == 1  # ...not evaluated twice
 
 
 def test_disabled_breakpoints_and_skip(ln_stepper: Stepper) -> None:

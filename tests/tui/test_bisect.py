@@ -60,7 +60,7 @@ def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines, until) -
         footer_keys = {b.binding.key for b in app.screen.active_bindings.values()
                        if b.binding.action.startswith("bisect_") and b.enabled}
         assert footer_keys == {"g", "b", "s", "e"}
-        manual = app.manual
+        manual = app.replay_control.manual
         assert manual is not None
         first = manual.proposal
         assert first is not None and app.step is not None and app.step.index == first.index
@@ -84,8 +84,8 @@ def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines, until) -
         assert "culprit: 0028 fusion" in str(bar.render())
         assert_on_culprit_with_diff(app, lines)
         await pilot.press("escape")
-        assert not bar.has_class("-active") and app.manual is None
+        assert not bar.has_class("-active") and app.replay_control.manual is None
         await pilot.press("g")  # back to the table's own key: first row
-        assert app.manual is None
+        assert app.replay_control.manual is None
 
     drive(app, scenario)

@@ -17,16 +17,17 @@ from workbench.tui.panes.replay_log import ReplayLogPane
 
 def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> None:
     app = WorkbenchApp(example, watch=False)
+    localizations = app.localize_control.localizations
     written: list[Path] = []
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("L")  # nothing bisected yet: says what to do, starts nothing
-        assert not app.jobs.busy and not app.localizations
+        assert not app.jobs.busy and not localizations
         await pilot.press("b")
         await until(pilot, lambda: not app.jobs.busy and app.culprit.get("module_0010"))
         await wait(pilot)
         await pilot.press("L")
-        await until(pilot, lambda: "module_0010" in app.localizations and not app.jobs.busy)
+        await until(pilot, lambda: "module_0010" in localizations and not app.jobs.busy)
         await wait(pilot)
         log = app.pane(ReplayLogPane).lines
         assert any("culprit instruction: rsqrt.2 (sqrt) in fused_computation.1" in line
@@ -70,7 +71,7 @@ def test_localize_an_mlir_trace(drive, wait, until) -> None:
         await until(pilot, lambda: not app.jobs.busy and app.culprit)
         await wait(pilot)
         await pilot.press("L")
-        await until(pilot, lambda: app.localizations and not app.jobs.busy)
+        await until(pilot, lambda: app.localize_control.localizations and not app.jobs.busy)
         await wait(pilot)
         log = app.pane(ReplayLogPane).lines
         assert any("culprit instruction: %scaled (arith.addf) in @main" in line for line in log)

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from workbench.debug.breakpoints import Breakpoint, BreakpointList
 from workbench.debug.facts import DumpFacts, StepInfo, location_matches
 from workbench.model import Step
+from workbench.replay.outcome import Kind
 
-Evaluate = Callable[[Step], str]  # a step's replay status: "ok", "mismatch", "unsupported: x"
+Evaluate = Callable[[Step], Kind]  # a step's replay status
 
 
 @dataclass
@@ -78,13 +79,13 @@ class Stepper:
         self.evaluate = evaluate
         self.position = 0
         self.skipped: set[int] = set()
-        self.results: dict[int, str] = {}  # position -> replay status, as evaluated
+        self.results: dict[int, Kind] = {}  # position -> replay status, as evaluated
 
     @property
     def current(self) -> Step:
         return self.steps[self.position]
 
-    def result_of(self, position: int) -> str | None:
+    def result_of(self, position: int) -> Kind | None:
         """The replay status of a step, evaluating it once (None without an evaluator)."""
         if position not in self.results:
             if self.evaluate is None:
@@ -126,10 +127,10 @@ class Stepper:
             return info.has_previous and \
                 info.ops.get(pattern, 0) != info.ops_before.get(pattern, 0)
         if kind == "mismatch":
-            if position == 0 or any(r == "mismatch" for p, r in self.results.items()
+            if position == 0 or any(r == Kind.MISMATCH for p, r in self.results.items()
                                     if p < position and p not in self.skipped):
                 return False  # only the first mismatch
-            return self.result_of(position) == "mismatch"
+            return self.result_of(position) == Kind.MISMATCH
         return False
 
     # ----- commands ---------------------------------------------------------------------------

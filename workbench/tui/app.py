@@ -3,9 +3,10 @@
 The app owns the state every pane reads (the model `dump`, the `book` of results, marks, the
 `selection`) and relays selection: a pane posts that its cursor moved, the app updates the
 selection and calls the hooks of every pane (see `panes/base.py`). Panes see the app as a
-`PaneContext` (`context.py`), never as this class. Slow work runs in thread workers (scan,
-step facts, loading) or worker processes (replay); they report back with messages, so the
-event loop only ever draws.
+`PaneContext` (`context.py`), never as this class. The replay keys and job messages go to the
+`ReplayControl`, the localization keys to the `LocalizeControl`: objects the app owns, which
+see it as a `ControlContext`. Slow work runs in thread workers (scan, step facts, loading) or
+worker processes (replay); they report back with messages, so the event loop only ever draws.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -33,30 +34,36 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from workbench.model import Dump, Module, Step
 from workbench.output.safe_text import visible
+from workbench.replay.bisect import Mark
 from workbench.step_facts import StepFacts, known_facts
 from workbench.termination import TERMINATION_SIGNALS
-from workbench.tui.bisect_bar import BisectBar, ManualBisect
+from workbench.tui.bisect_bar import BisectBar
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
-from workbench.tui.context import PaneContext, Selection
+from workbench.tui.context import ControlContext, PaneContext, Selection, WidgetType
 from workbench.tui.help_screen import HelpScreen
-from workbench.tui.jobs import Jobs
+from workbench.tui.jobs import (
+    JobEnded,
+    JobProgress,
+    Jobs,
+    StepReplayed,
+    TriageReported,
+    VerdictReached,
+)
 from workbench.tui.keys import all_bindings
-from workbench.tui.localize_control import LOCALIZE_BINDINGS, LocalizeControl
+from workbench.tui.localize_control import LOCALIZE_BINDINGS, LocalizeControl, Localized
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
 from workbench.tui.row_table import RowTable
-from workbench.tui.status_bar import StatusBar
+from workbench.tui.status_bar import StatusBar, progress_bar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
 from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
 
 if TYPE_CHECKING:
     from workbench.model import Execution
     from workbench.replay.bisect import Verdict
-    from workbench.replay.localize import Localization
 
-PaneType = TypeVar("PaneType", bound=Pane)
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
 MODULE_DELAY = 0.15  # the same for the module list (a module loads more; typing a filter moves it)
 RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
@@ -99,7 +106,7 @@ class LazyPane(Lazy):
         self.call_after_refresh(mount)
 
 
-class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
+class WorkbenchApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "workbench"
     COMMANDS: ClassVar = App.COMMANDS | {PaneCommands}
@@ -128,7 +135,6 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
         self.selection = Selection()
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
-        self.localizations: dict[str, Localization] = {}  # module key -> last localization
         self.watching = watch
         self.watcher: FolderWatcher | None = None
         self.scanned = False
@@ -140,15 +146,17 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
         self._changed_results: set[str] = set()
         self._modules_by_key: tuple[Dump, dict[str, Module]] | None = None
         self._results_timer: Timer | None = None
-        self.manual: ManualBisect | None = None
+        context: ControlContext = self
+        self.replay_control = ReplayControl(context)
+        self.localize_control = LocalizeControl(context)
 
     # ----- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         self.status_bar = StatusBar(id="status-bar")
         yield self.status_bar
-        self._panes = {pane: pane(id=f"pane-{pane.__name__.lower()}")
-                       for pane in (*LEFT_PANES, *RIGHT_PANES)}
+        self._panes: dict[type[Widget], Pane] = {
+            pane: pane(id=f"pane-{pane.__name__.lower()}") for pane in (*LEFT_PANES, *RIGHT_PANES)}
         context: PaneContext = self
         for made in self._panes.values():
             made.context = context
@@ -161,7 +169,8 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
                     with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
                         # Tabs not shown first are mounted after the first frame.
                         yield self._panes[pane] if index == 0 else LazyPane(self._panes[pane])
-        yield BisectBar(id="bisect-bar")
+        self.bisect_bar = BisectBar(id="bisect-bar")
+        yield self.bisect_bar
         yield Footer(compact=True)
 
     @property
@@ -169,7 +178,7 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
         """The panes of the main screen (also while another screen, such as help, is on top)."""
         return list(self._panes.values())
 
-    def pane(self, pane_type: type[PaneType]) -> PaneType:
+    def pane(self, pane_type: type[WidgetType]) -> WidgetType:
         pane = self._panes[pane_type]
         assert isinstance(pane, pane_type)
         return pane
@@ -402,6 +411,91 @@ class WorkbenchApp(ReplayControl, LocalizeControl, App[int]):
         if self._modules_by_key is None or self._modules_by_key[0] is not self.dump:
             self._modules_by_key = (self.dump, {m.key: m for m in self.dump.modules})
         return self._modules_by_key[1].get(key)
+
+    def log_line(self, text: str) -> None:
+        from workbench.tui.panes.replay_log import ReplayLogPane
+
+        self.pane(ReplayLogPane).write(text)
+
+    def show_job(self) -> None:
+        """The running job and its progress on the status line (redrawn with the results)."""
+        job = self.jobs.current
+        if job is None:
+            self.status_bar.job = ""
+            return
+        count = f" {job.done}/{job.total} {progress_bar(job.done, job.total)}" if job.total \
+            else ""
+        self.status_bar.job = f"{job.label}{count} esc:cancel"
+
+    def go_to_step(self, module_key: str, step: Step, open_diff: bool = False) -> None:
+        """Select `step` of module `module_key` in the panes (selecting the module first)."""
+        from workbench.tui.panes.diff import DiffPane
+        from workbench.tui.panes.modules import ModulesPane
+        from workbench.tui.panes.timeline import TimelinePane
+
+        if self.module is None or self.module.key != module_key:
+            modules = self.pane(ModulesPane)
+            if not modules.table.move_to_key(module_key):
+                modules.show_module(module_key)
+            self.select_module(module_key)
+        timeline = self.pane(TimelinePane)
+        timeline.show_step(step)
+        self.step_changed()
+        if open_diff:
+            diff = self.pane(DiffPane)
+            diff.first_change_pending = True
+            self.action_focus_pane("DiffPane")
+
+    # ----- replay and localization: handed to the controls -------------------------------------
+    # Textual looks for `action_*`, `on_*` and `check_action` on the app itself.
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return self.replay_control.check_action(action, parameters)
+
+    def action_replay(self) -> None:
+        self.replay_control.action_replay()
+
+    def action_bisect(self) -> None:
+        self.replay_control.action_bisect()
+
+    def action_triage(self) -> None:
+        self.replay_control.action_triage()
+
+    def action_cancel(self) -> None:
+        self.replay_control.action_cancel()
+
+    def action_manual_bisect(self) -> None:
+        self.replay_control.action_manual_bisect()
+
+    def action_bisect_mark(self, mark: Mark) -> None:
+        self.replay_control.action_bisect_mark(mark)
+
+    def action_bisect_evaluate(self) -> None:
+        self.replay_control.action_bisect_evaluate()
+
+    def on_job_progress(self, event: JobProgress) -> None:
+        self.replay_control.on_job_progress(event)
+
+    def on_step_replayed(self, event: StepReplayed) -> None:
+        self.replay_control.on_step_replayed(event)
+
+    def on_verdict_reached(self, event: VerdictReached) -> None:
+        self.replay_control.on_verdict_reached(event)
+
+    def on_triage_reported(self, event: TriageReported) -> None:
+        self.replay_control.on_triage_reported(event)
+
+    def on_job_ended(self, event: JobEnded) -> None:
+        self.replay_control.on_job_ended(event)
+
+    def action_localize(self) -> None:
+        self.localize_control.action_localize()
+
+    def action_write_reduced(self) -> None:
+        self.localize_control.action_write_reduced()
+
+    def on_localized(self, event: Localized) -> None:
+        self.localize_control.on_localized(event)
 
     # ----- focus, zoom, help ------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """After a bisection: `L` localizes the culprit instruction, `W` writes a reduced reproducer
-(a mixin of the app).
+(an object the app owns and hands these keys and the `Localized` message to).
 
 `L` evaluates the step before the culprit and the culprit step keeping every value (a job in
 the replay's worker process, so escape and the status line work as for a replay and keys stay
@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from workbench.model import Execution
-from workbench.replay.bisect import Verdict
 from workbench.tui.jobs import Job
 
 if TYPE_CHECKING:
     from workbench.replay.localize import Localization
     from workbench.replay.steps import Replay
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import ControlContext
 
 LOCALIZE_TIME_LIMIT = 600.0  # seconds a localization may take in the worker process
 
@@ -50,21 +48,23 @@ class Localized(Message):
 
 
 class LocalizeControl:
-    """Mixed into `WorkbenchApp`: its bindings are `LOCALIZE_BINDINGS`; `verdicts` holds the
-    last bisection of each module (set by the replay control)."""
+    """Localization and reduction for the app, which hands it the actions of
+    `LOCALIZE_BINDINGS` and `Localized`; it starts from the app's `verdicts` (the last bisection
+    of each module, set by the replay control) and keeps the last localization of each module
+    in `localizations`."""
 
-    verdicts: dict[str, tuple[Execution | None, Verdict]]
-    localizations: dict[str, Localization]
+    def __init__(self, app: ControlContext) -> None:
+        self.app = app
+        self.localizations: dict[str, Localization] = {}  # module key -> last localization
 
-    def action_localize(self: WorkbenchApp) -> None:
-        module = self.module
-        if module is None or module.key not in self.verdicts:
-            self.notify("bisect first (b): localization starts from the culprit pass",
-                        timeout=4)
+    def action_localize(self) -> None:
+        app, module = self.app, self.app.selection.module
+        if module is None or module.key not in app.verdicts:
+            app.notify("bisect first (b): localization starts from the culprit pass", timeout=4)
             return
-        execution, verdict = self.verdicts[module.key]
+        execution, verdict = app.verdicts[module.key]
         if verdict.culprit is None:
-            self.notify("the last bisection found no culprit step to localize", timeout=4)
+            app.notify("the last bisection found no culprit step to localize", timeout=4)
             return
 
         def work(job: Job, replay: Replay) -> None:
@@ -86,45 +86,44 @@ class LocalizeControl:
             else:
                 result = call[0](*call[1:])
             if isinstance(result, str):
-                self.post_message(Localized(module.key, None, result))
+                app.post_message(Localized(module.key, None, result))
             else:
-                self.post_message(Localized(module.key, result))
+                app.post_message(Localized(module.key, result))
 
-        self.jobs.run_in_background(f"localize {module.name or module.key}", module, execution,
-                                    work, kind="localize")
+        app.jobs.run_in_background(f"localize {module.name or module.key}", module, execution,
+                                   work, kind="localize")
 
-    def on_localized(self: WorkbenchApp, event: Localized) -> None:
+    def on_localized(self, event: Localized) -> None:
         from workbench.replay.localize_text import localization_lines
         from workbench.tui.panes.diff import DiffPane
 
-        result = event.result
+        app, result = self.app, event.result
         if result is None:
-            self.log_line(f"localize: {event.problem}")
-            self.notify(event.problem, severity="warning", timeout=5)
+            app.log_line(f"localize: {event.problem}")
+            app.notify(event.problem, severity="warning", timeout=5)
             return
         self.localizations[event.module_key] = result
         for line in localization_lines(result):
-            self.log_line(line)
+            app.log_line(line)
         if result.instruction is None or result.counterpart is None:
-            self.notify("no single instruction explains the departure (see the log)",
-                        timeout=5)
+            app.notify("no single instruction explains the departure (see the log)", timeout=5)
             return
         ref = result.instruction
         where = f" at {ref.source}" if ref.source else ""
-        self.notify(f"{ref.name} ({ref.opcode}{', ' + ref.op_name if ref.op_name else ''})"
-                    f"{where}", timeout=6)
-        self.go_to_step(event.module_key, result.after, open_diff=False)
-        self.pane(DiffPane).show_instruction(result.counterpart.name, ref.name)
-        self.action_focus_pane("DiffPane")
+        app.notify(f"{ref.name} ({ref.opcode}{', ' + ref.op_name if ref.op_name else ''})"
+                   f"{where}", timeout=6)
+        app.go_to_step(event.module_key, result.after, open_diff=False)
+        app.pane(DiffPane).show_instruction(result.counterpart.name, ref.name)
+        app.action_focus_pane("DiffPane")
 
-    def action_write_reduced(self: WorkbenchApp) -> None:
-        module = self.module
+    def action_write_reduced(self) -> None:
+        app, module = self.app, self.app.selection.module
         result = self.localizations.get(module.key) if module is not None else None
         if module is None or result is None or result.instruction is None:
-            self.notify("localize a culprit instruction first (L)", timeout=4)
+            app.notify("localize a culprit instruction first (L)", timeout=4)
             return
-        execution, _ = self.verdicts[module.key]
-        root = self.dump.root
+        execution, _ = app.verdicts[module.key]
+        root = app.dump.root
 
         def work(job: Job, replay: Replay) -> None:
             from workbench.replay.localize import LocalizeError
@@ -134,14 +133,14 @@ class LocalizeControl:
             try:
                 reduction = reduce_to_folder(root, result, module.name, out)
             except (LocalizeError, ValueError) as error:
-                self.call_from_thread(self.log_line, f"reduce: {error}")
+                app.call_from_thread(app.log_line, f"reduce: {error}")
                 return
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
             message = (f"wrote {out} ({reduction.instructions[0]} and "
                        f"{reduction.instructions[1]} instructions; {verdict}: "
                        f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
-            self.call_from_thread(self.log_line, message)
-            self.call_from_thread(self.notify, message, timeout=8)
+            app.call_from_thread(app.log_line, message)
+            app.call_from_thread(app.notify, message, timeout=8)
 
-        self.jobs.run_in_background(f"reduce {module.name or module.key}", module, execution,
-                                    work, kind="reduce")
+        app.jobs.run_in_background(f"reduce {module.name or module.key}", module, execution,
+                                   work, kind="reduce")

@@ -1,4 +1,5 @@
-"""The app's replay commands and how their results reach the panes (a mixin of the app).
+"""The app's replay commands and how their results reach the panes: an object the app owns
+and hands its replay keys and job messages to.
 
 `r` replays the selected execution step by step, `b` bisects it, `T` triages every module,
 `B` starts a manual bisection (`g`/`b`/`s` mark the proposed step, `e` evaluates it), escape
@@ -12,30 +13,23 @@ from typing import TYPE_CHECKING
 
 from textual.binding import Binding, BindingType
 
-from workbench.model import Execution, Module, Step
+from workbench.model import Execution, Module
 from workbench.replay.backends import NoBackend, open_backend
-from workbench.replay.bisect import Verdict
+from workbench.replay.bisect import Mark, Verdict
 from workbench.replay.outcome import Kind, Outcome
 from workbench.replay.steps import StepResult
 from workbench.replay.triage import TriageResult
-from workbench.tui.bisect_bar import BisectBar, ManualBisect
+from workbench.tui.bisect_bar import ManualBisect
 from workbench.tui.book import step_key
-from workbench.tui.jobs import (
-    JobEnded,
-    JobProgress,
-    Jobs,
-    StepReplayed,
-    TriageReported,
-    VerdictReached,
-)
+from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
 from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
-from workbench.tui.status_bar import progress_bar
 
 if TYPE_CHECKING:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.context import ControlContext
 
-# The app's own BINDINGS include these (Textual reads bindings from widget classes only).
+# The app's own BINDINGS include these (Textual reads bindings from widget classes only), and
+# its action methods hand them to the control.
 REPLAY_BINDINGS: list[BindingType] = [
     Binding("r", "replay", "Replay", tooltip="Replay every step of the selected execution"),
     Binding("b", "bisect", "Bisect",
@@ -69,222 +63,192 @@ def triage_status(result: TriageResult) -> Status:
 
 
 class ReplayControl:
-    """Mixed into `WorkbenchApp` (its bindings are `REPLAY_BINDINGS`)."""
+    """Replay, bisection (automatic and by hand) and triage for the app, which hands it the
+    actions of `REPLAY_BINDINGS` and the job messages; `manual` is the manual bisection under
+    way."""
 
-    jobs: Jobs
-    manual: ManualBisect | None
+    def __init__(self, app: ControlContext) -> None:
+        self.app = app
+        self.manual: ManualBisect | None = None
 
-    def check_action(self: WorkbenchApp, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in MODAL_ACTIONS:
             # Modal keys: only while a manual bisection runs, and never while typing.
             from textual.widgets import Input
 
-            return self.manual is not None and not isinstance(self.focused, Input)
+            return self.manual is not None and not isinstance(self.app.focused, Input)
         return True
 
     # ----- starting jobs ----------------------------------------------------------------------
 
-    def _selected(self: WorkbenchApp) -> tuple[Module, Execution | None] | None:
+    def _selected(self) -> tuple[Module, Execution | None] | None:
         from workbench.tui.panes.executions import ExecutionsPane
         from workbench.tui.panes.modules import ModulesPane
 
-        listed = self.pane(ModulesPane).table.current_key
-        if listed is not None and (self.module is None or self.module.key != listed):
-            self.select_module(listed)  # a key pressed before the selection settled
-        if self.module is None:
-            self.notify("select a module first", timeout=3)
+        app, selection = self.app, self.app.selection
+        listed = app.pane(ModulesPane).table.current_key
+        if listed is not None and (selection.module is None or selection.module.key != listed):
+            app.select_module(listed)  # a key pressed before the selection settled
+        if selection.module is None:
+            app.notify("select a module first", timeout=3)
             return None
-        self.selection.execution = self.pane(ExecutionsPane).current  # settled or not
-        return self.module, self.selection.execution_or_first()
+        selection.execution = app.pane(ExecutionsPane).current  # settled or not
+        return selection.module, selection.execution_or_first()
 
-    def _mark_running(self: WorkbenchApp, module: Module) -> None:
-        self.book.clear_module(module.key)
-        self.culprit.pop(module.key, None)
-        self.book.set_module_status(module.key, Status("running"))
-        self.results_changed(module.key)
+    def _mark_running(self, module: Module) -> None:
+        self.app.book.clear_module(module.key)
+        self.app.culprit.pop(module.key, None)
+        self.app.book.set_module_status(module.key, Status("running"))
+        self.app.results_changed(module.key)
 
-    def action_replay(self: WorkbenchApp) -> None:
+    def action_replay(self) -> None:
         selected = self._selected()
         if selected and capture_of(selected[1]) is not None:
             # An IREE capture has no steps: IREE's own tool replays it whole, in its pane.
-            self.action_focus_pane(IreePane.__name__)
-            self.call_after_refresh(self.pane(IreePane).action_replay)
+            self.app.action_focus_pane(IreePane.__name__)
+            self.app.call_after_refresh(self.app.pane(IreePane).action_replay)
             return
-        if selected and self.jobs.replay(*selected, bisect=False):
+        if selected and self.app.jobs.replay(*selected, bisect=False):
             self._mark_running(selected[0])
 
-    def action_bisect(self: WorkbenchApp) -> None:
+    def action_bisect(self) -> None:
         selected = self._selected()
         if selected and capture_of(selected[1]) is not None:
-            self.notify("an IREE capture has no passes to bisect; r replays it whole",
-                        timeout=4)
+            self.app.notify("an IREE capture has no passes to bisect; r replays it whole",
+                            timeout=4)
             return
-        if selected and self.jobs.replay(*selected, bisect=True):
+        if selected and self.app.jobs.replay(*selected, bisect=True):
             self._mark_running(selected[0])
 
-    def action_triage(self: WorkbenchApp) -> None:
-        if self.jobs.triage():
-            for module in self.dump.modules:
+    def action_triage(self) -> None:
+        if self.app.jobs.triage():
+            for module in self.app.dump.modules:
                 if module.executions:
                     self._mark_running(module)
 
-    def action_cancel(self: WorkbenchApp) -> None:
-        if self.jobs.cancel():
-            self.notify("cancelling…", timeout=2)
+    def action_cancel(self) -> None:
+        if self.app.jobs.cancel():
+            self.app.notify("cancelling…", timeout=2)
         elif self.manual is not None:
             self.manual = None
-            self.query_one(BisectBar).show_state(None)
-            self.refresh_bindings()
+            self.app.bisect_bar.show_state(None)
+            self.app.refresh_bindings()
 
     # ----- manual bisection -------------------------------------------------------------------
 
-    def action_manual_bisect(self: WorkbenchApp) -> None:
+    def action_manual_bisect(self) -> None:
         selected = self._selected()
         if selected is None:
             return
         module, execution = selected
         try:
-            steps = open_backend(self.dump.root, module).steps()
+            steps = open_backend(self.app.dump.root, module).steps()
         except NoBackend as error:
-            self.notify(str(error), severity="error", timeout=5)
+            self.app.notify(str(error), severity="error", timeout=5)
             return
         if len(steps) < 2:
-            self.notify("nothing to bisect: fewer than two replayable steps", timeout=4)
+            self.app.notify("nothing to bisect: fewer than two replayable steps", timeout=4)
             return
         self.manual = ManualBisect.start(module.key, module.name or module.key, execution, steps)
         self._bisect_moved()
 
-    def _bisect_moved(self: WorkbenchApp) -> None:
-        manual = self.manual
+    def _bisect_moved(self) -> None:
+        app, manual = self.app, self.manual
         assert manual is not None
-        self.query_one(BisectBar).show_state(manual)
-        self.refresh_bindings()
+        app.bisect_bar.show_state(manual)
+        app.refresh_bindings()
         proposal = manual.proposal
         if proposal is not None:
-            self.go_to_step(manual.module_key, proposal)
+            app.go_to_step(manual.module_key, proposal)
             return
         culprit = manual.culprit
         if culprit is not None:
             outcome = Outcome(Kind.MISMATCH, culprit=culprit.pass_name)
-            self.book.set_module_status(manual.module_key, Status.of(outcome))
-            self.culprit[manual.module_key] = step_key(culprit)
-            self.results_changed(manual.module_key)
-            self.go_to_step(manual.module_key, culprit, open_diff=True)
-        self.log_line(f"manual bisect {manual.module_name}: {manual.outcome()}")
+            app.book.set_module_status(manual.module_key, Status.of(outcome))
+            app.culprit[manual.module_key] = step_key(culprit)
+            app.results_changed(manual.module_key)
+            app.go_to_step(manual.module_key, culprit, open_diff=True)
+        app.log_line(f"manual bisect {manual.module_name}: {manual.outcome()}")
 
-    def action_bisect_mark(self: WorkbenchApp, mark: str) -> None:
+    def action_bisect_mark(self, mark: Mark) -> None:
         manual = self.manual
         if manual is None or manual.proposal is None:
             return
-        error = manual.mark(self.step, mark)  # type: ignore[arg-type]
+        error = manual.mark(self.app.selection.step, mark)
         if error:
-            self.notify(error, severity="warning", timeout=4)
+            self.app.notify(error, severity="warning", timeout=4)
             return
         self._bisect_moved()
 
-    def action_bisect_evaluate(self: WorkbenchApp) -> None:
-        manual = self.manual
-        if manual is None or self.module is None:
+    def action_bisect_evaluate(self) -> None:
+        manual, selection = self.manual, self.app.selection
+        if manual is None or selection.module is None:
             return
-        step = self.step if manual.position_of(self.step) is not None else manual.proposal
+        step = selection.step if manual.position_of(selection.step) is not None \
+            else manual.proposal
         if step is not None:
-            self.jobs.evaluate(self.module, manual.execution, step)
+            self.app.jobs.evaluate(selection.module, manual.execution, step)
 
     # ----- where results go -------------------------------------------------------------------
 
-    def log_line(self: WorkbenchApp, text: str) -> None:
-        from workbench.tui.panes.replay_log import ReplayLogPane
+    def on_job_progress(self, event: JobProgress) -> None:
+        self.app.show_job()
 
-        self.pane(ReplayLogPane).write(text)
-
-    def show_job(self: WorkbenchApp) -> None:
-        """The running job and its progress on the status line (redrawn with the results)."""
-        job = self.jobs.current
-        if job is None:
-            self.status_bar.job = ""
-            return
-        count = f" {job.done}/{job.total} {progress_bar(job.done, job.total)}" if job.total \
-            else ""
-        self.status_bar.job = f"{job.label}{count} esc:cancel"
-
-    def on_job_progress(self: WorkbenchApp, event: JobProgress) -> None:
-        self.show_job()
-
-    def on_step_replayed(self: WorkbenchApp, event: StepReplayed) -> None:
-        job, result = event.job, event.result
+    def on_step_replayed(self, event: StepReplayed) -> None:
+        app, job, result = self.app, event.job, event.result
         module_key = job.module_key
         assert module_key is not None
         status = result_status(result)
-        self.book.set_step_status(module_key, result.step, status)
-        self.log_line(f"{job.label}: {result.step.label} {status.symbol} {result.outcome.text}")
+        app.book.set_step_status(module_key, result.step, status)
+        app.log_line(f"{job.label}: {result.step.label} {status.symbol} {result.outcome.text}")
         if self.manual is not None and job.kind == "evaluate":
             self.manual.last_result = (f"{result.step.label}: {status.symbol} "
                                        f"{result.outcome.status}")
-            self.query_one(BisectBar).show_state(self.manual)
-        self.results_changed(module_key)
+            app.bisect_bar.show_state(self.manual)
+        app.results_changed(module_key)
 
-    def on_verdict_reached(self: WorkbenchApp, event: VerdictReached) -> None:
-        job, verdict = event.job, event.verdict
+    def on_verdict_reached(self, event: VerdictReached) -> None:
+        app, job, verdict = self.app, event.job, event.verdict
         module_key = job.module_key
         assert module_key is not None
-        self.book.set_module_status(module_key, verdict_status(verdict))
-        self.log_line(f"{job.label}: {verdict.status}: {verdict.detail} "
-                      f"({verdict.evaluations} evaluations of {verdict.steps} steps)")
+        app.book.set_module_status(module_key, verdict_status(verdict))
+        app.log_line(f"{job.label}: {verdict.status}: {verdict.detail} "
+                     f"({verdict.evaluations} evaluations of {verdict.steps} steps)")
         if verdict.culprit is not None:
             culprit = verdict.culprit.step
-            self.culprit[module_key] = step_key(culprit)
-            module = self.module_by_key(module_key)
+            app.culprit[module_key] = step_key(culprit)
+            module = app.module_by_key(module_key)
             if module is not None:
                 execution = next((e for e in module.executions if e.id == job.execution_id),
                                  None)
-                self.verdicts[module_key] = (execution, verdict)
+                app.verdicts[module_key] = (execution, verdict)
             if job.kind == "bisect":
-                self.go_to_step(module_key, culprit, open_diff=True)
-        self.results_changed(module_key)
+                app.go_to_step(module_key, culprit, open_diff=True)
+        app.results_changed(module_key)
 
-    def on_triage_reported(self: WorkbenchApp, event: TriageReported) -> None:
-        result = event.result
-        self.book.set_module_status(result.module, triage_status(result))
-        module = self.module_by_key(result.module)
+    def on_triage_reported(self, event: TriageReported) -> None:
+        app, result = self.app, event.result
+        app.book.set_module_status(result.module, triage_status(result))
+        module = app.module_by_key(result.module)
         if result.culprit is not None and module is not None:
             index = result.culprit["index"]
             if 0 <= index < len(module.steps):
-                self.culprit[module.key] = step_key(module.steps[index])
-        self.log_line(f"triage {result.name or result.module} ({result.execution}): "
-                      f"{result.status}: {result.detail}")
-        self.results_changed(result.module)
+                app.culprit[module.key] = step_key(module.steps[index])
+        app.log_line(f"triage {result.name or result.module} ({result.execution}): "
+                     f"{result.status}: {result.detail}")
+        app.results_changed(result.module)
 
-    def on_job_ended(self: WorkbenchApp, event: JobEnded) -> None:
-        job = event.job
-        self.jobs.finished(job)
-        self.show_job()
+    def on_job_ended(self, event: JobEnded) -> None:
+        app, job = self.app, event.job
+        app.jobs.finished(job)
+        app.show_job()
         if event.outcome != "done":
             message = f"{job.label}: {event.outcome}{': ' + event.message if event.message else ''}"
-            self.log_line(message)
-            self.notify(message, severity="error" if event.outcome == "failed" else "warning",
-                        timeout=6)
+            app.log_line(message)
+            app.notify(message, severity="error" if event.outcome == "failed" else "warning",
+                       timeout=6)
         # Modules still "running" were not reached (cancelled, failed): not replayed after all.
-        for key, status in list(self.book.modules.items()):
+        for key, status in list(app.book.modules.items()):
             if status.state == "running":
-                self.book.modules.pop(key)
-                self.results_changed(key)
-
-    def go_to_step(self: WorkbenchApp, module_key: str, step: Step,
-                   open_diff: bool = False) -> None:
-        """Select `step` of module `module_key` in the panes (selecting the module first)."""
-        from workbench.tui.panes.diff import DiffPane
-        from workbench.tui.panes.modules import ModulesPane
-        from workbench.tui.panes.timeline import TimelinePane
-
-        if self.module is None or self.module.key != module_key:
-            modules = self.pane(ModulesPane)
-            if not modules.table.move_to_key(module_key):
-                modules.show_module(module_key)
-            self.select_module(module_key)
-        timeline = self.pane(TimelinePane)
-        timeline.show_step(step)
-        self.step_changed()
-        if open_diff:
-            diff = self.pane(DiffPane)
-            diff.first_change_pending = True
-            self.action_focus_pane("DiffPane")
+                app.book.modules.pop(key)
+                app.results_changed(key)

@@ -1,26 +1,29 @@
 """Replay status as the panes show it: a symbol and a style for every state, never colour alone.
 
-States follow the replay engine's outcome kinds ("ok", "mismatch", "unsupported", "error")
-plus "none" (not replayed yet) and "running". A status of a replay result carries its
+States are the replay engine's outcome kinds (`Kind`: ok, mismatch, unsupported, error) plus
+"none" (not replayed yet) and "running". A status of a replay result carries its
 `Outcome`, so a pane can show the numbers behind a badge without reading them from text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from workbench.replay.outcome import Outcome
+from workbench.replay.outcome import Kind, Outcome
 
 DETAIL_WIDTH = 60  # a badge's detail is cut here (an error message can be long)
 
+State = Kind | Literal["none", "running"]
+
 # state -> (symbol, component class, word)
-BADGES: dict[str, tuple[str, str, str]] = {
+BADGES: dict[State, tuple[str, str, str]] = {
     "none": ("·", "status--none", "not replayed"),
     "running": ("…", "status--running", "running"),
-    "ok": ("✓", "status--ok", "ok"),
-    "mismatch": ("✗", "status--fail", "failing"),
-    "unsupported": ("?", "status--unsupported", "unsupported"),
-    "error": ("!", "status--error", "error"),
+    Kind.OK: ("✓", "status--ok", "ok"),
+    Kind.MISMATCH: ("✗", "status--fail", "failing"),
+    Kind.UNSUPPORTED: ("?", "status--unsupported", "unsupported"),
+    Kind.ERROR: ("!", "status--error", "error"),
 }
 
 
@@ -28,7 +31,7 @@ BADGES: dict[str, tuple[str, str, str]] = {
 class Status:
     """A module's or a step's replay state; `detail` says more (the culprit pass, the op)."""
 
-    state: str = "none"
+    state: State = "none"
     detail: str = ""
     outcome: Outcome | None = None
 
@@ -38,7 +41,7 @@ class Status:
         label = outcome.label
         if len(label) > DETAIL_WIDTH:
             label = label[:DETAIL_WIDTH - 1] + "…"
-        return cls(str(outcome.kind), label, outcome)
+        return cls(outcome.kind, label, outcome)
 
     @property
     def symbol(self) -> str:
@@ -54,7 +57,7 @@ class Status:
         symbol, _, word = BADGES[self.state]
         if not self.detail:
             return f"{symbol} {word}"
-        joiner = " at " if self.state == "mismatch" else ": "
+        joiner = " at " if self.state == Kind.MISMATCH else ": "
         return f"{symbol} {word}{joiner}{self.detail}"
 
     @property

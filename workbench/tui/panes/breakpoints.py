@@ -18,6 +18,7 @@ from workbench.debug.breakpoints import Breakpoint, BreakpointError, BreakpointL
 from workbench.debug.controller import Stepper, Stop
 from workbench.debug.facts import DumpFacts, action_tags_of
 from workbench.model import Module, Step
+from workbench.replay.outcome import Kind
 from workbench.replay.steps import Replay
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput
@@ -52,10 +53,12 @@ class BreakpointsPane(Pane):
     ]
 
     class Stopped(Message):
-        def __init__(self, module_key: str, stop: Stop) -> None:
+        """The stepper stopped (`where`; not `stop`, which would hide `Message.stop`)."""
+
+        def __init__(self, module_key: str, where: Stop) -> None:
             super().__init__()
             self.module_key = module_key
-            self.stop = stop
+            self.where = where
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -158,10 +161,10 @@ class BreakpointsPane(Pane):
             stepper = self.stepper_for(app, module)
             positions = {s.index: p for p, s in enumerate(replay.steps)}
 
-            def evaluate(target: Step) -> str:
+            def evaluate(target: Step) -> Kind:
                 position = positions.get(target.index)
                 if position is None:
-                    return "unsupported: not a replayable step"
+                    return Kind.UNSUPPORTED  # not a replayable step
                 result = replay.evaluate(position)
                 app.post_message(StepReplayed(job, result))
                 return result.kind
@@ -178,7 +181,7 @@ class BreakpointsPane(Pane):
         stepper = self.steppers.get(event.module_key)
         if stepper is None:
             return
-        stop = event.stop
+        stop = event.where
         where = stop.describe(stepper.steps)
         self.state.update(f"stopped: {where} ({stop.passed} steps passed)")
         app.log_line(f"debug: {where}")

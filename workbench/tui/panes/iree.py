@@ -25,6 +25,7 @@ from workbench.loader import ReadError
 from workbench.model import Execution, Module
 from workbench.output.safe_text import visible
 from workbench.replay.iree_runner import ReplayOptions, start_replay
+from workbench.replay.outcome import Kind
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
@@ -62,10 +63,10 @@ def summary_text(dump: ReplayDump) -> str:
 
 def result_status(result: ToolResult) -> Status:
     if result.ok:
-        return Status("ok")
+        return Status(Kind.OK)
     if result.outcome == "failed":
-        return Status("error", result.status_code or f"exit status {result.exit_code}")
-    return Status("error", "timed out" if result.outcome == "timeout" else "cancelled")
+        return Status(Kind.ERROR, result.status_code or f"exit status {result.exit_code}")
+    return Status(Kind.ERROR, "timed out" if result.outcome == "timeout" else "cancelled")
 
 
 class IreePane(FilteredTablePane):
@@ -258,7 +259,7 @@ class IreePane(FilteredTablePane):
         except ToolMissing as error:
             self.process = None
             self.log_view.write(visible(str(error), lines=True))
-            self.replay_status = Status("error", "IREE tools missing")
+            self.replay_status = Status(Kind.ERROR, "IREE tools missing")
             self._show_state()
             return
         self.process = process

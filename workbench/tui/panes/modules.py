@@ -11,9 +11,11 @@ from textual.fuzzy import Matcher
 from textual.widget import Widget
 
 from workbench.model import Module
+from workbench.replay.outcome import Kind
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
+from workbench.tui.status import State
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -27,6 +29,9 @@ _HELPER_RE = re.compile(
     r"dynamic_slice|dynamic_update_slice|gather|full|zeros_like|ones_like|arange|stack|split)$"
 )
 SORTS = ("id", "name", "steps", "status")
+# Sorting by status: the most alarming first, then the running, the fine, the not replayed.
+STATUS_ORDER: dict[State, int] = {Kind.MISMATCH: 0, Kind.ERROR: 1, Kind.UNSUPPORTED: 2,
+                                  "running": 3, Kind.OK: 4, "none": 5}
 
 
 def is_helper_module(module: Module) -> bool:
@@ -95,7 +100,7 @@ class ModulesPane(FilteredTablePane):
         self.hidden = 0
         if self.hide_helpers:
             kept = [m for m in modules if not is_helper_module(m)
-                    or app.book.module_status(m.key).state in ("mismatch", "error")]
+                    or app.book.module_status(m.key).state in (Kind.MISMATCH, Kind.ERROR)]
             self.hidden = len(modules) - len(kept)
             modules = kept
         query = self.filter.value.strip()
@@ -110,8 +115,7 @@ class ModulesPane(FilteredTablePane):
         elif self.sort == "steps":
             modules.sort(key=lambda m: (-m.step_count, m.key))
         elif self.sort == "status":
-            order = {"mismatch": 0, "error": 1, "unsupported": 2, "running": 3, "ok": 4, "none": 5}
-            modules.sort(key=lambda m: (order[app.book.module_status(m.key).state], m.key))
+            modules.sort(key=lambda m: (STATUS_ORDER[app.book.module_status(m.key).state], m.key))
         return modules
 
     def refill(self) -> None:

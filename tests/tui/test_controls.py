@@ -1,0 +1,116 @@
+"""The replay control without the app: it knows the app only as a `ControlContext`, so a plain
+object that records its requests stands in for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay_fakes import FakeBackend, make_module
+
+from workbench.model import Dump, Module, Step
+from workbench.replay.bisect import bisect_replay
+from workbench.replay.inputs import InputSpec, resolve_inputs
+from workbench.replay.outcome import Kind
+from workbench.replay.steps import Replay
+from workbench.replay.triage import TriageResult
+from workbench.tui.bisect_bar import ManualBisect
+from workbench.tui.book import Book, step_key
+from workbench.tui.context import Selection
+from workbench.tui.jobs import Job, JobEnded, Jobs, TriageReported
+from workbench.tui.replay_control import ReplayControl
+from workbench.tui.status import Status
+
+
+class Recorder:
+    """The app as the controls see it: state, and every request written down."""
+
+    def __init__(self, module: Module) -> None:
+        self.dump = Dump(root=Path("/nonexistent"), modules=[module])
+        self.book = Book()
+        self.selection = Selection(module=module)
+        self.marked: dict[str, str] = {}
+        self.culprit: dict[str, str] = {}
+        self.verdicts: dict = {}
+        self.jobs = Jobs(self)
+        self.focused = None
+        self.bisect_bar = self  # `show_state` below
+        self.shown: list[ManualBisect | None] = []
+        self.log: list[str] = []
+        self.notices: list[tuple[str, str]] = []
+        self.changed: list[str] = []
+        self.visits: list[tuple[str, str, bool]] = []
+
+    def show_state(self, bisect: ManualBisect | None) -> None:
+        self.shown.append(bisect)
+
+    def log_line(self, text: str) -> None:
+        self.log.append(text)
+
+    def notify(self, message: str, *, severity: str = "information", **_: object) -> None:
+        self.notices.append((severity, message))
+
+    def results_changed(self, module_key: str) -> None:
+        self.changed.append(module_key)
+
+    def module_by_key(self, key: str | None) -> Module | None:
+        return next((m for m in self.dump.modules if m.key == key), None)
+
+    def go_to_step(self, module_key: str, step: Step, open_diff: bool = False) -> None:
+        self.visits.append((module_key, step.pass_name, open_diff))
+        self.selection.step = step
+
+    def show_job(self) -> None:
+        pass
+
+    def refresh_bindings(self) -> None:
+        pass
+
+
+def test_a_triage_result_becomes_a_badge_a_culprit_and_a_log_line() -> None:
+    module = make_module("good good bad bad")
+    app = Recorder(module)
+    control = ReplayControl(app)
+    backend = FakeBackend(Path("/nonexistent"), module)
+    verdict = bisect_replay(Replay(backend, resolve_inputs(backend, module.executions[0],
+                                                           InputSpec())))
+    assert verdict.culprit is not None
+    result = TriageResult(module.key, "jit_fake", "snapshot.1", verdict.status,
+                          culprit={"index": verdict.culprit.step.index},
+                          detail=verdict.detail, verdict=verdict)
+    job = Job("triage", "triage")
+    control.on_triage_reported(TriageReported(job, result))
+    status = app.book.module_status(module.key)
+    assert (status.state, status.detail) == (Kind.MISMATCH, "bad")
+    assert app.culprit == {module.key: step_key(module.steps[2])}
+    assert app.log == [f"triage jit_fake (snapshot.1): mismatch: {verdict.detail}"]
+    assert "step 2 (0002 bad) is the first to differ" in app.log[0]
+    assert app.changed == [module.key]
+
+    app.book.set_module_status("module_0002", Status("running"))  # not reached
+    app.jobs.current = job
+    control.on_job_ended(JobEnded(job, "cancelled"))
+    assert app.jobs.current is None and "module_0002" not in app.book.modules
+    assert app.book.module_status(module.key).state == Kind.MISMATCH  # reached: kept
+    assert app.notices == [("warning", "triage: cancelled")]
+
+
+def test_manual_bisection_marks_until_the_culprit() -> None:
+    module = make_module("good good good bad bad")
+    app = Recorder(module)
+    control = ReplayControl(app)
+    assert not control.check_action("bisect_mark", ("good",))  # no manual bisection yet
+    assert control.check_action("replay", ())
+    control.manual = ManualBisect.start(module.key, "jit_fake", None, module.steps)
+    assert control.check_action("bisect_mark", ("good",))
+    app.selection.step = control.manual.proposal
+    while control.manual.proposal is not None:
+        step = app.selection.step
+        assert step is not None
+        control.action_bisect_mark("bad" if step.pass_name == "bad" else "good")
+    assert app.visits[-1] == (module.key, "bad", True)  # the culprit, its diff open
+    assert all(not open_diff for _, _, open_diff in app.visits[:-1])
+    assert app.culprit == {module.key: step_key(module.steps[3])}
+    status = app.book.module_status(module.key)
+    assert (status.state, status.detail) == (Kind.MISMATCH, "bad")
+    assert app.log == ["manual bisect jit_fake: culprit: " + module.steps[3].label]
+    assert app.shown[-1] is control.manual
