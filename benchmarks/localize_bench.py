@@ -4,13 +4,15 @@
 
 On the largest module of the large transformer dump (made or reused as `replay_large.py`
 does; `--dump` for another), first execution, the pair of steps around the middle of the
-timeline is localized twice, in the same run as the baseline (one plain evaluation of the
-later step, best of `--repeat`):
+timeline is localized in the same run as the baseline (one plain evaluation of the later
+step), each case best of `--repeat`, the runs interleaved (one of each in turn) so that load
+from other work spreads over all of them:
 
-- early, late: the later step with one instruction's opcode changed (the first, or the last,
-  float array `add` of the entry computation turned into `subtract`): the bug is found, which
-  needs the f64 shadow and the perturbed one; each evaluation stops at the culprit, so an
-  early bug costs less than a late one;
+- early, middle, late: the later step with one instruction's opcode changed (the first, the
+  middle or the last float array `add` of the entry computation turned into `subtract`): the
+  bug is found, which needs the f64 shadow and the perturbed one of what the culprit depends
+  on; the later step's evaluation stops at the culprit, so an early bug costs less than a late
+  one;
 - clean: the pair as dumped: two evaluations and the matching, nothing beyond the tolerance.
 
 The goal: localization within 3 evaluations' time. Peak memory: the bytes of intermediate
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from large_dump import MissingJax, make_dump
 from replay_large import largest_module
-from timing import best_of
+from timing import interleaved_best
 
 from workbench.hlo_ir import HloModule
 from workbench.index import scan
@@ -41,15 +44,15 @@ from workbench.replay.inputs import InputSpec, resolve_inputs
 from workbench.replay.localize import Localizer
 
 
-def plant(module: HloModule, last: bool = False) -> tuple[HloModule, str]:
-    """`module` with its first (or last) float array `add` of the entry computation made a
-    `subtract`."""
+def plant(module: HloModule, where: float = 0.0) -> tuple[HloModule, str]:
+    """`module` with one float array `add` of the entry computation made a `subtract`: the
+    first (`where` 0), the last (1), or the one at that fraction of them."""
     entry = module.entry
     found = [p for p, i in enumerate(entry.instructions)
              if i.opcode == "add" and i.shape.dims and i.shape.element_type.startswith("f")]
     if not found:
         raise SystemExit("no float add in the entry computation to plant a bug in")
-    position = found[-1] if last else found[0]
+    position = found[round(where * (len(found) - 1))]
     instructions = list(entry.instructions)
     instructions[position] = replace(instructions[position], opcode="subtract")
     computations = [replace(c, instructions=instructions) if c is entry else c
@@ -78,21 +81,26 @@ def main() -> int:
     before_step, after_step = steps[middle - 1], steps[middle]
     before = load_step_hlo(dump.root, before_step)
     after = load_step_hlo(dump.root, after_step)
-    early, early_name = plant(after)
-    late, late_name = plant(after, last=True)
+    cases = {"early": plant(after, 0.0), "middle": plant(after, 0.5),
+             "late": plant(after, 1.0), "clean": (after, "")}
     arguments = inputs.arguments
     print(f"{folder}: {module.key} ({module.name}), steps {before_step.index} -> "
           f"{after_step.index} ({after_step.pass_name}), {after.instruction_count()} "
-          f"instructions; planted: {early_name} (early) or {late_name} (late) add -> subtract")
+          "instructions; planted add -> subtract: "
+          + ", ".join(f"{name} ({case})" for case, (_, name) in cases.items() if name))
 
-    evaluation = best_of(args.repeat, lambda: evaluate_module(after, arguments))
+    runs: dict[str, Callable[[], object]] = {
+        "evaluation": lambda: evaluate_module(after, arguments)}
+    for case, (later, _) in cases.items():
+        runs[case] = (lambda m=later: Localizer(before, m, arguments).run(before_step,
+                                                                          after_step))
+    best = interleaved_best(args.repeat, runs)
+    evaluation = best["evaluation"]
     print(f"one evaluation: {evaluation:.3f} s")
     worst = 0.0
-    for case, later in (("early", early), ("late", late), ("clean", after)):
+    for case, (later, _) in cases.items():
         result = Localizer(before, later, arguments).run(before_step, after_step)
-        seconds = best_of(args.repeat,
-                          lambda m=later: Localizer(before, m, arguments).run(before_step,
-                                                                               after_step))
+        seconds = best[case]
         tracemalloc.start()
         Localizer(before, later, arguments).run(before_step, after_step)
         _, traced = tracemalloc.get_traced_memory()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from workbench.replay.localize_match import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from workbench.replay.hlo.interpreter import Interpreter
 
 MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
 
@@ -236,10 +236,11 @@ def _identical(a: LiteralValue, b: LiteralValue) -> bool:
 class _Shadows:
     """The earlier step's values in f64 (one `kind`: on the inputs, or on perturbed ones).
 
-    The first evaluation stops at the value asked for, keeping every matched value it made on
-    the way; a value it did not reach makes a second evaluation, which runs to the end. So a
-    culprit early in the program costs a fraction of an evaluation, and no kind costs more
-    than two."""
+    The first evaluation runs only the entry instructions the value asked for depends on (its
+    cone; `cone_module`) and stops once it has made it, keeping every matched value it made
+    on the way; a value it did not make costs a second evaluation of the whole step, which
+    runs to the end. So a culprit costs the shadows of what it depends on, and no kind costs
+    more than two evaluations."""
 
     def __init__(self, localizer: Localizer, perturbed: bool) -> None:
         self.localizer = localizer
@@ -258,23 +259,58 @@ class _Shadows:
             return self.values.get(key)
         localizer = self.localizer
         wanted = localizer.wanted
-        last_run = self.runs >= 1
+        whole = self.runs >= 1
         missing = {key, *(also or ())} - set(self.values)
+        asked = set(missing)
 
         def sink(made: DynKey, instruction: Instruction, value: Any) -> None:
             if made[0] in wanted and made not in self.values:
                 self.values[made] = value if isinstance(value, tuple) else np.asarray(value)
                 localizer._keep(self.values[made])
                 missing.discard(made)
-                if not missing and not last_run:
+                if not missing and not whole:
                     raise _Enough()
 
         arguments = (perturb(localizer.arguments) if self.perturbed
                      else [widen(a) for a in localizer.arguments])
+        module = localizer.shadow_module()
+        if not whole:
+            module = localizer.cone(module, frozenset(_entry_name(k) for k in asked))
         self.runs += 1
-        self.complete = localizer._evaluate(localizer.shadow_module(), arguments,
-                                            sink) is not None
+        ended = localizer._evaluate(module, arguments, sink) is not None
+        if whole:
+            self.complete = ended
+        elif ended:  # the cone ran to its end: what it did not make, the step never makes
+            self.values.update(dict.fromkeys(missing))
         return self.values.get(key)
+
+
+def _entry_name(key: DynKey) -> str:
+    """The entry computation's instruction that makes (or runs the body making) a value."""
+    frame, name = key[0]
+    return frame[0][0] if frame else name
+
+
+def cone_module(module: HloModule, names: set[str]) -> HloModule:
+    """`module` with its entry computation cut to what the entry instructions `names` depend
+    on (in their order; every parameter kept, so it takes the same arguments), the last of
+    them its root. Evaluating it makes those values as the whole module would."""
+    entry = module.entry
+    by_name = entry.by_name
+    needed: set[str] = set()
+    pending = [n for n in names if n in by_name]
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.add(name)
+            pending.extend(by_name[name].operands)
+    kept = [i for i in entry.instructions if i.name in needed or i.opcode == "parameter"]
+    if not needed or len(kept) == len(entry.instructions):
+        return module
+    root = [i.name for i in kept if i.name in needed][-1]
+    cut = Computation(entry.name, kept, root, entry.is_entry, entry.id)
+    return replace(module, computations=[cut if c is entry else c
+                                         for c in module.computations])
 
 
 @dataclass
@@ -440,6 +476,8 @@ class Localizer:
         self.shadows = _Shadows(self, perturbed=False)
         self.perturbed = _Shadows(self, perturbed=True)
         self._shadow_module: HloModule | None = None
+        self._cones: dict[frozenset[str], HloModule] = {}
+        self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -464,15 +502,27 @@ class Localizer:
                 raise LocalizeError(f"unsupported: {error.what}") from None
         return self._shadow_module
 
+    def cone(self, module: HloModule, names: frozenset[str]) -> HloModule:
+        """`cone_module(module, names)` of the shadow module, made once (both shadows ask
+        for the same values, and then share the compiled plans too)."""
+        cut = self._cones.get(names)
+        if cut is None:
+            cut = self._cones[names] = cone_module(module, set(names))
+        return cut
+
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
                   sink: Callable[[DynKey, Instruction, Any], None]) -> LiteralValue | None:
         """Evaluate `module` with `sink` seeing every value; None when the sink ended it."""
         from workbench.replay.errors import EvaluationError, Unsupported
         from workbench.replay.hlo import evaluate_module
+        from workbench.replay.hlo.interpreter import Interpreter
 
         self.evaluations += 1
+        interpreter = self._interpreters.get(id(module))
+        if interpreter is None or interpreter.module is not module:
+            interpreter = self._interpreters[id(module)] = Interpreter(module)
         try:
-            return evaluate_module(module, arguments, Recorder(sink))
+            return evaluate_module(module, arguments, Recorder(sink), interpreter)
         except _Enough:
             return None
         except Unsupported as error:

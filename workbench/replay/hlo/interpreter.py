@@ -269,8 +269,9 @@ class Interpreter:
         live = peak = 0
         for position, instruction in enumerate(computation.instructions):
             size = sizes[position]
-            memory.check(size, f"{computation.name}/{instruction.name} "
-                         f"{_describe_shape(instruction.shape)}", self._memory_limit)
+            if size > self._memory_limit:  # described only then: this runs per instruction
+                memory.check(size, f"{computation.name}/{instruction.name} "
+                             f"{_describe_shape(instruction.shape)}", self._memory_limit)
             new = 0 if instruction.opcode in _ALIASING and instruction.opcode != "parameter" \
                 else size
             inner = max((self._peak(name) for name in instruction.called_computations
