@@ -6,7 +6,8 @@ On the largest module of the large transformer dump (made or reused as `replay_l
 does; `--dump` for another), first execution, the pair of steps around the middle of the
 timeline is localized in the same run as the baseline (one plain evaluation of the later
 step), each case best of `--repeat`, the runs interleaved (one of each in turn) so that load
-from other work spreads over all of them:
+from other work spreads over all of them; wall time, and the process's CPU time (which does not
+count waiting for a core on a shared machine):
 
 - early, middle, late: the later step with one instruction's opcode changed (the first, the
   middle or the last float array `add` of the entry computation turned into `subtract`): the
@@ -95,12 +96,12 @@ def main() -> int:
         runs[case] = (lambda m=later: Localizer(before, m, arguments).run(before_step,
                                                                           after_step))
     best = interleaved_best(args.repeat, runs)
-    evaluation = best["evaluation"]
-    print(f"one evaluation: {evaluation:.3f} s")
+    evaluation, evaluation_cpu = best["evaluation"]
+    print(f"one evaluation: {evaluation:.3f} s (CPU {evaluation_cpu:.3f} s)")
     worst = 0.0
     for case, (later, _) in cases.items():
         result = Localizer(before, later, arguments).run(before_step, after_step)
-        seconds = best[case]
+        seconds, cpu = best[case]
         tracemalloc.start()
         Localizer(before, later, arguments).run(before_step, after_step)
         _, traced = tracemalloc.get_traced_memory()
@@ -109,10 +110,11 @@ def main() -> int:
                  if result.instruction else "none")
         ratio = seconds / evaluation
         worst = max(worst, ratio)
-        print(f"{case:>6}: {seconds:.3f} s = {ratio:.2f} evaluations "
-              f"({result.evaluations} evaluations run, culprit {found}, {result.matched} "
-              f"matched, {len(result.unmatched)} unmatched); values kept at most "
-              f"{result.kept_bytes / 2**20:.1f} MB, traced peak {traced / 2**20:.1f} MB")
+        print(f"{case:>6}: {seconds:.3f} s = {ratio:.2f} evaluations (CPU "
+              f"{cpu / evaluation_cpu:.2f}; {result.evaluations} evaluations run, culprit "
+              f"{found}, {result.matched} matched, {len(result.unmatched)} unmatched); values "
+              f"kept at most {result.kept_bytes / 2**20:.1f} MB, traced peak "
+              f"{traced / 2**20:.1f} MB")
     print(f"worst: {worst:.2f} evaluations' time (goal: at most 3)")
     return 0
 

@@ -17,9 +17,11 @@ counted, and beyond `memory_limit` bytes localization stops with a clear error.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +36,7 @@ from workbench.replay.localize_match import (
     Key,
     Matching,
     Site,
+    literal_key,
     match_modules,
 )
 
@@ -84,10 +87,13 @@ class _Frame:
 class Recorder:
     """An interpreter observer that hands every value of the recorded frames (the entry and
     what fusion, call, while and conditional run; not reducers or comparators) to `sink`
-    with its site key and loop iterations."""
+    with its site key and loop iterations; `known` may give a recorded instruction's value
+    before it is computed (see `_Search.known`)."""
 
-    def __init__(self, sink: Callable[[DynKey, Instruction, Any], None]) -> None:
+    def __init__(self, sink: Callable[[DynKey, Instruction, Any], None],
+                 known: Callable[[DynKey], Any] | None = None) -> None:
         self.sink = sink
+        self.known = known
         self.stack: list[_Frame] = []
 
     def enter(self, computation: Computation) -> None:
@@ -104,8 +110,12 @@ class Recorder:
                                 else ())
         self.stack.append(_Frame((*parent.path, element), loops, recorded))
 
-    def before(self, instruction: Instruction) -> None:
-        self.stack[-1].current = instruction
+    def before(self, instruction: Instruction) -> Any:
+        frame = self.stack[-1]
+        frame.current = instruction
+        if self.known is None or not frame.recorded or instruction.called_computations:
+            return None
+        return self.known(((frame.path, instruction.name), frame.loops))
 
     def value(self, instruction: Instruction, value: Any) -> None:
         frame = self.stack[-1]
@@ -214,6 +224,30 @@ class Localization:
         return localization_json(self)
 
 
+_NAMING = frozenset(("name", "operands", "id", "metadata", "literal"))
+_attributes = attrgetter(*(f.name for f in fields(Instruction) if f.name not in _NAMING))
+
+
+# Ops whose evaluation costs more than checking whether it can be skipped, at any size (ops
+# calling computations, a reduce's say, are never skipped: see `same_computation`).
+_COSTLY = frozenset(("dot", "convolution", "gather", "fft", "triangular-solve", "cholesky"))
+_MANY_ELEMENTS = 4096
+
+
+def _costly(instruction: Instruction) -> bool:
+    """Worth taking from the earlier step rather than computing again."""
+    if instruction.opcode in _COSTLY:
+        return True
+    shape = instruction.shape
+    return shape.is_array and math.prod(shape.dims) >= _MANY_ELEMENTS
+
+
+def _same_but_names(a: Instruction, b: Instruction) -> bool:
+    """Every attribute of the two instructions equal but their names, operands' names, ids
+    and metadata (a constant by its bytes)."""
+    return _attributes(a) == _attributes(b) and literal_key(a) == literal_key(b)
+
+
 def _bits(array: np.ndarray) -> np.ndarray:
     size = array.dtype.itemsize
     if size in (1, 2, 4, 8):
@@ -223,6 +257,8 @@ def _bits(array: np.ndarray) -> np.ndarray:
 
 def _identical(a: LiteralValue, b: LiteralValue) -> bool:
     """Bit for bit the same value: one cheap pass, the common case before the culprit."""
+    if a is b:
+        return True
     if isinstance(a, tuple) or isinstance(b, tuple):
         return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
                 and all(_identical(x, y) for x, y in zip(a, b, strict=True)))
@@ -359,6 +395,7 @@ class _Search:
 
     localizer: Localizer
     agrees: dict[DynKey, bool | str] = field(default_factory=dict)
+    identical: set[DynKey] = field(default_factory=set)  # bit for bit the earlier value
     reasons: list[str] = field(default_factory=list)
     departing: int = 0
     judged_by_bound: int = 0
@@ -366,6 +403,22 @@ class _Search:
     culprit: Found | None = None
     candidates: dict[DynKey, Found] = field(default_factory=dict)  # weak, not yet absorbed
     waiting: dict[DynKey, int] = field(default_factory=dict)  # candidate -> consumers to see
+
+    def known(self, key: DynKey) -> Any:
+        """The earlier step's value of an instruction that computes the same thing
+        (`Localizer.same_computation`) on operands that are bit for bit the earlier step's:
+        the evaluator is deterministic, so that is its value, and it is not computed again."""
+        localizer = self.localizer
+        site_key, loops = key
+        counterpart = localizer.same_computation(site_key)
+        if counterpart is None:
+            return None
+        alias = localizer.matching.alias_after
+        identical = self.identical
+        for operand in localizer.matching.sites_after[site_key].operands:
+            if (alias.get(operand, operand), loops) not in identical:
+                return None
+        return localizer.before_values.get((counterpart, loops))
 
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
@@ -386,20 +439,27 @@ class _Search:
         if instruction.opcode == "parameter" and site_key[0]:
             # A loop's or branch's parameter: its value comes from the loop's operand or the
             # previous iteration, judged there; a departure here is carried, never a culprit.
-            self.agrees[key] = _identical(reference, plain) or compare(
-                reference, plain, truth=_ValueTruth(localizer, before_key)).ok
+            if _identical(reference, plain):
+                self.identical.add(key)
+                self.agrees[key] = True
+                return
+            self.agrees[key] = compare(reference, plain,
+                                       truth=_ValueTruth(localizer, before_key)).ok
             if not self.agrees[key]:
                 self._downstream(instruction, [])
             return
         operands = [(matching.alias_after.get(o, o), loops) for o in site.operands]
         states = [self.agrees.get(o, False) for o in operands]
         if all(state is True for state in states) and _identical(reference, plain):
+            self.identical.add(key)
             self.agrees[key] = True
             return
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
         if any(state is False for state in states):
             self.agrees[key] = _identical(reference, plain)
-            if not self.agrees[key]:
+            if self.agrees[key]:
+                self.identical.add(key)
+            else:
                 self._downstream(instruction, [o for o, state in zip(operands, states,
                                                                      strict=True)
                                                if state is False])
@@ -478,6 +538,7 @@ class Localizer:
         self._shadow_module: HloModule | None = None
         self._cones: dict[frozenset[str], HloModule] = {}
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
+        self._same: dict[Key, Key | None] = {}
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -502,6 +563,29 @@ class Localizer:
                 raise LocalizeError(f"unsupported: {error.what}") from None
         return self._shadow_module
 
+    def same_computation(self, key: Key) -> Key | None:
+        """The counterpart of a later-step site when the two instructions compute the same
+        function of their operands' values: matched by structure, every attribute equal but
+        the names and metadata (the shapes with their layouts too, the operands' as well),
+        no called computations, no sub-byte or tuple values. Else None."""
+        if key in self._same:
+            return self._same[key]
+        from workbench.replay.hlo.sub_byte import has_sub_byte
+
+        matching = self.matching
+        other_key = matching.counterpart.get(key)
+        found = None
+        if other_key is not None and key not in matching.weak:
+            site, other = matching.sites_after[key], matching.sites_before[other_key]
+            mine, theirs = site.instruction, other.instruction
+            if (_costly(mine) and not mine.called_computations and not mine.shape.is_tuple
+                    and not has_sub_byte(mine.shape) and _same_but_names(mine, theirs)
+                    and [site.computation.by_name[o].shape for o in mine.operands]
+                    == [other.computation.by_name[o].shape for o in theirs.operands]):
+                found = other_key
+        self._same[key] = found
+        return found
+
     def cone(self, module: HloModule, names: frozenset[str]) -> HloModule:
         """`cone_module(module, names)` of the shadow module, made once (both shadows ask
         for the same values, and then share the compiled plans too)."""
@@ -511,8 +595,10 @@ class Localizer:
         return cut
 
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
-                  sink: Callable[[DynKey, Instruction, Any], None]) -> LiteralValue | None:
-        """Evaluate `module` with `sink` seeing every value; None when the sink ended it."""
+                  sink: Callable[[DynKey, Instruction, Any], None],
+                  known: Callable[[DynKey], Any] | None = None) -> LiteralValue | None:
+        """Evaluate `module` with `sink` seeing every value (`known` giving the values known
+        without computing them, see `Recorder`); None when the sink ended it."""
         from workbench.replay.errors import EvaluationError, Unsupported
         from workbench.replay.hlo import evaluate_module
         from workbench.replay.hlo.interpreter import Interpreter
@@ -522,7 +608,7 @@ class Localizer:
         if interpreter is None or interpreter.module is not module:
             interpreter = self._interpreters[id(module)] = Interpreter(module)
         try:
-            return evaluate_module(module, arguments, Recorder(sink), interpreter)
+            return evaluate_module(module, arguments, Recorder(sink, known), interpreter)
         except _Enough:
             return None
         except Unsupported as error:
@@ -541,7 +627,7 @@ class Localizer:
 
         before_result = self._evaluate(self.before, self.arguments, keep_before)
         search = _Search(self)
-        after_result = self._evaluate(self.after, self.arguments, search.visit)
+        after_result = self._evaluate(self.after, self.arguments, search.visit, search.known)
         matching = self.matching
         result = Localization(before_step, after_step, matched=len(matching.counterpart),
                               unmatched=[s.label for s in matching.unmatched_after],
