@@ -113,7 +113,7 @@ class Recorder:
     def before(self, instruction: Instruction) -> Any:
         frame = self.stack[-1]
         frame.current = instruction
-        if self.known is None or not frame.recorded or instruction.called_computations:
+        if self.known is None or not frame.recorded or instruction.opcode in CALLS:
             return None
         return self.known(((frame.path, instruction.name), frame.loops))
 
@@ -224,13 +224,13 @@ class Localization:
         return localization_json(self)
 
 
-_NAMING = frozenset(("name", "operands", "id", "metadata", "literal"))
+_NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal"))
 _attributes = attrgetter(*(f.name for f in fields(Instruction) if f.name not in _NAMING))
 
 
-# Ops whose evaluation costs more than checking whether it can be skipped, at any size (ops
-# calling computations, a reduce's say, are never skipped: see `same_computation`).
-_COSTLY = frozenset(("dot", "convolution", "gather", "fft", "triangular-solve", "cholesky"))
+# Ops whose evaluation costs more than checking whether it can be skipped, at any size.
+_COSTLY = frozenset(("dot", "convolution", "reduce", "reduce-window", "select-and-scatter",
+                     "scatter", "gather", "sort", "fft", "triangular-solve", "cholesky"))
 _MANY_ELEMENTS = 4096
 
 
@@ -243,9 +243,15 @@ def _costly(instruction: Instruction) -> bool:
 
 
 def _same_but_names(a: Instruction, b: Instruction) -> bool:
-    """Every attribute of the two instructions equal but their names, operands' names, ids
-    and metadata (a constant by its bytes)."""
+    """Every attribute of the two instructions equal but their names, operands' names, called
+    computations' names, ids and metadata (a constant by its bytes)."""
     return _attributes(a) == _attributes(b) and literal_key(a) == literal_key(b)
+
+
+def _positions(computation: Computation, *names: str) -> tuple[int, ...]:
+    """Where instructions stand in their computation (names differ across passes)."""
+    order = {instruction.name: i for i, instruction in enumerate(computation.instructions)}
+    return tuple(order.get(name, -1) for name in names)
 
 
 def _bits(array: np.ndarray) -> np.ndarray:
@@ -539,6 +545,7 @@ class Localizer:
         self._cones: dict[frozenset[str], HloModule] = {}
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
         self._same: dict[Key, Key | None] = {}
+        self._same_bodies: dict[tuple[str, str], bool] = {}
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -567,7 +574,9 @@ class Localizer:
         """The counterpart of a later-step site when the two instructions compute the same
         function of their operands' values: matched by structure, every attribute equal but
         the names and metadata (the shapes with their layouts too, the operands' as well),
-        no called computations, no sub-byte or tuple values. Else None."""
+        the computations they call (a reducer, a comparator) the same too, not a body whose
+        values are recorded (fusion, call, while, conditional), no sub-byte or tuple values.
+        Else None."""
         if key in self._same:
             return self._same[key]
         from workbench.replay.hlo.sub_byte import has_sub_byte
@@ -578,13 +587,36 @@ class Localizer:
         if other_key is not None and key not in matching.weak:
             site, other = matching.sites_after[key], matching.sites_before[other_key]
             mine, theirs = site.instruction, other.instruction
-            if (_costly(mine) and not mine.called_computations and not mine.shape.is_tuple
+            if (_costly(mine) and mine.opcode not in CALLS and not mine.shape.is_tuple
                     and not has_sub_byte(mine.shape) and _same_but_names(mine, theirs)
                     and [site.computation.by_name[o].shape for o in mine.operands]
-                    == [other.computation.by_name[o].shape for o in theirs.operands]):
+                    == [other.computation.by_name[o].shape for o in theirs.operands]
+                    and len(mine.called_computations) == len(theirs.called_computations)
+                    and all(self._same_body(a, b) for a, b in zip(
+                        mine.called_computations, theirs.called_computations, strict=True))):
                 found = other_key
         self._same[key] = found
         return found
+
+    def _same_body(self, after_name: str, before_name: str) -> bool:
+        """The two called computations (a reducer, a comparator) compute the same: the same
+        instructions in the same order on the same operand positions, calls alike."""
+        pair = (after_name, before_name)
+        if pair not in self._same_bodies:
+            self._same_bodies[pair] = False  # guards recursion
+            mine = self.after.by_name.get(after_name)
+            theirs = self.before.by_name.get(before_name)
+            self._same_bodies[pair] = (
+                mine is not None and theirs is not None
+                and len(mine.instructions) == len(theirs.instructions)
+                and _positions(mine, mine.root_name) == _positions(theirs, theirs.root_name)
+                and all(_same_but_names(a, b)
+                        and _positions(mine, *a.operands) == _positions(theirs, *b.operands)
+                        and len(a.called_computations) == len(b.called_computations)
+                        and all(self._same_body(x, y) for x, y in zip(
+                            a.called_computations, b.called_computations, strict=True))
+                        for a, b in zip(mine.instructions, theirs.instructions, strict=True)))
+        return self._same_bodies[pair]
 
     def cone(self, module: HloModule, names: frozenset[str]) -> HloModule:
         """`cone_module(module, names)` of the shadow module, made once (both shadows ask

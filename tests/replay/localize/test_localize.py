@@ -16,6 +16,7 @@ from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.hlo_ir import Instruction
 from workbench.index import scan
+from workbench.model import Step
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.culprit_localize import localize_verdict
 from workbench.replay.hlo import evaluate_module
@@ -94,8 +95,6 @@ def test_no_single_culprit_says_so(tmp_path: Path) -> None:
 
 def test_identical_steps_have_no_culprit() -> None:
     module = parse_hlo_text(cases.LOOP_BEFORE)
-    from workbench.model import Step
-
     step = Step(0, "p", "hlo", "after-pass")
     result = Localizer(module, parse_hlo_text(cases.LOOP_BEFORE), cases.LOOP_ARGS).run(step,
                                                                                        step)
@@ -106,8 +105,6 @@ def test_identical_steps_have_no_culprit() -> None:
 
 
 def test_memory_limit_is_a_clear_error() -> None:
-    from workbench.model import Step
-
     step = Step(0, "p", "hlo", "after-pass")
     localizer = Localizer(parse_hlo_text(cases.FUSION_BEFORE), parse_hlo_text(cases.FUSION_AFTER),
                           cases.FUSION_ARGS, memory_limit=16)
@@ -191,3 +188,21 @@ def test_bisect_localize_json_says_why_there_is_no_instruction(
     assert culprit["pass"] == "planted"
     assert culprit["instruction"] is None
     assert culprit["instruction_note"].startswith("no single instruction explains it")
+
+
+def test_later_step_takes_values_it_computes_the_same_way() -> None:
+    """A reduce whose reducer was only renamed, on the same operand values, is the earlier
+    step's value (not computed again); one whose reducer changed is computed and departs."""
+    renamed = cases.REDUCE_BEFORE.replace("%region", "%region.7").replace(
+        "ROOT %out = f32[2]{0} exponential(%s)", "ROOT %out = f32[2]{0} log(%s)")
+    before = parse_hlo_text(cases.REDUCE_BEFORE)
+    localizer = Localizer(before, parse_hlo_text(renamed), cases.REDUCE_ARGS)
+    step = Step(0, "p", "hlo", "after-pass")
+    result = localizer.run(step, step)
+    reduce_key = ((), "s")
+    assert localizer.same_computation(reduce_key) == ((), "s")
+    assert result.instruction is not None and result.instruction.name == "out"
+    changed = Localizer(before, parse_hlo_text(cases.REDUCE_AFTER), cases.REDUCE_ARGS)
+    assert changed.same_computation(reduce_key) is None
+    found = changed.run(step, step).instruction
+    assert found is not None and found.name == "s"
