@@ -42,6 +42,7 @@ from workbench.replay.localize_match import (
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
+    from workbench.replay.localize_mlir import MlirCulprit
 
 MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
 
@@ -200,6 +201,7 @@ class Localization:
     values: dict[DynKey, LiteralValue] = field(default_factory=dict)
     shapes: dict[DynKey, Shape] = field(default_factory=dict)
     culprit_loops: tuple[int, ...] | None = None  # the loop iterations it departed in
+    mlir: MlirCulprit | None = None  # the same for an MLIR culprit (`reduce_mlir`)
 
     @property
     def expected(self) -> LiteralValue | None:

@@ -13,6 +13,7 @@ it (its operands) become entry parameters. The folder holds
 
 The reduction is checked before it is reported: the reduced "before" must agree with the
 original reference's value, and a bisection of the folder must find the same departure.
+MLIR culprits are reduced alike to a two-pass trace (`reduce_mlir.py`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Reduction:
     verdict_status: str  # the bisection of the folder: mismatch when the departure shows
     culprit_pass: str  # the pass that bisection names
     detail: str
+    ir: str = "hlo"  # what the reduced modules are: HLO text, or MLIR in a trace
 
     @property
     def reproduces(self) -> bool:
@@ -194,14 +196,20 @@ def _evaluate_text(text: str, arguments: list[LiteralValue], file: str) -> Liter
 
 def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Path,
                      force: bool = False) -> Reduction:
-    """Write the reduced pair and snapshot of `result` to the dump folder `out` and check it.
-    Raises `LocalizeError` when the localization has no culprit or cannot be reduced, and
-    ValueError for a refused `out` (`output.destinations.check_folder`)."""
+    """Write the reduced pair and snapshot of `result` to the dump folder `out` and check it
+    (MLIR steps: `reduce_mlir.reduce_mlir_to_folder`). Raises `LocalizeError` when the
+    localization has no culprit or cannot be reduced, and ValueError for a refused `out`
+    (`output.destinations.check_folder`)."""
     from workbench.formats.literal_write import literal_to_proto
     from workbench.protos import hlo_pb2
 
+    if result.after.ir == "mlir":
+        from workbench.replay.reduce_mlir import reduce_mlir_to_folder
+
+        return reduce_mlir_to_folder(root, result, module_name, out, force)
     if result.after.ir != "hlo":
-        raise LocalizeError("reduction writes HLO modules; these are MLIR steps")
+        raise LocalizeError(f"reduction writes HLO or MLIR modules; these are {result.after.ir}"
+                            " steps")
     site, other = result.site, result.counterpart_site
     expected = result.expected
     if site is None or other is None or expected is None:
@@ -243,7 +251,7 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
     (out / files[-1]).write_bytes(snapshot.SerializeToString())
     reduced_before = _evaluate_text(before_text, arguments, files[0])
     reference_check = compare(expected, reduced_before)
-    status, culprit, detail = _bisect_folder(out)
+    status, culprit, detail = bisect_folder(out)
     return Reduction(out, files, (before_count, after_count), reference_check, status,
                      culprit, detail)
 
@@ -254,7 +262,7 @@ def _file_name(step: Step) -> str:
     return Path(source.file).name
 
 
-def _bisect_folder(out: Path) -> tuple[str, str, str]:
+def bisect_folder(out: Path) -> tuple[str, str, str]:
     """Bisect the written folder as `workbench bisect` would: (status, culprit pass, detail)."""
     from workbench.index import scan
     from workbench.replay.bisect import bisect_replay
