@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # only attributes are read: importing this module costs no re
     from workbench.replay.bisect import Verdict
     from workbench.replay.compare import Comparison
     from workbench.replay.localize import InstructionRef, Localization
-    from workbench.replay.reduce import Reduction
+    from workbench.replay.reduction import Reduction
     from workbench.replay.steps import StepResult
     from workbench.replay.triage import TriageResult
 

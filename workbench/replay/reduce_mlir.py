@@ -33,7 +33,7 @@ from workbench.output.destinations import check_folder
 from workbench.replay.compare import compare
 from workbench.replay.localize import Localization, LocalizeError
 from workbench.replay.localize_mlir import Key, op_keys, operand_key
-from workbench.replay.reduce import Reduction, bisect_folder
+from workbench.replay.reduction import Reduction, bisect_folder
 
 _ELEMENT_TYPES = ("pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16",
                   "f32", "f64", "c64", "c128")
