@@ -10,9 +10,11 @@ shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the firs
 later step, in evaluation order, that departs while every operand agrees (`_Search`).
 
 Cost and memory: the earlier step once (keeping the values some later instruction is matched
-to), the later step up to the culprit (judged as it is made, so it is not kept), and the
-earlier step's shadows only up to the values being judged (`_Shadows`). Values kept are
-counted, and beyond `memory_limit` bytes localization stops with a clear error.
+to), the later step up to the culprit (judged as it is made, so it is not kept; a costly
+instruction that computes the same thing as its counterpart on bit-identical operands takes
+the counterpart's value instead of computing it, `_Search.known`), and the earlier step's
+shadows only of what the values being judged depend on (`_Shadows`, `cone_module`). Values
+kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ departs; a culprit reading a function argument takes it as an argument too."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -28,9 +30,6 @@ SNAPSHOT = "module_0000.dense_relu.snapshot.0.pb"
 @pytest.fixture(scope="module")
 def reduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("reduce") / "reduced"
-    import contextlib
-    import io
-
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         status = main(["reduce", str(EXAMPLE), "dense_relu", "--out", str(out), "--json"])
