@@ -528,6 +528,21 @@ class _Search:
                                 "into a loop body or branch")
 
 
+# The last pair of modules matched, and its matching: triage localizes the same pair of steps
+# once per execution, and the loader hands out one shared module object per step.
+_last_matching: tuple[HloModule, HloModule, Matching] | None = None
+
+
+def matching_of(before: HloModule, after: HloModule) -> Matching:
+    """`match_modules(before, after)`, made once for the same two module objects in a row
+    (a `Matching` is only read once made)."""
+    global _last_matching
+    if _last_matching is None or _last_matching[0] is not before \
+            or _last_matching[1] is not after:
+        _last_matching = (before, after, match_modules(before, after))
+    return _last_matching[2]
+
+
 class Localizer:
     """Localize the departure between `before` and `after` (two loaded HLO modules)."""
 
@@ -537,7 +552,7 @@ class Localizer:
         self.after = after
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
-        self.matching: Matching = match_modules(before, after)
+        self.matching: Matching = matching_of(before, after)
         root = ((), before.entry.root_name)
         self.root_before = self.matching.alias_before.get(root, root)
         # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).

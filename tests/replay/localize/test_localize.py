@@ -206,3 +206,13 @@ def test_later_step_takes_values_it_computes_the_same_way() -> None:
     assert changed.same_computation(reduce_key) is None
     found = changed.run(step, step).instruction
     assert found is not None and found.name == "s"
+
+
+def test_the_same_pair_is_matched_once() -> None:
+    """Localizing the same two modules again (another execution) reuses their matching;
+    another pair is matched anew."""
+    before, after = parse_hlo_text(cases.ENTRY_BEFORE), parse_hlo_text(cases.ENTRY_AFTER)
+    first = Localizer(before, after, cases.ENTRY_ARGS).matching
+    assert Localizer(before, after, cases.ENTRY_ARGS).matching is first
+    other = parse_hlo_text(cases.ENTRY_AFTER)
+    assert Localizer(before, other, cases.ENTRY_ARGS).matching is not first
