@@ -144,3 +144,23 @@ def test_nothing_to_reduce_says_so(tmp_path: Path) -> None:
     with pytest.raises(LocalizeError, match="nothing to reduce"):
         reduce_to_folder(tmp_path / "dump", same, "t", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_steps_of_a_print_ir_log_reduce_to_a_trace(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Steps read from a print-ir log (inputs from .npy) are written as a trace the scanner
+    claims for the module, with its snapshot."""
+    log = tmp_path / "dump" / "run.log"
+    log.parent.mkdir()
+    log.write_text("".join(f"// -----// IR Dump After {name}: {name.lower()} //----- //\n"
+                           + text.replace("builtin.module {", "module {")
+                           for name, text in (("First", BEFORE), ("Planted", AFTER))))
+    inputs = tmp_path / "x.npy"
+    np.save(inputs, np.array([1.0, -2.0, 0.5], np.float32))
+    out = tmp_path / "out"
+    assert main(["reduce", str(log), "run", "--inputs", str(inputs), "--out", str(out),
+                 "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["files"] == ["module_0000.run.mlir-trace.pb",
+                                "module_0000.run.snapshot.0.pb"]
+    assert payload["reproduces"] and payload["culprit"] == "Planted"
