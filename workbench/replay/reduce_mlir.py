@@ -117,13 +117,15 @@ def _reduced(op: Operation, keys: dict[Operation, str], arguments: list[Key],
 
 
 def _trace_name(result: Localization, module_name: str) -> str:
-    """The trace file: the original's name when the steps came from one, else one the
-    scanner claims for `module_name`."""
+    """The (binary) trace file: named as the original when the steps came from one, else
+    so the scanner claims it for `module_name`."""
     from workbench.formats.mlir_trace import TRACE_SUFFIXES
 
     source = result.after.text
-    if source is not None and source.file.endswith(TRACE_SUFFIXES):
-        return Path(source.file).name
+    name = Path(source.file).name if source is not None else ""
+    for suffix in TRACE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[:-len(suffix)] + ".mlir-trace.pb"
     return f"module_0000.{module_name}.mlir-trace.pb"
 
 
