@@ -27,6 +27,12 @@ traced allocations during a localization (tracemalloc, a separate untimed run).
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread (unless set): on a shared machine a multi-threaded BLAS makes the 20 ms
+# baseline itself vary fourfold; both sides of the ratio run alike. Set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import argparse
 import sys
 import tracemalloc
