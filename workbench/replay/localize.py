@@ -132,7 +132,10 @@ class Recorder:
 def _plain(value: Any, instruction: Instruction) -> LiteralValue:
     """A value as the comparison wants it: logical sub-byte values, numpy arrays."""
     from workbench.replay.hlo import sub_byte
+    from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS
 
+    if type(value) is np.ndarray and instruction.shape.element_type not in SUB_BYTE_WIDTHS:
+        return value  # the common case, once per value
     value = sub_byte.from_storage(value, instruction.shape)
     if isinstance(value, tuple):
         return tuple(np.asarray(v) if not isinstance(v, tuple) else v for v in value)
@@ -423,30 +426,25 @@ class _Search:
         counterpart = localizer.same_computation(site_key)
         if counterpart is None:
             return None
-        alias = localizer.matching.alias_after
         identical = self.identical
-        for operand in localizer.matching.sites_after[site_key].operands:
-            if (alias.get(operand, operand), loops) not in identical:
+        for operand in localizer.visit_info(site_key)[1]:
+            if (operand, loops) not in identical:
                 return None
         return localizer.before_values.get((counterpart, loops))
 
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
-        matching = localizer.matching
         site_key, loops = key
-        if matching.alias_after.get(site_key, site_key) != site_key:
-            return  # a fusion's parameter or result: the same value as another site
-        counterpart = matching.counterpart.get(site_key)
+        counterpart, site_operands, carried = localizer.visit_info(site_key)
         if counterpart is None:
-            return
+            return  # no counterpart, or the same value as another site (a fusion's result)
         before_key = (counterpart, loops)
         reference = localizer.before_values.get(before_key)
         if reference is None:
             self.missing += 1
             return
-        site = matching.sites_after[site_key]
         plain = _plain(value, instruction)
-        if instruction.opcode == "parameter" and site_key[0]:
+        if carried:
             # A loop's or branch's parameter: its value comes from the loop's operand or the
             # previous iteration, judged there; a departure here is carried, never a culprit.
             if _identical(reference, plain):
@@ -458,10 +456,15 @@ class _Search:
             if not self.agrees[key]:
                 self._downstream(instruction, [])
             return
-        operands = [(matching.alias_after.get(o, o), loops) for o in site.operands]
+        identical = self.identical
+        if all((o, loops) in identical for o in site_operands) and _identical(reference, plain):
+            identical.add(key)  # the common case before the culprit, made short
+            self.agrees[key] = True
+            return
+        operands = [(o, loops) for o in site_operands]
         states = [self.agrees.get(o, False) for o in operands]
         if all(state is True for state in states) and _identical(reference, plain):
-            self.identical.add(key)
+            identical.add(key)
             self.agrees[key] = True
             return
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
@@ -477,6 +480,7 @@ class _Search:
             return
         # An opcode-changed match may be a rewrite its consumers absorb: their shadows are
         # made in the same evaluation.
+        matching = localizer.matching
         also = {(matching.counterpart[user], loops) for user in matching.users.get(site_key, ())
                 if site_key in matching.weak and user in matching.counterpart}
         source = _ValueTruth(localizer, before_key, also)
@@ -564,6 +568,7 @@ class Localizer:
         self._cones: dict[frozenset[str], HloModule] = {}
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
         self._same: dict[Key, Key | None] = {}
+        self._visit_info: dict[Key, tuple[Key | None, tuple[Key, ...], bool]] = {}
         self._same_bodies: dict[tuple[str, str], bool] = {}
         self.evaluations = 0
         self.kept = 0
@@ -588,6 +593,23 @@ class Localizer:
             except Unsupported as error:
                 raise LocalizeError(f"unsupported: {error.what}") from None
         return self._shadow_module
+
+    def visit_info(self, key: Key) -> tuple[Key | None, tuple[Key, ...], bool]:
+        """What judging a later-step site's value needs, worked out once per site: its
+        counterpart (None when it has none or is an alias of the site making its value), the
+        sites making its operands (fusion parameters resolved), and whether it is a loop's or
+        branch's parameter (a value carried in)."""
+        found = self._visit_info.get(key)
+        if found is None:
+            matching = self.matching
+            alias = matching.alias_after
+            site = matching.sites_after[key]
+            canonical = alias.get(key, key) == key
+            found = self._visit_info[key] = (
+                matching.counterpart.get(key) if canonical else None,
+                tuple(alias.get(o, o) for o in site.operands),
+                site.instruction.opcode == "parameter" and bool(key[0]))
+        return found
 
     def same_computation(self, key: Key) -> Key | None:
         """The counterpart of a later-step site when the two instructions compute the same
