@@ -20,7 +20,7 @@ from workbench.model import Step
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.culprit_localize import localize_verdict
 from workbench.replay.hlo import evaluate_module
-from workbench.replay.localize import LocalizeError, Localizer
+from workbench.replay.localize import LocalizeError, Localizer, cone_module
 from workbench.replay.steps import open_replay
 
 
@@ -216,3 +216,15 @@ def test_the_same_pair_is_matched_once() -> None:
     assert Localizer(before, after, cases.ENTRY_ARGS).matching is first
     other = parse_hlo_text(cases.ENTRY_AFTER)
     assert Localizer(before, other, cases.ENTRY_ARGS).matching is not first
+
+
+def test_cone_module_runs_only_what_the_values_depend_on() -> None:
+    """The shadows' first run: the broadcast `b` needs `y` only (every parameter is kept, so the
+    cut module takes the same arguments), and its value is the whole module's."""
+    module = parse_hlo_text(cases.FUSION_BEFORE)
+    cut = cone_module(module, {"b"})
+    assert [i.name for i in cut.entry.instructions] == ["x", "y", "b"]
+    assert cut.entry.root_name == "b"
+    np.testing.assert_array_equal(evaluate_module(cut, cases.FUSION_ARGS),
+                                  np.broadcast_to(cases.FUSION_ARGS[1], (2, 3)))
+    assert cone_module(module, {"t"}) is module  # everything: the module itself
