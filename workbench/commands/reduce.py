@@ -1,9 +1,10 @@
 """`workbench reduce DIR MODULE`: a minimal reproducer of the culprit pass's departure.
 
 Bisects the module to its culprit pass, localizes the culprit instruction, and writes a dump
-folder with the instruction alone before and after the pass (its operands as parameters) and
-an HloSnapshot of those operands and the expected value; then bisects that folder to check it
-shows the same departure.
+folder with the instruction alone before and after the pass (its operands as parameters; for
+MLIR steps the op in an mlir-trace, its operands as function arguments) and an HloSnapshot of
+those operands and the expected value; then bisects that folder to check it shows the same
+departure.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "reduce", help="write a minimal reproducer of the culprit pass's departure",
         description="Find the culprit pass and instruction, then write a dump folder with the "
-        "instruction alone before and after the pass and a snapshot of its inputs; the folder "
-        "is checked by bisecting it. Exit status 1 when the reduction does not reproduce.")
+        "instruction alone before and after the pass (HLO text, or an mlir-trace for MLIR "
+        "steps) and a snapshot of its inputs; the folder is checked by bisecting it. Exit "
+        "status 1 when the reduction does not reproduce.")
     add_module_arguments(parser)
     parser.add_argument("--out", type=Path, metavar="OUT",
                         help="the folder to write (default: ./<module>.reduced); never inside "
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         return 0 if reduction.reproduces else 1
     print("\n".join(localization_lines(localization)))
     print(f"\nwrote {out}: {', '.join(reduction.files)}")
-    print(f"reduced modules: {reduction.instructions[0]} instructions before the pass, "
+    unit = "ops" if reduction.ir == "mlir" else "instructions"
+    print(f"reduced modules: {reduction.instructions[0]} {unit} before the pass, "
           f"{reduction.instructions[1]} after")
     print(f"reduced before vs the original reference's value: "
           f"{reduction.reference_check.summary}")

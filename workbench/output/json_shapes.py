@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # only attributes are read: importing this module costs no re
     from workbench.replay.bisect import Verdict
     from workbench.replay.compare import Comparison
     from workbench.replay.localize import InstructionRef, Localization
-    from workbench.replay.reduce import Reduction
+    from workbench.replay.reduction import Reduction
     from workbench.replay.steps import StepResult
     from workbench.replay.triage import TriageResult
 
@@ -406,7 +406,7 @@ def localization_json(r: Localization) -> dict[str, Any]:
 
 def reduction_json(r: Reduction) -> dict[str, Any]:
     """`workbench reduce --json`: where the folder is and what its checks found."""
-    return {"out": str(r.out), "files": r.files,
+    return {"out": str(r.out), "ir": r.ir, "files": r.files,
             "instructions": {"before": r.instructions[0], "after": r.instructions[1]},
             "reference_check": comparison_json(r.reference_check),
             "verdict": r.verdict_status, "culprit": r.culprit_pass or None,

@@ -10,16 +10,20 @@ shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the firs
 later step, in evaluation order, that departs while every operand agrees (`_Search`).
 
 Cost and memory: the earlier step once (keeping the values some later instruction is matched
-to), the later step up to the culprit (judged as it is made, so it is not kept), and the
-earlier step's shadows only up to the values being judged (`_Shadows`). Values kept are
-counted, and beyond `memory_limit` bytes localization stops with a clear error.
+to), the later step up to the culprit (judged as it is made, so it is not kept; a costly
+instruction that computes the same thing as its counterpart on bit-identical operands takes
+the counterpart's value instead of computing it, `_Search.known`), and the earlier step's
+shadows only of what the values being judged depend on (`_Shadows`, `cone_module`). Values
+kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +38,13 @@ from workbench.replay.localize_match import (
     Key,
     Matching,
     Site,
+    literal_key,
     match_modules,
 )
 
 if TYPE_CHECKING:
-    pass
+    from workbench.replay.hlo.interpreter import Interpreter
+    from workbench.replay.localize_mlir import MlirCulprit
 
 MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
 
@@ -84,10 +90,13 @@ class _Frame:
 class Recorder:
     """An interpreter observer that hands every value of the recorded frames (the entry and
     what fusion, call, while and conditional run; not reducers or comparators) to `sink`
-    with its site key and loop iterations."""
+    with its site key and loop iterations; `known` may give a recorded instruction's value
+    before it is computed (see `_Search.known`)."""
 
-    def __init__(self, sink: Callable[[DynKey, Instruction, Any], None]) -> None:
+    def __init__(self, sink: Callable[[DynKey, Instruction, Any], None],
+                 known: Callable[[DynKey], Any] | None = None) -> None:
         self.sink = sink
+        self.known = known
         self.stack: list[_Frame] = []
 
     def enter(self, computation: Computation) -> None:
@@ -104,8 +113,12 @@ class Recorder:
                                 else ())
         self.stack.append(_Frame((*parent.path, element), loops, recorded))
 
-    def before(self, instruction: Instruction) -> None:
-        self.stack[-1].current = instruction
+    def before(self, instruction: Instruction) -> Any:
+        frame = self.stack[-1]
+        frame.current = instruction
+        if self.known is None or not frame.recorded or instruction.opcode in CALLS:
+            return None
+        return self.known(((frame.path, instruction.name), frame.loops))
 
     def value(self, instruction: Instruction, value: Any) -> None:
         frame = self.stack[-1]
@@ -119,7 +132,10 @@ class Recorder:
 def _plain(value: Any, instruction: Instruction) -> LiteralValue:
     """A value as the comparison wants it: logical sub-byte values, numpy arrays."""
     from workbench.replay.hlo import sub_byte
+    from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS
 
+    if type(value) is np.ndarray and instruction.shape.element_type not in SUB_BYTE_WIDTHS:
+        return value  # the common case, once per value
     value = sub_byte.from_storage(value, instruction.shape)
     if isinstance(value, tuple):
         return tuple(np.asarray(v) if not isinstance(v, tuple) else v for v in value)
@@ -190,6 +206,7 @@ class Localization:
     values: dict[DynKey, LiteralValue] = field(default_factory=dict)
     shapes: dict[DynKey, Shape] = field(default_factory=dict)
     culprit_loops: tuple[int, ...] | None = None  # the loop iterations it departed in
+    mlir: MlirCulprit | None = None  # the same for an MLIR culprit (`reduce_mlir`)
 
     @property
     def expected(self) -> LiteralValue | None:
@@ -214,6 +231,36 @@ class Localization:
         return localization_json(self)
 
 
+_NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal"))
+_attributes = attrgetter(*(f.name for f in fields(Instruction) if f.name not in _NAMING))
+
+
+# Ops whose evaluation costs more than checking whether it can be skipped, at any size.
+_COSTLY = frozenset(("dot", "convolution", "reduce", "reduce-window", "select-and-scatter",
+                     "scatter", "gather", "sort", "fft", "triangular-solve", "cholesky"))
+_MANY_ELEMENTS = 4096
+
+
+def _costly(instruction: Instruction) -> bool:
+    """Worth taking from the earlier step rather than computing again."""
+    if instruction.opcode in _COSTLY:
+        return True
+    shape = instruction.shape
+    return shape.is_array and math.prod(shape.dims) >= _MANY_ELEMENTS
+
+
+def _same_but_names(a: Instruction, b: Instruction) -> bool:
+    """Every attribute of the two instructions equal but their names, operands' names, called
+    computations' names, ids and metadata (a constant by its bytes)."""
+    return _attributes(a) == _attributes(b) and literal_key(a) == literal_key(b)
+
+
+def _positions(computation: Computation, *names: str) -> tuple[int, ...]:
+    """Where instructions stand in their computation (names differ across passes)."""
+    order = {instruction.name: i for i, instruction in enumerate(computation.instructions)}
+    return tuple(order.get(name, -1) for name in names)
+
+
 def _bits(array: np.ndarray) -> np.ndarray:
     size = array.dtype.itemsize
     if size in (1, 2, 4, 8):
@@ -223,6 +270,8 @@ def _bits(array: np.ndarray) -> np.ndarray:
 
 def _identical(a: LiteralValue, b: LiteralValue) -> bool:
     """Bit for bit the same value: one cheap pass, the common case before the culprit."""
+    if a is b:
+        return True
     if isinstance(a, tuple) or isinstance(b, tuple):
         return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
                 and all(_identical(x, y) for x, y in zip(a, b, strict=True)))
@@ -236,10 +285,11 @@ def _identical(a: LiteralValue, b: LiteralValue) -> bool:
 class _Shadows:
     """The earlier step's values in f64 (one `kind`: on the inputs, or on perturbed ones).
 
-    The first evaluation stops at the value asked for, keeping every matched value it made on
-    the way; a value it did not reach makes a second evaluation, which runs to the end. So a
-    culprit early in the program costs a fraction of an evaluation, and no kind costs more
-    than two."""
+    The first evaluation runs only the entry instructions the value asked for depends on (its
+    cone; `cone_module`) and stops once it has made it, keeping every matched value it made
+    on the way; a value it did not make costs a second evaluation of the whole step, which
+    runs to the end. So a culprit costs the shadows of what it depends on, and no kind costs
+    more than two evaluations."""
 
     def __init__(self, localizer: Localizer, perturbed: bool) -> None:
         self.localizer = localizer
@@ -258,23 +308,58 @@ class _Shadows:
             return self.values.get(key)
         localizer = self.localizer
         wanted = localizer.wanted
-        last_run = self.runs >= 1
+        whole = self.runs >= 1
         missing = {key, *(also or ())} - set(self.values)
+        asked = set(missing)
 
         def sink(made: DynKey, instruction: Instruction, value: Any) -> None:
             if made[0] in wanted and made not in self.values:
                 self.values[made] = value if isinstance(value, tuple) else np.asarray(value)
                 localizer._keep(self.values[made])
                 missing.discard(made)
-                if not missing and not last_run:
+                if not missing and not whole:
                     raise _Enough()
 
         arguments = (perturb(localizer.arguments) if self.perturbed
                      else [widen(a) for a in localizer.arguments])
+        module = localizer.shadow_module()
+        if not whole:
+            module = localizer.cone(module, frozenset(_entry_name(k) for k in asked))
         self.runs += 1
-        self.complete = localizer._evaluate(localizer.shadow_module(), arguments,
-                                            sink) is not None
+        ended = localizer._evaluate(module, arguments, sink) is not None
+        if whole:
+            self.complete = ended
+        elif ended:  # the cone ran to its end: what it did not make, the step never makes
+            self.values.update(dict.fromkeys(missing))
         return self.values.get(key)
+
+
+def _entry_name(key: DynKey) -> str:
+    """The entry computation's instruction that makes (or runs the body making) a value."""
+    frame, name = key[0]
+    return frame[0][0] if frame else name
+
+
+def cone_module(module: HloModule, names: set[str]) -> HloModule:
+    """`module` with its entry computation cut to what the entry instructions `names` depend
+    on (in their order; every parameter kept, so it takes the same arguments), the last of
+    them its root. Evaluating it makes those values as the whole module would."""
+    entry = module.entry
+    by_name = entry.by_name
+    needed: set[str] = set()
+    pending = [n for n in names if n in by_name]
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.add(name)
+            pending.extend(by_name[name].operands)
+    kept = [i for i in entry.instructions if i.name in needed or i.opcode == "parameter"]
+    if not needed or len(kept) == len(entry.instructions):
+        return module
+    root = [i.name for i in kept if i.name in needed][-1]
+    cut = Computation(entry.name, kept, root, entry.is_entry, entry.id)
+    return replace(module, computations=[cut if c is entry else c
+                                         for c in module.computations])
 
 
 @dataclass
@@ -323,6 +408,7 @@ class _Search:
 
     localizer: Localizer
     agrees: dict[DynKey, bool | str] = field(default_factory=dict)
+    identical: set[DynKey] = field(default_factory=set)  # bit for bit the earlier value
     reasons: list[str] = field(default_factory=list)
     departing: int = 0
     judged_by_bound: int = 0
@@ -331,39 +417,62 @@ class _Search:
     candidates: dict[DynKey, Found] = field(default_factory=dict)  # weak, not yet absorbed
     waiting: dict[DynKey, int] = field(default_factory=dict)  # candidate -> consumers to see
 
+    def known(self, key: DynKey) -> Any:
+        """The earlier step's value of an instruction that computes the same thing
+        (`Localizer.same_computation`) on operands that are bit for bit the earlier step's:
+        the evaluator is deterministic, so that is its value, and it is not computed again."""
+        localizer = self.localizer
+        site_key, loops = key
+        counterpart = localizer.same_computation(site_key)
+        if counterpart is None:
+            return None
+        identical = self.identical
+        for operand in localizer.visit_info(site_key)[1]:
+            if (operand, loops) not in identical:
+                return None
+        return localizer.before_values.get((counterpart, loops))
+
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
-        matching = localizer.matching
         site_key, loops = key
-        if matching.alias_after.get(site_key, site_key) != site_key:
-            return  # a fusion's parameter or result: the same value as another site
-        counterpart = matching.counterpart.get(site_key)
+        counterpart, site_operands, carried = localizer.visit_info(site_key)
         if counterpart is None:
-            return
+            return  # no counterpart, or the same value as another site (a fusion's result)
         before_key = (counterpart, loops)
         reference = localizer.before_values.get(before_key)
         if reference is None:
             self.missing += 1
             return
-        site = matching.sites_after[site_key]
         plain = _plain(value, instruction)
-        if instruction.opcode == "parameter" and site_key[0]:
+        if carried:
             # A loop's or branch's parameter: its value comes from the loop's operand or the
             # previous iteration, judged there; a departure here is carried, never a culprit.
-            self.agrees[key] = _identical(reference, plain) or compare(
-                reference, plain, truth=_ValueTruth(localizer, before_key)).ok
+            if _identical(reference, plain):
+                self.identical.add(key)
+                self.agrees[key] = True
+                return
+            self.agrees[key] = compare(reference, plain,
+                                       truth=_ValueTruth(localizer, before_key)).ok
             if not self.agrees[key]:
                 self._downstream(instruction, [])
             return
-        operands = [(matching.alias_after.get(o, o), loops) for o in site.operands]
+        identical = self.identical
+        if all((o, loops) in identical for o in site_operands) and _identical(reference, plain):
+            identical.add(key)  # the common case before the culprit, made short
+            self.agrees[key] = True
+            return
+        operands = [(o, loops) for o in site_operands]
         states = [self.agrees.get(o, False) for o in operands]
         if all(state is True for state in states) and _identical(reference, plain):
+            identical.add(key)
             self.agrees[key] = True
             return
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
         if any(state is False for state in states):
             self.agrees[key] = _identical(reference, plain)
-            if not self.agrees[key]:
+            if self.agrees[key]:
+                self.identical.add(key)
+            else:
                 self._downstream(instruction, [o for o, state in zip(operands, states,
                                                                      strict=True)
                                                if state is False])
@@ -371,6 +480,7 @@ class _Search:
             return
         # An opcode-changed match may be a rewrite its consumers absorb: their shadows are
         # made in the same evaluation.
+        matching = localizer.matching
         also = {(matching.counterpart[user], loops) for user in matching.users.get(site_key, ())
                 if site_key in matching.weak and user in matching.counterpart}
         source = _ValueTruth(localizer, before_key, also)
@@ -422,6 +532,21 @@ class _Search:
                                 "into a loop body or branch")
 
 
+# The last pair of modules matched, and its matching: triage localizes the same pair of steps
+# once per execution, and the loader hands out one shared module object per step.
+_last_matching: tuple[HloModule, HloModule, Matching] | None = None
+
+
+def matching_of(before: HloModule, after: HloModule) -> Matching:
+    """`match_modules(before, after)`, made once for the same two module objects in a row
+    (a `Matching` is only read once made)."""
+    global _last_matching
+    if _last_matching is None or _last_matching[0] is not before \
+            or _last_matching[1] is not after:
+        _last_matching = (before, after, match_modules(before, after))
+    return _last_matching[2]
+
+
 class Localizer:
     """Localize the departure between `before` and `after` (two loaded HLO modules)."""
 
@@ -431,7 +556,7 @@ class Localizer:
         self.after = after
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
-        self.matching: Matching = match_modules(before, after)
+        self.matching: Matching = matching_of(before, after)
         root = ((), before.entry.root_name)
         self.root_before = self.matching.alias_before.get(root, root)
         # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).
@@ -440,6 +565,11 @@ class Localizer:
         self.shadows = _Shadows(self, perturbed=False)
         self.perturbed = _Shadows(self, perturbed=True)
         self._shadow_module: HloModule | None = None
+        self._cones: dict[frozenset[str], HloModule] = {}
+        self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
+        self._same: dict[Key, Key | None] = {}
+        self._visit_info: dict[Key, tuple[Key | None, tuple[Key, ...], bool]] = {}
+        self._same_bodies: dict[tuple[str, str], bool] = {}
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -464,15 +594,94 @@ class Localizer:
                 raise LocalizeError(f"unsupported: {error.what}") from None
         return self._shadow_module
 
+    def visit_info(self, key: Key) -> tuple[Key | None, tuple[Key, ...], bool]:
+        """What judging a later-step site's value needs, worked out once per site: its
+        counterpart (None when it has none or is an alias of the site making its value), the
+        sites making its operands (fusion parameters resolved), and whether it is a loop's or
+        branch's parameter (a value carried in)."""
+        found = self._visit_info.get(key)
+        if found is None:
+            matching = self.matching
+            alias = matching.alias_after
+            site = matching.sites_after[key]
+            canonical = alias.get(key, key) == key
+            found = self._visit_info[key] = (
+                matching.counterpart.get(key) if canonical else None,
+                tuple(alias.get(o, o) for o in site.operands),
+                site.instruction.opcode == "parameter" and bool(key[0]))
+        return found
+
+    def same_computation(self, key: Key) -> Key | None:
+        """The counterpart of a later-step site when the two instructions compute the same
+        function of their operands' values: matched by structure, every attribute equal but
+        the names and metadata (the shapes with their layouts too, the operands' as well),
+        the computations they call (a reducer, a comparator) the same too, not a body whose
+        values are recorded (fusion, call, while, conditional), no sub-byte or tuple values.
+        Else None."""
+        if key in self._same:
+            return self._same[key]
+        from workbench.replay.hlo.sub_byte import has_sub_byte
+
+        matching = self.matching
+        other_key = matching.counterpart.get(key)
+        found = None
+        if other_key is not None and key not in matching.weak:
+            site, other = matching.sites_after[key], matching.sites_before[other_key]
+            mine, theirs = site.instruction, other.instruction
+            if (_costly(mine) and mine.opcode not in CALLS and not mine.shape.is_tuple
+                    and not has_sub_byte(mine.shape) and _same_but_names(mine, theirs)
+                    and [site.computation.by_name[o].shape for o in mine.operands]
+                    == [other.computation.by_name[o].shape for o in theirs.operands]
+                    and len(mine.called_computations) == len(theirs.called_computations)
+                    and all(self._same_body(a, b) for a, b in zip(
+                        mine.called_computations, theirs.called_computations, strict=True))):
+                found = other_key
+        self._same[key] = found
+        return found
+
+    def _same_body(self, after_name: str, before_name: str) -> bool:
+        """The two called computations (a reducer, a comparator) compute the same: the same
+        instructions in the same order on the same operand positions, calls alike."""
+        pair = (after_name, before_name)
+        if pair not in self._same_bodies:
+            self._same_bodies[pair] = False  # guards recursion
+            mine = self.after.by_name.get(after_name)
+            theirs = self.before.by_name.get(before_name)
+            self._same_bodies[pair] = (
+                mine is not None and theirs is not None
+                and len(mine.instructions) == len(theirs.instructions)
+                and _positions(mine, mine.root_name) == _positions(theirs, theirs.root_name)
+                and all(_same_but_names(a, b)
+                        and _positions(mine, *a.operands) == _positions(theirs, *b.operands)
+                        and len(a.called_computations) == len(b.called_computations)
+                        and all(self._same_body(x, y) for x, y in zip(
+                            a.called_computations, b.called_computations, strict=True))
+                        for a, b in zip(mine.instructions, theirs.instructions, strict=True)))
+        return self._same_bodies[pair]
+
+    def cone(self, module: HloModule, names: frozenset[str]) -> HloModule:
+        """`cone_module(module, names)` of the shadow module, made once (both shadows ask
+        for the same values, and then share the compiled plans too)."""
+        cut = self._cones.get(names)
+        if cut is None:
+            cut = self._cones[names] = cone_module(module, set(names))
+        return cut
+
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
-                  sink: Callable[[DynKey, Instruction, Any], None]) -> LiteralValue | None:
-        """Evaluate `module` with `sink` seeing every value; None when the sink ended it."""
+                  sink: Callable[[DynKey, Instruction, Any], None],
+                  known: Callable[[DynKey], Any] | None = None) -> LiteralValue | None:
+        """Evaluate `module` with `sink` seeing every value (`known` giving the values known
+        without computing them, see `Recorder`); None when the sink ended it."""
         from workbench.replay.errors import EvaluationError, Unsupported
         from workbench.replay.hlo import evaluate_module
+        from workbench.replay.hlo.interpreter import Interpreter
 
         self.evaluations += 1
+        interpreter = self._interpreters.get(id(module))
+        if interpreter is None or interpreter.module is not module:
+            interpreter = self._interpreters[id(module)] = Interpreter(module)
         try:
-            return evaluate_module(module, arguments, Recorder(sink))
+            return evaluate_module(module, arguments, Recorder(sink, known), interpreter)
         except _Enough:
             return None
         except Unsupported as error:
@@ -491,7 +700,7 @@ class Localizer:
 
         before_result = self._evaluate(self.before, self.arguments, keep_before)
         search = _Search(self)
-        after_result = self._evaluate(self.after, self.arguments, search.visit)
+        after_result = self._evaluate(self.after, self.arguments, search.visit, search.known)
         matching = self.matching
         result = Localization(before_step, after_step, matched=len(matching.counterpart),
                               unmatched=[s.label for s in matching.unmatched_after],

@@ -21,6 +21,7 @@ result the same as its body's root: such sites are *aliases* of the one that mak
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -81,7 +82,7 @@ def _shape_key(shape: Shape) -> Any:
     return shape.element_type, tuple(shape.dims)
 
 
-def _literal_key(instruction: Instruction) -> Any:
+def literal_key(instruction: Instruction) -> Any:
     if instruction.literal_elided:
         return ("elided", instruction.name)
     value = instruction.literal
@@ -92,14 +93,18 @@ def _literal_key(instruction: Instruction) -> Any:
     return np.asarray(value).tobytes()
 
 
+_attributes = attrgetter(
+    "dimensions", "slice", "tuple_index", "comparison_direction", "dynamic_slice_sizes",
+    "padding_config", "dot_dimension_numbers", "window", "gather_dimension_numbers",
+    "gather_slice_sizes", "scatter_dimension_numbers", "custom_call_target",
+    "convolution_dimension_numbers", "exponent_bits", "mantissa_bits", "fft_type",
+    "fft_length")
+
+
 def _details(instruction: Instruction) -> tuple:
     """The attributes that decide what an instruction computes besides opcode and operands."""
     i = instruction
-    return (i.dimensions, i.slice, i.tuple_index, i.comparison_direction, i.dynamic_slice_sizes,
-            i.padding_config, i.dot_dimension_numbers, i.window, i.gather_dimension_numbers,
-            i.gather_slice_sizes, i.scatter_dimension_numbers, i.custom_call_target,
-            i.convolution_dimension_numbers, i.exponent_bits, i.mantissa_bits,
-            i.fft_type, i.fft_length, _literal_key(i),
+    return (_attributes(i), literal_key(i),
             i.shape.layout if i.opcode == "bitcast" else None)  # a bitcast reads the layout
 
 
@@ -137,8 +142,8 @@ def flatten(module: HloModule) -> tuple[dict[Key, Site], dict[Key, Key]]:
 
 def _pick(candidates: list[Key], site: Site, sites: dict[Key, Site]) -> Key | None:
     """The best of several candidates: same name, then same op_name, then same source."""
-    if not candidates:
-        return None
+    if len(candidates) < 2:
+        return candidates[0] if candidates else None
     instruction = site.instruction
     op_name = instruction.metadata.op_name if instruction.metadata else ""
 
@@ -195,11 +200,11 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
             structural = all(o is not None for o in operands)
             if structural:
                 mapped = tuple(operands)  # type: ignore[arg-type]
-                found = _pick(exact.get((instruction.opcode, shape, mapped,
-                                         _details(instruction)), []), site, sites_before)
+                details = _details(instruction)
+                found = _pick(exact.get((instruction.opcode, shape, mapped, details), []),
+                              site, sites_before)
                 if found is None and mapped:
-                    found = _pick(loose.get((shape, mapped, _details(instruction)), []), site,
-                                  sites_before)
+                    found = _pick(loose.get((shape, mapped, details), []), site, sites_before)
                     if found is None:  # the same instruction with other attributes
                         found = _pick(renamed.get((shape, mapped, instruction.opcode,
                                                    instruction.name), []), site, sites_before)

@@ -8,7 +8,7 @@ iteration) by the verdicts' rule (`compare` with the earlier step's f64 shadow a
 shadow as the truth), and the culprit is the first result that departs while every operand
 agrees. Ops whose results have no name are matched by their structure (op name, attributes,
 operands). Memref results (buffers written later) are not compared; what is stored in them is, as
-the values stored. Reduction is HLO-only.
+the values stored. The culprit carries what the reducer needs (`MlirCulprit`, `reduce_mlir`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -36,6 +38,32 @@ from workbench.replay.localize_text import NEIGHBOURS
 
 Key = tuple[str, int]  # (the op's name key, result number)
 Occurrence = tuple[Key, int]  # ... and how many times it ran before
+ARGUMENT = "^"  # the key of the entry function's argument number N: ("^", N)
+
+
+@dataclass
+class MlirCulprit:
+    """What reducing an MLIR culprit needs, as plain data (it crosses from a worker process):
+    the op (its key and result number) and the run that departs, and the earlier step's
+    values there: of the operands of both versions (by operand key; the entry function's
+    arguments as (`ARGUMENT`, number)) and of the result."""
+
+    key: str
+    result: int
+    occurrence: int
+    operands: dict[Key, np.ndarray] = field(default_factory=dict)
+    expected: np.ndarray | None = None
+
+
+def operand_key(operand: SSAValue, keys: dict[Operation, str]) -> Key | None:
+    """The key of an operand: an op's result, or an argument of the entry function (a
+    function's block argument); None for other block arguments (a loop's index)."""
+    owner = operand.owner
+    if isinstance(owner, Operation):
+        return (keys[owner], operand.index)  # type: ignore[attr-defined]
+    if isinstance(owner, Block) and isinstance(owner.parent_op(), func.FuncOp):
+        return (ARGUMENT, operand.index)  # type: ignore[attr-defined]
+    return None
 
 
 def op_keys(module: Operation) -> dict[Operation, str]:
@@ -170,7 +198,7 @@ def localize_mlir(before_text: str, after_text: str, arguments: Sequence[Literal
         if isinstance(argument, tuple):
             raise LocalizeError(f"tuple argument {number} (MLIR functions take arrays)")
         arrays.append(np.asarray(argument))
-    strict, _, _ = _record(before_text, arrays, entry_point)
+    strict, before_order, before_keys = _record(before_text, arrays, entry_point)
     values, order, keys = _record(after_text, arrays, entry_point)
     truths = _Truths(before_text, arrays, entry_point, strict)
     result = Localization(before_step, after_step)
@@ -209,8 +237,9 @@ def localize_mlir(before_text: str, after_text: str, arguments: Sequence[Literal
         if comparison.ok:
             continue
         result.departing += 1
-        before_module = _record_keys(before_text)
-        other = next((op for op, k in before_module.items() if k == key[0]), None)
+        other = next((op for op, k in before_keys.items() if k == key[0]), None)
+        result.mlir = _culprit(occurrence, op, keys, latest, other, before_keys,
+                               before_order, strict, arrays)
         result.instruction = _ref(op, key[0], count, after_text.splitlines())
         result.counterpart = None if other is None else _ref(other, key[0], count,
                                                            before_text.splitlines())
@@ -226,7 +255,33 @@ def localize_mlir(before_text: str, after_text: str, arguments: Sequence[Literal
     return result
 
 
-def _record_keys(text: str) -> dict[Operation, str]:
-    from workbench.replay.mlir.parse import parse_module
+def _culprit(occurrence: Occurrence, op: Operation, keys: dict[Operation, str],
+             latest: dict[Key, int], other: Operation | None,
+             before_keys: dict[Operation, str],
+             before_order: list[tuple[Occurrence, Operation]],
+             strict: dict[Occurrence, Any], arrays: list[np.ndarray]) -> MlirCulprit:
+    """The reducer's data: the earlier step's values of both versions' operands at the run
+    that departs (each operand's latest run before it, in its own step's order)."""
+    (key, number), count = occurrence
+    culprit = MlirCulprit(key, number, count, expected=strict.get(occurrence))
 
-    return op_keys(parse_module(text)[0])
+    def keep(operands: Any, op_keys: dict[Operation, str], runs: dict[Key, int]) -> None:
+        for operand in operands:
+            found = operand_key(operand, op_keys)
+            if found is None or found in culprit.operands:
+                continue
+            if found[0] == ARGUMENT:
+                if found[1] < len(arrays):
+                    culprit.operands[found] = arrays[found[1]]
+            elif (found, runs.get(found, 0)) in strict:
+                culprit.operands[found] = strict[(found, runs.get(found, 0))]
+
+    keep(op.operands, keys, latest)
+    if other is not None:  # the earlier version's operands, at its own run `count`
+        latest_before: dict[Key, int] = {}
+        for (made, run), made_op in before_order:
+            if made_op is other and made == (key, number) and run == count:
+                break
+            latest_before[made] = run
+        keep(other.operands, before_keys, latest_before)
+    return culprit

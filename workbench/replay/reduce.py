@@ -13,43 +13,22 @@ it (its operands) become entry parameters. The folder holds
 
 The reduction is checked before it is reported: the reduced "before" must agree with the
 original reference's value, and a bisection of the folder must find the same departure.
+MLIR culprits are reduced alike to a two-pass trace (`reduce_mlir.py`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
 from workbench.output.destinations import check_folder
-from workbench.replay.compare import Comparison, compare
+from workbench.replay.compare import compare
 from workbench.replay.localize import Localization, LocalizeError
 from workbench.replay.localize_match import Site
 from workbench.replay.localize_text import instruction_line, step_lines
-
-
-@dataclass
-class Reduction:
-    """What `reduce_to_folder` wrote and what its checks found."""
-
-    out: Path
-    files: list[str]
-    instructions: tuple[int, int]  # instructions in the reduced before and after modules
-    reference_check: Comparison  # the reduced before's value against the original reference
-    verdict_status: str  # the bisection of the folder: mismatch when the departure shows
-    culprit_pass: str  # the pass that bisection names
-    detail: str
-
-    @property
-    def reproduces(self) -> bool:
-        return self.reference_check.ok and self.verdict_status == "mismatch"
-
-    def to_json(self) -> dict:
-        from workbench.output.json_shapes import reduction_json
-
-        return reduction_json(self)
+from workbench.replay.reduction import Reduction, bisect_folder
 
 
 def _block(lines: list[str], name: str) -> list[str]:
@@ -194,14 +173,20 @@ def _evaluate_text(text: str, arguments: list[LiteralValue], file: str) -> Liter
 
 def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Path,
                      force: bool = False) -> Reduction:
-    """Write the reduced pair and snapshot of `result` to the dump folder `out` and check it.
-    Raises `LocalizeError` when the localization has no culprit or cannot be reduced, and
-    ValueError for a refused `out` (`output.destinations.check_folder`)."""
+    """Write the reduced pair and snapshot of `result` to the dump folder `out` and check it
+    (MLIR steps: `reduce_mlir.reduce_mlir_to_folder`). Raises `LocalizeError` when the
+    localization has no culprit or cannot be reduced, and ValueError for a refused `out`
+    (`output.destinations.check_folder`)."""
     from workbench.formats.literal_write import literal_to_proto
     from workbench.protos import hlo_pb2
 
+    if result.after.ir == "mlir":
+        from workbench.replay.reduce_mlir import reduce_mlir_to_folder
+
+        return reduce_mlir_to_folder(root, result, module_name, out, force)
     if result.after.ir != "hlo":
-        raise LocalizeError("reduction writes HLO modules; these are MLIR steps")
+        raise LocalizeError(f"reduction writes HLO or MLIR modules; these are {result.after.ir}"
+                            " steps")
     site, other = result.site, result.counterpart_site
     expected = result.expected
     if site is None or other is None or expected is None:
@@ -243,7 +228,7 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
     (out / files[-1]).write_bytes(snapshot.SerializeToString())
     reduced_before = _evaluate_text(before_text, arguments, files[0])
     reference_check = compare(expected, reduced_before)
-    status, culprit, detail = _bisect_folder(out)
+    status, culprit, detail = bisect_folder(out)
     return Reduction(out, files, (before_count, after_count), reference_check, status,
                      culprit, detail)
 
@@ -252,20 +237,3 @@ def _file_name(step: Step) -> str:
     source = step.text
     assert source is not None
     return Path(source.file).name
-
-
-def _bisect_folder(out: Path) -> tuple[str, str, str]:
-    """Bisect the written folder as `workbench bisect` would: (status, culprit pass, detail)."""
-    from workbench.index import scan
-    from workbench.replay.bisect import bisect_replay
-    from workbench.replay.steps import open_replay
-
-    dump = scan(out)
-    if len(dump.modules) != 1 or not dump.modules[0].executions:
-        return "error", "", f"the folder does not read back as one module with a snapshot: " \
-            f"{[p.reason for p in dump.problems]}"
-    module = dump.modules[0]
-    with open_replay(dump.root, module, module.executions[0]) as replay:
-        verdict = bisect_replay(replay)
-    culprit = verdict.culprit.step.pass_name if verdict.culprit is not None else ""
-    return str(verdict.status), culprit, verdict.detail

@@ -16,10 +16,11 @@ from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.hlo_ir import Instruction
 from workbench.index import scan
+from workbench.model import Step
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.culprit_localize import localize_verdict
 from workbench.replay.hlo import evaluate_module
-from workbench.replay.localize import LocalizeError, Localizer
+from workbench.replay.localize import LocalizeError, Localizer, cone_module
 from workbench.replay.steps import open_replay
 
 
@@ -94,8 +95,6 @@ def test_no_single_culprit_says_so(tmp_path: Path) -> None:
 
 def test_identical_steps_have_no_culprit() -> None:
     module = parse_hlo_text(cases.LOOP_BEFORE)
-    from workbench.model import Step
-
     step = Step(0, "p", "hlo", "after-pass")
     result = Localizer(module, parse_hlo_text(cases.LOOP_BEFORE), cases.LOOP_ARGS).run(step,
                                                                                        step)
@@ -106,8 +105,6 @@ def test_identical_steps_have_no_culprit() -> None:
 
 
 def test_memory_limit_is_a_clear_error() -> None:
-    from workbench.model import Step
-
     step = Step(0, "p", "hlo", "after-pass")
     localizer = Localizer(parse_hlo_text(cases.FUSION_BEFORE), parse_hlo_text(cases.FUSION_AFTER),
                           cases.FUSION_ARGS, memory_limit=16)
@@ -191,3 +188,43 @@ def test_bisect_localize_json_says_why_there_is_no_instruction(
     assert culprit["pass"] == "planted"
     assert culprit["instruction"] is None
     assert culprit["instruction_note"].startswith("no single instruction explains it")
+
+
+def test_later_step_takes_values_it_computes_the_same_way() -> None:
+    """A reduce whose reducer was only renamed, on the same operand values, is the earlier
+    step's value (not computed again); one whose reducer changed is computed and departs."""
+    renamed = cases.REDUCE_BEFORE.replace("%region", "%region.7").replace(
+        "ROOT %out = f32[2]{0} exponential(%s)", "ROOT %out = f32[2]{0} log(%s)")
+    before = parse_hlo_text(cases.REDUCE_BEFORE)
+    localizer = Localizer(before, parse_hlo_text(renamed), cases.REDUCE_ARGS)
+    step = Step(0, "p", "hlo", "after-pass")
+    result = localizer.run(step, step)
+    reduce_key = ((), "s")
+    assert localizer.same_computation(reduce_key) == ((), "s")
+    assert result.instruction is not None and result.instruction.name == "out"
+    changed = Localizer(before, parse_hlo_text(cases.REDUCE_AFTER), cases.REDUCE_ARGS)
+    assert changed.same_computation(reduce_key) is None
+    found = changed.run(step, step).instruction
+    assert found is not None and found.name == "s"
+
+
+def test_the_same_pair_is_matched_once() -> None:
+    """Localizing the same two modules again (another execution) reuses their matching;
+    another pair is matched anew."""
+    before, after = parse_hlo_text(cases.ENTRY_BEFORE), parse_hlo_text(cases.ENTRY_AFTER)
+    first = Localizer(before, after, cases.ENTRY_ARGS).matching
+    assert Localizer(before, after, cases.ENTRY_ARGS).matching is first
+    other = parse_hlo_text(cases.ENTRY_AFTER)
+    assert Localizer(before, other, cases.ENTRY_ARGS).matching is not first
+
+
+def test_cone_module_runs_only_what_the_values_depend_on() -> None:
+    """The shadows' first run: the broadcast `b` needs `y` only (every parameter is kept, so the
+    cut module takes the same arguments), and its value is the whole module's."""
+    module = parse_hlo_text(cases.FUSION_BEFORE)
+    cut = cone_module(module, {"b"})
+    assert [i.name for i in cut.entry.instructions] == ["x", "y", "b"]
+    assert cut.entry.root_name == "b"
+    np.testing.assert_array_equal(evaluate_module(cut, cases.FUSION_ARGS),
+                                  np.broadcast_to(cases.FUSION_ARGS[1], (2, 3)))
+    assert cone_module(module, {"t"}) is module  # everything: the module itself

@@ -66,9 +66,11 @@ def _materialize(value: object) -> LiteralValue:
 
 def evaluate_computation(module: HloModule, computation: Computation,
                          arguments: Sequence[LiteralValue],
-                         observer: Observer | None = None) -> LiteralValue:
+                         observer: Observer | None = None,
+                         interpreter: Interpreter | None = None) -> LiteralValue:
     """Evaluate one computation of `module` on `arguments` (one per parameter); `observer`
-    sees every intermediate value (see `interpreter.Observer`)."""
+    sees every intermediate value (see `interpreter.Observer`). `interpreter` (of `module`)
+    reuses the plans an earlier evaluation compiled."""
     parameters = computation.parameters
     if len(arguments) != len(parameters):
         raise EvaluationError(
@@ -78,11 +80,17 @@ def evaluate_computation(module: HloModule, computation: Computation,
     for parameter, argument in zip(parameters, arguments, strict=True):
         _check_argument(parameter.shape, argument, f"argument {parameter.parameter_number}")
     with np.errstate(all="ignore"):
-        result = Interpreter(module, observer).call(computation.name, arguments)
+        if interpreter is None:
+            interpreter = Interpreter(module)
+        elif interpreter.module is not module:
+            raise ValueError("the interpreter is another module's")
+        interpreter.observer = observer
+        result = interpreter.call(computation.name, arguments)
     return _materialize(sub_byte.from_storage(result, computation.root.shape))
 
 
 def evaluate_module(module: HloModule, arguments: Sequence[LiteralValue],
-                    observer: Observer | None = None) -> LiteralValue:
+                    observer: Observer | None = None,
+                    interpreter: Interpreter | None = None) -> LiteralValue:
     """Evaluate the entry computation of `module` on `arguments`."""
-    return evaluate_computation(module, module.entry, arguments, observer)
+    return evaluate_computation(module, module.entry, arguments, observer, interpreter)

@@ -53,11 +53,15 @@ _RUNS_CALLEES = frozenset(("call", "fusion", "while", "conditional"))
 class Observer(Protocol):
     """Sees the values an unbatched run makes: `enter` when a computation starts (called from
     inside the handler of the instruction last announced by `before`, or for the entry),
-    `value` for each parameter and instruction result, `leave` when it ends (also on error)."""
+    `value` for each parameter and instruction result, `leave` when it ends (also on error).
+
+    `before` may return the value the instruction makes when the observer knows it already
+    (the same instruction of another module on the same operand values): it is used instead
+    of computing it, and still reported to `value`."""
 
     def enter(self, computation: Computation) -> None: ...
 
-    def before(self, instruction: Instruction) -> None: ...
+    def before(self, instruction: Instruction) -> Value | None: ...
 
     def value(self, instruction: Instruction, value: Value) -> None: ...
 
@@ -269,8 +273,9 @@ class Interpreter:
         live = peak = 0
         for position, instruction in enumerate(computation.instructions):
             size = sizes[position]
-            memory.check(size, f"{computation.name}/{instruction.name} "
-                         f"{_describe_shape(instruction.shape)}", self._memory_limit)
+            if size > self._memory_limit:  # described only then: this runs per instruction
+                memory.check(size, f"{computation.name}/{instruction.name} "
+                             f"{_describe_shape(instruction.shape)}", self._memory_limit)
             new = 0 if instruction.opcode in _ALIASING and instruction.opcode != "parameter" \
                 else size
             inner = max((self._peak(name) for name in instruction.called_computations
@@ -314,9 +319,9 @@ class Interpreter:
             for slot, _number in plan.parameters:
                 observer.value(instructions[slot], values[slot])
             for slot, step in plan.steps:
-                observer.before(step.instruction)
-                values[slot] = step.handler(self, step.instruction,
-                                            [values[i] for i in step.operands])
+                known = observer.before(step.instruction)
+                values[slot] = known if known is not None else step.handler(
+                    self, step.instruction, [values[i] for i in step.operands])
                 observer.value(step.instruction, values[slot])
                 for released in step.release:
                     values[released] = None
