@@ -62,7 +62,8 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
 
 
 def test_localize_an_mlir_trace(drive, wait, until) -> None:
-    """On the xDSL example the same key names the op the faulty pass rewrote."""
+    """On the xDSL example the same keys name the op the faulty pass rewrote and write its
+    reduced pair."""
     example = Path(__file__).parents[2] / "examples" / "xdsl-faulty-pass"
     app = WorkbenchApp(example, watch=False)
 
@@ -80,5 +81,19 @@ def test_localize_an_mlir_trace(drive, wait, until) -> None:
         texts = [half.text for row in marked
                  for half in (row if isinstance(row, tuple) else (row,))]
         assert any("arith.addf %relu, %relu" in t for t in texts)
+        await pilot.press("W")
+        await until(pilot, lambda: any("wrote " in line for line in
+                                       app.pane(ReplayLogPane).lines) and not app.jobs.busy,
+                    timeout=120)
+        line = next(x for x in app.pane(ReplayLogPane).lines if "wrote " in x)
+        match = re.search(r"wrote (\S+) ", line)
+        assert match is not None
+        written.append(Path(match.group(1)))
+        assert "(2 and 1 ops; reproduces: mismatch, pass StrengthReduceMultiplyPass)" in line
 
-    drive(app, scenario)
+    written: list[Path] = []
+    try:
+        drive(app, scenario)
+    finally:
+        for folder in written:
+            shutil.rmtree(folder, ignore_errors=True)

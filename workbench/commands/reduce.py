@@ -69,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return 0 if reduction.reproduces else 1
     print("\n".join(localization_lines(localization)))
     print(f"\nwrote {out}: {', '.join(reduction.files)}")
-    unit = "ops" if reduction.ir == "mlir" else "instructions"
-    print(f"reduced modules: {reduction.instructions[0]} {unit} before the pass, "
+    print(f"reduced modules: {reduction.instructions[0]} {reduction.unit} before the pass, "
           f"{reduction.instructions[1]} after")
     print(f"reduced before vs the original reference's value: "
           f"{reduction.reference_check.summary}")

@@ -23,6 +23,11 @@ class Reduction:
     ir: str = "hlo"  # what the reduced modules are: HLO text, or MLIR in a trace
 
     @property
+    def unit(self) -> str:
+        """What the instruction counts count, in the reduced modules' own words."""
+        return "ops" if self.ir == "mlir" else "instructions"
+
+    @property
     def reproduces(self) -> bool:
         return self.reference_check.ok and self.verdict_status == "mismatch"
 

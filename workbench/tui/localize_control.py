@@ -137,7 +137,7 @@ class LocalizeControl:
                 return
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
             message = (f"wrote {out} ({reduction.instructions[0]} and "
-                       f"{reduction.instructions[1]} instructions; {verdict}: "
+                       f"{reduction.instructions[1]} {reduction.unit}; {verdict}: "
                        f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
             app.call_from_thread(app.log_line, message)
             app.call_from_thread(app.notify, message, timeout=8)
