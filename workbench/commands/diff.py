@@ -22,6 +22,7 @@ from workbench.diff.steps import (
     diff_with_previous,
     find_step,
 )
+from workbench.gc_pause import gc_paused
 from workbench.index import scan
 from workbench.model import Source, Step
 from workbench.output.json_shapes import diff_json, print_json
@@ -78,6 +79,13 @@ def options_from(args: argparse.Namespace) -> NormalizeOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Reading, normalizing, diffing and rendering build objects that live until the command
+    # ends and form no cycles: collections between the phases would only examine them.
+    with gc_paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     options = options_from(args)
     try:
         if len(args.operands) == 2:
