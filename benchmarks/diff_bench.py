@@ -189,7 +189,7 @@ def measure(label: str, a: Path, b: Path, changed: int, runs: int,
     lines = f"{a.read_bytes().count(newline)}/{b.read_bytes().count(newline)}"
     print(f"{label:<44} {lines:>13} {changed:>7} {gnu_wall * 1e3:8.1f} {our_wall * 1e3:8.1f} "
           f"{our_wall / gnu_wall:6.2f}x {gnu_cpu * 1e3:8.1f} {our_cpu * 1e3:8.1f} "
-          f"{our_cpu / gnu_cpu:6.2f}x {identical_ends(a, b):6.0%}   {ours(a, b)}")
+          f"{our_cpu / gnu_cpu:6.2f}x {identical_ends(a, b):6.1%}   {ours(a, b)}")
     return our_wall / gnu_wall, our_cpu / gnu_cpu
 
 
