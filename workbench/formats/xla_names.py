@@ -110,31 +110,39 @@ def parse_xla_name(basename: str) -> XlaName | None:
     `_is_plain`) the tail is read once for all modules (a large folder has tens of thousands
     of such names, and the patterns cost three times the lookup).
     """
-    if "\n" not in basename:
-        first, _, after_first = basename.partition(".")
-        if first.startswith("module_") and first[7:].isdecimal():
-            timestamp, module_id, rest = None, first, after_first
-        elif first.isdecimal() and after_first.startswith("module_"):
-            module_id, _, rest = after_first.partition(".")
-            timestamp = first if module_id[7:].isdecimal() else ""
-        else:
-            timestamp = ""
-        if timestamp != "":
-            name, dot, tail = rest.partition(".")
-            plain = _PLAIN_NAMES.get(name)
-            if plain is None:
-                plain = _remember(_PLAIN_NAMES, name, _is_plain(name))
-            if plain and dot:
-                read = _TAILS.get(tail)
-                if read is None:
-                    read = _remember(_TAILS, tail, _read_tail(tail))
-                if read:
-                    kind, role, name_tail, rest_tail, *fields = read
-                    return XlaName(
-                        timestamp, module_id, kind, role,
-                        None if name_tail is None else name + name_tail,
-                        "" if rest_tail is None else name + rest_tail, *fields)
+    split = _split_plain(basename)
+    if split is not None:
+        timestamp, module_id, name, tail = split
+        read = _TAILS.get(tail)
+        if read is None:
+            read = _remember(_TAILS, tail, _read_tail(tail))
+        if read:
+            kind, role, name_tail, rest_tail, *fields = read
+            return XlaName(
+                timestamp, module_id, kind, role,
+                None if name_tail is None else name + name_tail,
+                "" if rest_tail is None else name + rest_tail, *fields)
     return _parse_by_patterns(basename)
+
+
+def _split_plain(basename: str) -> tuple[str | None, str, str, str] | None:
+    """(timestamp, module id, module name, tail) of `[<timestamp>.]module_<NNNN>.<name>.<tail>`
+    as `MODULE_RE` splits it, when the name is plain; None otherwise (then the patterns
+    read it)."""
+    if "\n" in basename:  # `$` in the patterns matches before a final line break
+        return None
+    first, _, after_first = basename.partition(".")
+    timestamp = None
+    if first.isdecimal():
+        timestamp = first
+        first, _, after_first = after_first.partition(".")
+    if not (first.startswith("module_") and first[7:].isdecimal()):
+        return None
+    name, dot, tail = after_first.partition(".")
+    plain = _PLAIN_NAMES.get(name)
+    if plain is None:
+        plain = _remember(_PLAIN_NAMES, name, _is_plain(name))
+    return (timestamp, first, name, tail) if plain and dot else None
 
 
 # A module name that cannot change how the rest of a file name is read: the patterns below
