@@ -177,3 +177,36 @@ def test_file_module_reads_one_file_as_scan_does(corpus: Path, tmp_path: Path) -
     (tmp_path / "notes.txt").write_text("nothing of a dump\n")
     with pytest.raises(ReadError, match="holds no modules"):
         file_module(tmp_path / "notes.txt")
+
+
+def test_mlir_candidate_suffixes_cover_what_the_mlir_claimers_read() -> None:
+    """The index skips importing the MLIR claimers when no path left ends in one of these."""
+    from workbench.formats.mlir_files import SNIFF_SUFFIXES
+    from workbench.index import MLIR_CANDIDATE_SUFFIXES
+
+    assert set(SNIFF_SUFFIXES) <= set(MLIR_CANDIDATE_SUFFIXES)
+    assert ".mlir" in MLIR_CANDIDATE_SUFFIXES  # IR tree files
+
+
+def test_a_stray_file_in_an_xla_dump_imports_no_mlir_claimer(corpus: Path, tmp_path: Path
+                                                             ) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    folder = tmp_path / "dump"
+    shutil.copytree(corpus / "xla" / "layernorm", folder)
+    (folder / "READY").write_text("")  # a marker a test harness leaves: listed as other
+    code = (
+        "import sys\n"
+        "from workbench.index import scan\n"
+        f"dump = scan({str(folder)!r})\n"
+        "print(dump.others, sorted(m for m in sys.modules if m.startswith('workbench.formats.')"
+        " and 'mlir' in m))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "['READY', 'program.py'] []"
+    (folder / "notes.txt").write_text("not an MLIR log\n")
+    # Read by the MLIR claimer, and not taken.
+    assert scan(folder).others == ["READY", "notes.txt", "program.py"]

@@ -45,8 +45,17 @@ def _claim_iree_replays(dump: Dump, paths: list[str]) -> list[str]:
     return claim_iree_replays(paths, dump)
 
 
+# The names the MLIR claimers look at end in one of these (mlir_files.SNIFF_SUFFIXES; IR tree
+# files end in `.mlir`): when none of the paths left does, neither is imported.
+MLIR_CANDIDATE_SUFFIXES = (".log", ".mlir", ".txt", ".err", ".out")
+
+
+def _may_be_mlir(paths: list[str]) -> bool:
+    return any(path.endswith(MLIR_CANDIDATE_SUFFIXES) for path in paths)
+
+
 def _claim_ir_trees(dump: Dump, paths: list[str]) -> list[str]:
-    if not paths:
+    if not _may_be_mlir(paths):
         return paths
     from workbench.formats.mlir_ir_tree import claim_ir_trees
 
@@ -54,7 +63,7 @@ def _claim_ir_trees(dump: Dump, paths: list[str]) -> list[str]:
 
 
 def _claim_mlir_files(dump: Dump, paths: list[str]) -> list[str]:
-    if not paths:
+    if not _may_be_mlir(paths):
         return paths
     from workbench.formats.mlir_files import claim_mlir_files
 

@@ -310,7 +310,7 @@ class LiveIndex:
                 paths = list_files(self.root, problems, progress=listed)
             self._paths = set(paths)
             self._listing_problems = problems
-            return self._rebuild(frozenset(paths), frozenset())
+            return self._rebuild(frozenset(paths), frozenset(), sorted_paths=paths)
 
     def apply(self, batch: ChangeBatch) -> DumpChange | None:
         """Fold a batch of changes into the listing; None when the model did not change."""
@@ -332,9 +332,14 @@ class LiveIndex:
     def file_count(self) -> int:
         return len(self._paths)
 
-    def _rebuild(self, changed: frozenset[str], removed: frozenset[str]) -> DumpChange:
+    def _rebuild(self, changed: frozenset[str], removed: frozenset[str],
+                 sorted_paths: list[str] | None = None) -> DumpChange:
+        """Claim the listing again. `sorted_paths`: the listing already sorted (the scan's),
+        so as not to sort the set again: 0.1 s for 180,000 names, in one call that holds the
+        interpreter lock, during which the app answers no key."""
         dump = Dump(root=self.root, problems=list(self._listing_problems))
-        claim_paths(dump, sorted(self._paths), expand=self.expand)
+        claim_paths(dump, sorted(self._paths) if sorted_paths is None else sorted_paths,
+                    expand=self.expand)
         signatures = {m.key: module_signature(m) for m in dump.modules}
         old = self._signatures
         change = DumpChange(

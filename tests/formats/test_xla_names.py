@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from workbench.formats import xla_names
 from workbench.formats.xla_names import (
     _PASS_STEM_RE,
+    _parse_by_patterns,
     parse_xla_name,
     split_module_prefix,
     split_pass_stem,
@@ -131,3 +133,38 @@ def test_pass_stems_split_as_the_pattern_says(corpus: Path) -> None:
 ])
 def test_unusual_pass_stems_split_as_the_pattern_says(stem: str) -> None:
     assert split_pass_stem(stem) == _split_by_regex(stem)
+
+
+# Module names the table must read as the patterns do: plain ones, and ones that could change
+# how the rest of a name reads (those the table leaves to the patterns).
+_NAMES = ["jit_f", "jit__linspace", "cluster_0__XlaCompiledKernel_true__", "a-b", "x\u0663",
+          "snapshot", "execution_0001", "1234", "\u0661\u0662\u0663\u0664", "sm_80", "sm_8",
+          "gfx90a_gpu_after_optimizations", "cpu_after_optimizations", "after_optimizations",
+          "before_optimizations", "mlir-trace", "debug_options", "x.after_y", "a.b", "",
+          "j\n"]
+# Tails that read differently after some of the names above.
+_TAILS = ["5.pb", "0.pb", "5_gpu_after_optimizations.txt", "0001.p.after_q.txt",
+          "txt.cpu_after_optimizations.txt", "hlo_snapshot.pb", "options", "ll", "o",
+          "pb", "", ".", "after_x.txt", "1.p.after_q.txt", "0001.p.after_q.txt.gz"]
+
+
+def test_the_tail_table_reads_as_the_patterns(corpus: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus file name, and its tail after each of `_NAMES`, with and without a
+    timestamp, reads the same through the table as through the patterns."""
+    monkeypatch.setattr(xla_names, "_PLAIN_NAMES", {})
+    monkeypatch.setattr(xla_names, "_TAILS", {})
+    tails = set(_TAILS)
+    for path in corpus.rglob("module_*"):
+        head = xla_names.MODULE_RE.match(path.name)
+        if head is not None and head["rest"] and "." in head["rest"]:
+            tails.add(head["rest"].partition(".")[2])
+    assert len(tails) > 300
+    names = [f"{prefix}module_0007.{name}.{tail}" for prefix in ("", "170000.")
+             for name in _NAMES for tail in sorted(tails)]
+    names += ["module_0007", "module_0007.jit_f", "12.module_x.jit_f.debug_options",
+              "module_7x.jit_f.debug_options", "program.py", "module_0001.jit_f.txt\n"]
+    for name in names:  # twice: the second time from the table
+        assert parse_xla_name(name) == _parse_by_patterns(name), name
+        assert parse_xla_name(name) == _parse_by_patterns(name), name
+    assert len(xla_names._TAILS) > 300  # the table was used

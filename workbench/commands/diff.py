@@ -16,13 +16,7 @@ from pathlib import Path
 from workbench.diff.ir_diff import IRDiff, diff_normalized
 from workbench.diff.normalize import NormalizeOptions, TextKind, normalize
 from workbench.diff.render import side_by_side, summary_lines, unified
-from workbench.diff.steps import (
-    describe,
-    diff_steps,
-    diff_with_previous,
-    find_step,
-)
-from workbench.index import scan
+from workbench.gc_pause import gc_paused
 from workbench.model import Source, Step
 from workbench.output.json_shapes import diff_json, print_json
 from workbench.sources import ReadError, read_text
@@ -78,6 +72,13 @@ def options_from(args: argparse.Namespace) -> NormalizeOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Reading, normalizing, diffing and rendering build objects that live until the command
+    # ends and form no cycles: collections between the phases would only examine them.
+    with gc_paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     options = options_from(args)
     try:
         if len(args.operands) == 2:
@@ -122,6 +123,10 @@ def _diff_files(paths: list[str], ir: str | None, options: NormalizeOptions
 
 
 def _diff_steps(operands: list[str], options: NormalizeOptions) -> tuple[IRDiff, str, str]:
+    # Imported here: diffing two files needs neither the index nor the step store.
+    from workbench.diff.steps import describe, diff_steps, diff_with_previous, find_step
+    from workbench.index import scan
+
     folder, module_query, *specs = operands
     dump = scan(Path(folder))
     module = dump.find_module(module_query)
@@ -140,6 +145,8 @@ def _diff_steps(operands: list[str], options: NormalizeOptions) -> tuple[IRDiff,
 
 
 def _label(step: Step) -> str:
+    from workbench.diff.steps import describe
+
     return f"{step.index} {describe(step)} ({step.file})"
 
 

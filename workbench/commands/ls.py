@@ -27,14 +27,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    dump = scan(args.dir)
     if args.check:
         from workbench.check import check_dump
 
+        dump = scan(args.dir)
         dump.problems.extend(check_dump(dump, _progress if sys.stderr.isatty() else None))
-    if args.json:
+        return _list(dump, args.json)
+    # The index and the listing build objects that live until the command ends and form no
+    # cycles: a collection between the two would examine them all for nothing (a tenth of
+    # the command's time on a 30,000-file dump).
+    with gc_paused():
+        return _list(scan(args.dir), args.json)
+
+
+def _list(dump: Dump, as_json: bool) -> int:
+    if as_json:
         # Written a module at a time (a large dump's listing is megabytes); the steps made for
-        # it form no cycles, so the cyclic collector would only cost.
+        # it form no cycles either.
         with gc_paused():
             write_dump_json(dump, sys.stdout.write)
         sys.stdout.write("\n")

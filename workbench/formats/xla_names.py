@@ -11,7 +11,7 @@ unambiguous files.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MODULE_RE = re.compile(r"^(?:(?P<ts>\d+)\.)?module_(?P<num>\d+)(?:\.(?P<rest>.*))?$")
 
@@ -103,7 +103,89 @@ def _step_role(ext: str) -> str:
 
 
 def parse_xla_name(basename: str) -> XlaName | None:
-    """Classify one XLA dump file name; None when it is not a `module_NNNN` file at all."""
+    """Classify one XLA dump file name; None when it is not a `module_NNNN` file at all.
+
+    The answer of `_parse_by_patterns`, mostly from a table: a module's files share their
+    module name and end in one of a few dozen tails, so when the name is plain (see
+    `_is_plain`) the tail is read once for all modules (a large folder has tens of thousands
+    of such names, and the patterns cost three times the lookup).
+    """
+    split = _split_plain(basename)
+    if split is not None:
+        timestamp, module_id, name, tail = split
+        read = _TAILS.get(tail)
+        if read is None:
+            read = _remember(_TAILS, tail, _read_tail(tail))
+        if read:
+            kind, role, name_tail, rest_tail, *fields = read
+            return XlaName(
+                timestamp, module_id, kind, role,
+                None if name_tail is None else name + name_tail,
+                "" if rest_tail is None else name + rest_tail, *fields)
+    return _parse_by_patterns(basename)
+
+
+def _split_plain(basename: str) -> tuple[str | None, str, str, str] | None:
+    """(timestamp, module id, module name, tail) of `[<timestamp>.]module_<NNNN>.<name>.<tail>`
+    as `MODULE_RE` splits it, when the name is plain; None otherwise (then the patterns
+    read it)."""
+    if "\n" in basename:  # `$` in the patterns matches before a final line break
+        return None
+    first, _, after_first = basename.partition(".")
+    timestamp = None
+    if first.isdecimal():
+        timestamp = first
+        first, _, after_first = after_first.partition(".")
+    if not (first.startswith("module_") and first[7:].isdecimal()):
+        return None
+    name, dot, tail = after_first.partition(".")
+    plain = _PLAIN_NAMES.get(name)
+    if plain is None:
+        plain = _remember(_PLAIN_NAMES, name, _is_plain(name))
+    return (timestamp, first, name, tail) if plain and dot else None
+
+
+# A module name that cannot change how the rest of a file name is read: the patterns below
+# see it as the text before the first dot, and only these words (and a leading `sm_` or digit)
+# in it could make one of them match differently.
+_NAME_WORDS = ("after_", "before_", "snapshot", "execution_", "mlir-trace", "debug_options")
+_PROBE_NAME = "probe"  # a plain name the tails are read with
+_TABLE_LIMIT = 100_000  # entries per table: past it the table starts again
+_PLAIN_NAMES: dict[str, bool] = {}
+_TAILS: dict[str, tuple] = {}
+
+
+def _is_plain(name: str) -> bool:
+    return bool(name) and not name[0].isdecimal() and not name.startswith("sm_") and \
+        not any(word in name for word in _NAME_WORDS)
+
+
+def _remember(table: dict, key: str, value: Any) -> Any:
+    if len(table) >= _TABLE_LIMIT:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def _read_tail(tail: str) -> tuple:
+    """How `module_0.<plain name>.<tail>` reads, with the name cut out of the name and rest
+    fields (the part after it; None for a name of None or an empty rest); empty when a field
+    holds something other than the name (a plain name rules that out: then the patterns
+    decide)."""
+    info = _parse_by_patterns(f"module_0.{_PROBE_NAME}.{tail}")
+    if info is None:
+        return ()
+    name, rest = info.name, info.rest
+    if (name is not None and not name.startswith(_PROBE_NAME)) or \
+            (rest and not rest.startswith(_PROBE_NAME)):
+        return ()
+    cut = len(_PROBE_NAME)
+    return (info.kind, info.role, None if name is None else name[cut:],
+            rest[cut:] if rest else None, *info[6:])
+
+
+def _parse_by_patterns(basename: str) -> XlaName | None:
+    """`parse_xla_name` by its patterns, name by name."""
     match = MODULE_RE.match(basename)
     if match is None:
         return None
