@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Step
@@ -58,11 +58,10 @@ class MlirCulprit:
 def operand_key(operand: SSAValue, keys: dict[Operation, str]) -> Key | None:
     """The key of an operand: an op's result, or an argument of the entry function (a
     function's block argument); None for other block arguments (a loop's index)."""
-    owner = operand.owner
-    if isinstance(owner, Operation):
-        return (keys[owner], operand.index)  # type: ignore[attr-defined]
-    if isinstance(owner, Block) and isinstance(owner.parent_op(), func.FuncOp):
-        return (ARGUMENT, operand.index)  # type: ignore[attr-defined]
+    if isinstance(operand, OpResult):
+        return (keys[operand.op], operand.index)
+    if isinstance(operand, BlockArgument) and isinstance(operand.block.parent_op(), func.FuncOp):
+        return (ARGUMENT, operand.index)
     return None
 
 
