@@ -61,13 +61,21 @@ class ViewDocument:
     rows: Sequence[Row]
     side_by_side: bool = False
     hunks: list[int] = field(default_factory=list)
+    # Measured where the document is made (a loader's thread), never while the event loop
+    # draws: a 1,000,000-line listing takes seconds to measure character by character.
+    text_width: int = field(init=False)
 
-    @property
-    def text_width(self) -> int:
+    def __post_init__(self) -> None:
         if self.side_by_side:
-            return 0  # halves are cut to the view's width; no horizontal scrolling
-        return max((cell_len(r.gutter) + cell_len(r.text) for r in self.rows
-                    if isinstance(r, TextRow)), default=0)
+            self.text_width = 0  # halves are cut to the view's width; no horizontal scrolling
+        else:
+            self.text_width = max((_width(r.gutter) + _width(r.text) for r in self.rows
+                                   if isinstance(r, TextRow)), default=0)
+
+
+def _width(text: str) -> int:
+    """Cells `text` takes: its length when it is printable ASCII (one cell a character)."""
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
 
 
 def text_document(text: str) -> ViewDocument:
