@@ -446,7 +446,9 @@ class _Parser:
             self.shape()
         self.expect("{")
         instructions: list[Instruction] = []
-        defined: set[str] = set()
+        # Every name defined so far, to itself: operands share their definition's string
+        # (a million-instruction module holds each name once, not once per use).
+        defined: dict[str, str] = {}
         root: str | None = None
         # Operands not defined above their user, reported once the computation is read (as
         # defined later, or nowhere); `refs` holds one general-form instruction's operands.
@@ -466,9 +468,12 @@ class _Parser:
                     shape = shapes[shape_text] = self.array_shape(line.start(4), line.end(4))
                 operands = (operand_text.replace("%", "").replace(" ", "").replace("\t", "")
                             .split(",") if operand_text else [])
-                for operand in operands:
-                    if operand not in defined:
+                for number, operand in enumerate(operands):
+                    known = defined.get(operand)
+                    if known is None:
                         undefined.append((operand, line.end(1)))
+                    else:
+                        operands[number] = known
                 self.pos = line.end()
                 if plain_end is not None and opcode not in _BUILT:
                     instruction = Instruction(label, opcode, shape, operands)
@@ -504,7 +509,7 @@ class _Parser:
             if instruction.name in defined:
                 raise self.error(f"instruction {instruction.name!r} is defined twice",
                                  instruction_start)
-            defined.add(instruction.name)
+            defined[instruction.name] = instruction.name
             instructions.append(instruction)
             if is_root:
                 if root is not None:
