@@ -12,8 +12,8 @@ module parses in about a twentieth of a second (`benchmarks/hlo_parse_bench.py`)
 It accepts what XLA prints and what its own parser reads back: `%` on names or not, typed
 operands of older dumps (`add(f32[2] %x, f32[2] %y)`), `/*index=5*/` comments, layouts with
 tiling and memory-space extras, bounded (`<=8`) and unbounded (`?`) dynamic dimensions, and
-the source-location tables. Attributes
-the model does not type are kept verbatim in `Instruction.attrs`; they are never an error.
+the source-location tables. Attributes the model does not type are kept verbatim in
+`Instruction.attrs`; they are never an error.
 
 Errors are `HloParseError` with the file, 1-based line and column, and what was expected.
 """
