@@ -6,8 +6,9 @@ at the current position for names, shapes and numbers, and attribute values are 
 their balanced brackets before being interpreted. The common instruction line (plain operand
 names, no comment) is read in one match from its indentation to the end of its operands, and
 operands are checked against the names defined above them as they come, so a 6,000-line
-module parses in about a twentieth of a second (`benchmarks/hlo_parse_bench.py`) and a
-1,000,000-instruction one in a few seconds (`benchmarks/hostile_bench.py`).
+module parses in about a tenth of a second (`benchmarks/hlo_parse_bench.py`; its attributes
+take most of that) and a 1,000,000-instruction one in a few seconds
+(`benchmarks/hostile_bench.py`).
 
 It accepts what XLA prints and what its own parser reads back: `%` on names or not, typed
 operands of older dumps (`add(f32[2] %x, f32[2] %y)`), `/*index=5*/` comments, layouts with
