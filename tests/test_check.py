@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,39 @@ def test_check_does_not_fill_the_cache(corpus: Path) -> None:
     FACTS.clear()
     check_dump(scan(corpus / "xla" / "fori_loop"))
     assert len(FACTS) == 0
+
+
+def large_module(instructions: int) -> str:
+    """A module of `instructions` plain instructions in a chain (made here, never stored)."""
+    lines = ["HloModule big, entry_computation_layout={(f32[8])->f32[8]}", "",
+             "ENTRY main {", "  p0 = f32[8] parameter(0)", "  a0 = f32[8] negate(p0)"]
+    lines += [f"  a{i} = f32[8] add(a{i - 1}, p0)" for i in range(1, instructions - 1)]
+    lines += [f"  ROOT r = f32[8] negate(a{instructions - 2})", "}", ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(("damage", "reason"), [
+    (lambda text: text[: text.index("  a10000 = ") + len("  a10000 = f32[8] ad")],
+     "line 10005, column 21: expected '(' after opcode ad"),
+    (lambda text: text.replace("  a5000 = f32[8] add(", "  a5000 = f32[8] Add("),
+     "line 5005, column 18: expected an opcode"),
+    (lambda text: text.replace("add(a4999, p0)\n", "add(a4999, p0)}\n"),
+     "line 5006, column 9: expected '{', found '= f32[8] add(a5000, '"),
+    (lambda text: text[: -len("}\n")],
+     "line 3, column 6: computation 'main' is not closed with '}'"),
+    (lambda text: text.replace("add(a7000, p0)", "add(a7000, q0)"),
+     "line 7006, column 29: unknown operand %q0 in computation 'main'"),
+    (lambda text: text.replace("  a9000 = f32[8]", "  a9000 = f32[8]{1,0}"),
+     "line 9005, column 17: layout {1,0} does not match rank 1"),
+], ids=["cut mid-line", "bad opcode", "brace too many", "brace missing", "unknown operand",
+        "bad layout"])
+def test_damaged_large_module(tmp_path: Path, damage: Callable[[str], str],
+                              reason: str) -> None:
+    """A 20,000-instruction module damaged far from its start: the damage is found, with
+    its line and column."""
+    name = "module_0001.big.before_optimizations.txt"
+    text = large_module(20_000)
+    (tmp_path / name).write_text(text)
+    assert check_dump(scan(tmp_path)) == []
+    (tmp_path / name).write_text(damage(text))
+    assert [(p.file, p.reason) for p in check_dump(scan(tmp_path))] == [(name, reason)]

@@ -248,6 +248,37 @@ def test_names_without_percent_signs(corpus: Path) -> None:
     assert signature(module) == signature(parse(corpus, LN))
 
 
+def test_line_layouts_read_alike(corpus: Path) -> None:
+    """Lines the one-match reading of common lines passes over (comments before a line,
+    attributes continued on the next line, tabs, operands without spaces) read as XLA's."""
+    text = (corpus / LN).read_text()
+    respelled = (text.replace("\n  %sub.0 = ", "\n  /* note */ %sub.0 = ")
+                 .replace("%sub.1), metadata=", "%sub.1)\n    , metadata=")
+                 .replace("add(%mul.0, %add.2)", "add(\t%mul.0 ,%add.2\t)")
+                 .replace("ROOT %rsqrt.2 = ", "ROOT\t%rsqrt.2\t=\t"))
+    assert respelled.count("/* note */") == respelled.count("\n    , metadata=") == 1
+    assert signature(parse_hlo_text(respelled, "ln.txt")) == signature(parse(corpus, LN))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "at", "message"),
+    [
+        ("%sub.0 = f32[6,8]{1,0} subtract(", "%sub.1 = f32[6,8]{1,0} subtract(",
+         "%sub.1 = f32[6,8]{1,0} subtract(", "instruction 'sub.1' is defined twice"),
+        ("%sub.0 = f32[6,8]{1,0} subtract(", "ROOT %sub.0 = f32[6,8]{1,0} subtract(",
+         "ROOT %add.1 = ", "more than one ROOT instruction"),
+    ],
+)
+def test_errors_of_a_computation(corpus: Path, old: str, new: str, at: str,
+                                 message: str) -> None:
+    text = (corpus / LN).read_text()
+    damaged = text.replace(old, new, 1)
+    with pytest.raises(HloParseError) as caught:
+        parse_hlo_text(damaged, "damaged.txt")
+    assert message in caught.value.message
+    assert (caught.value.line, caught.value.column) == where(damaged, at)
+
+
 def test_typed_operands_of_older_dumps(corpus: Path) -> None:
     text = (corpus / LN).read_text()
     reference = parse(corpus, LN)

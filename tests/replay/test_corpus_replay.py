@@ -137,6 +137,43 @@ def test_fake_data_replays_without_a_snapshot(corpus: Path) -> None:
     assert "no recorded result to check (inputs: fake data (seed 3))" in verdict.detail
 
 
+def test_fake_data_types_are_read_in_the_worker(corpus: Path, tmp_path: Path) -> None:
+    """With a process runner the entry's parameter types are read in the worker (a large
+    module is never parsed in a UI's process): same inputs, same problem text."""
+    from workbench.facts import FACTS
+    from workbench.replay.inputs import InputError, InputSpec
+    from workbench.replay.steps import ProcessRunner
+    from workbench.sources import ReadError
+
+    spec = InputSpec(fake_data=True, seed=3)
+    dump = scan(corpus / "xla" / "layernorm-broken-fusion")
+    module = dump.find_module("jit_ln")
+    with open_replay(dump.root, module, None, spec) as inline:
+        expected = inline.inputs.arguments
+    FACTS.clear()
+    runner = ProcessRunner()
+    try:
+        with open_replay(dump.root, module, None, spec, runner=runner) as replay:
+            assert len(FACTS) == 0  # nothing parsed here
+            assert len(replay.inputs.arguments) == len(expected) > 0
+            for got, want in zip(replay.inputs.arguments, expected, strict=True):
+                np.testing.assert_array_equal(got, want)
+            first = module.ir_steps("hlo")[0]
+            files = [s.file for s in (first.proto, first.text) if s is not None]
+            copy = tmp_path / "damaged"
+            shutil.copytree(dump.root, copy)
+            for file in files:  # the first step unreadable both ways
+                (copy / file).write_text("HloModule broken\n")
+            damaged = scan(copy).find_module("jit_ln")
+            with pytest.raises(ReadError) as here:
+                open_replay(copy, damaged, None, spec)
+            with pytest.raises(InputError) as there:
+                open_replay(copy, damaged, None, spec, runner=runner)
+            assert str(there.value) == str(here.value)
+    finally:
+        runner.close()
+
+
 def test_elided_constant_in_a_text_only_step_is_unsupported(corpus: Path,
                                                             tmp_path: Path) -> None:
     # A derived dump: the text of one step with a constant's literal elided as XLA prints

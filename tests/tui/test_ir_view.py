@@ -7,7 +7,15 @@ import time
 
 from textual.app import App, ComposeResult
 
-from workbench.tui.ir_view import IrView, TextRow, ViewDocument, text_document
+from workbench.tui.ir_view import (
+    MAX_LINE_CHARS,
+    IrView,
+    Listing,
+    TextRow,
+    ViewDocument,
+    clipped,
+    text_document,
+)
 
 
 class ViewApp(App[None]):
@@ -89,3 +97,39 @@ def test_a_line_of_megabytes_is_shown_cut_and_says_so(lines) -> None:
             assert shown[1].startswith("2 xxxx")
 
     asyncio.run(main())
+
+
+def eager_rows(text: str) -> list[TextRow]:
+    """Every row of a listing made at once, as the view showed them before listings became
+    lazy: the reference a `Listing` must equal."""
+    lines = text.splitlines()
+    digits = len(str(len(lines)))
+    return [TextRow("text", f"{n:>{digits}} ", clipped(line).expandtabs())
+            for n, line in enumerate(lines, 1)]
+
+
+def test_listings_equal_every_row_made_at_once() -> None:
+    texts = [
+        "",
+        "one line",
+        "HloModule m\n\nENTRY main {\n  ROOT p = f32[] parameter(0)\n}\n",
+        "tabs\there\r\nand CRLF\r\nend",
+        "a control \x1b]0;title\x07 and DEL \x7f\nnext",
+        "wide 漢字 characters\nand ascii",
+        "x" * (MAX_LINE_CHARS + 5) + "\nshort",
+        "x" * MAX_LINE_CHARS + "\nshort",
+        "\n".join(f"line {i}" for i in range(1234)),
+    ]
+    for text in texts:
+        document = text_document(text)
+        rows = document.rows
+        assert isinstance(rows, Listing)
+        expected = eager_rows(text)
+        assert list(rows) == expected, text[:40]
+        assert len(rows) == len(expected)
+        assert [rows[i] for i in range(-len(expected), len(expected))] == expected * 2
+        assert rows[1:4] == expected[1:4] and rows[::-3] == expected[::-3]
+        assert document.text_width == ViewDocument(expected).text_width, text[:40]
+        for term in ("a", "line 12", "\u241b", "漢", "x" * 20, "zzz"):
+            assert rows.find(term) == [i for i, row in enumerate(expected)
+                                       if term in row.text.lower()], (text[:40], term)

@@ -3,12 +3,18 @@ HLO IR model of `workbench.hlo_ir`.
 
 A hand-written recursive-descent scanner over the whole text: compiled patterns are matched
 at the current position for names, shapes and numbers, and attribute values are cut out by
-their balanced brackets before being interpreted, so a 6,000-line module parses in about a
-tenth of a second (`benchmarks/hlo_parse_bench.py`). It accepts what XLA prints and what its
-own parser reads back: `%` on names or not, typed operands of older dumps (`add(f32[2] %x,
-f32[2] %y)`), `/*index=5*/` comments, layouts with tiling and memory-space extras, bounded
-(`<=8`) and unbounded (`?`) dynamic dimensions, and the source-location tables. Attributes
-the model does not type are kept verbatim in `Instruction.attrs`; they are never an error.
+their balanced brackets before being interpreted. The common instruction line (plain operand
+names, no comment) is read in one match from its indentation to the end of its operands, and
+operands are checked against the names defined above them as they come, so a 6,000-line
+module parses in about a tenth of a second (`benchmarks/hlo_parse_bench.py`; its attributes
+take most of that) and a 1,000,000-instruction one in a few seconds
+(`benchmarks/hostile_bench.py`).
+
+It accepts what XLA prints and what its own parser reads back: `%` on names or not, typed
+operands of older dumps (`add(f32[2] %x, f32[2] %y)`), `/*index=5*/` comments, layouts with
+tiling and memory-space extras, bounded (`<=8`) and unbounded (`?`) dynamic dimensions, and
+the source-location tables. Attributes the model does not type are kept verbatim in
+`Instruction.attrs`; they are never an error.
 
 Errors are `HloParseError` with the file, 1-based line and column, and what was expected.
 """
@@ -16,13 +22,13 @@ Errors are `HloParseError` with the file, 1-based line and column, and what was 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.formats import hlo_text_attrs as attrs
 from workbench.formats.hlo_text_attrs import AttributeTextError
 from workbench.formats.hlo_text_literal import LiteralTextError, is_elided, parse_literal_text
+from workbench.gc_pause import gc_paused
 from workbench.hlo_ir import (
     ARRAY_TYPES,
     Computation,
@@ -69,6 +75,20 @@ _HEAD = re.compile(
     r"(ROOT[ \t]+)?%?(" + _NAME_BODY + r")[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]\[]*\](?:\{[^{}]*\})?)[ \t]+([a-z][a-z0-9\-]*)\("
 )
+# The common instruction line in one match, from the whitespace before it to the `)` after
+# plain operands: `[ROOT] %name = f32[2]{0} opcode(%a, %b)`. Groups: 1 the instruction (its
+# start), 2 ROOT, 3 name, 4 shape, 5 opcode, 6 operands, 7 the closing `)` (None when the
+# operands are not plain names: typed operands, a constant's literal, a parameter's number),
+# 8 the space after it when no attribute follows (the next token is neither `,` nor a comment).
+_LINE = re.compile(
+    r"\s*((ROOT[ \t]+)?%?(" + _NAME_BODY + r")[ \t]*=[ \t]*"
+    r"([a-z][a-z0-9]*\[[^\]\[]*\](?:\{[^{}]*\})?)[ \t]+([a-z][a-z0-9\-]*)\()"
+    r"(?:[ \t]*(%?" + _NAME_BODY + r"(?:[ \t]*,[ \t]*%?" + _NAME_BODY + r")*)?[ \t]*(\))"
+    r"(\s*(?=[^\s,/]))?)?"
+)
+_NO_LINE = (None,) * 8
+_LITERAL_OPERANDS = frozenset(("constant", "parameter"))  # not operand names in parentheses
+_BUILT = frozenset(("dot", "gather", "scatter"))  # typed fields made even without attributes
 _SIMPLE_OPERANDS = re.compile(
     r"[ \t]*((?:%?" + _NAME_BODY + r"[ \t]*,[ \t]*)*%?" + _NAME_BODY + r")?[ \t]*\)"
 )
@@ -97,8 +117,13 @@ _DOT_KEYS = frozenset(("lhs_contracting_dims", "rhs_contracting_dims", "lhs_batc
 
 
 def parse_hlo_text(text: str, file: str = "") -> HloModule:
-    """Parse one HLO module printed by XLA. Raises HloParseError naming file, line and column."""
-    return _Parser(text, file).module()
+    """Parse one HLO module printed by XLA. Raises HloParseError naming file, line and column.
+
+    The model built forms no cycles, so the cyclic collector is paused meanwhile: left on, it
+    passes over every instruction made so far again and again (two thirds of the time of a
+    1,000,000-instruction module)."""
+    with gc_paused():
+        return _Parser(text, file).module()
 
 
 def _fix_parent_frame_ids(tables: SourceTables) -> None:
@@ -422,35 +447,70 @@ class _Parser:
             self.shape()
         self.expect("{")
         instructions: list[Instruction] = []
-        positions: dict[str, int] = {}
+        # Every name defined so far, to itself: operands share their definition's string
+        # (a million-instruction module holds each name once, not once per use).
+        defined: dict[str, str] = {}
         root: str | None = None
-        operand_refs: list[tuple[str, int]] = []
+        # Operands not defined above their user, reported once the computation is read (as
+        # defined later, or nowhere); `refs` holds one general-form instruction's operands.
+        undefined: list[tuple[str, int]] = []
+        refs: list[tuple[str, int]] = []
         text = self.text
+        shapes = self.shapes
         while True:
-            self.skip()
-            instruction_start = self.pos
-            char = text[instruction_start : instruction_start + 1]
-            if char == "}":
-                break
-            if not char:
-                raise self.error(f"computation {name!r} is not closed with '}}'", start)
-            head = _HEAD.match(text, instruction_start)
-            if head is not None:  # the common case: `[ROOT] %name = f32[2]{0} opcode(`
-                is_root = head.group(1) is not None
-                shape_text = head.group(3)
-                shape = self.shapes.get(shape_text)
+            line = _LINE.match(text, self.pos)
+            groups = line.groups() if line is not None else _NO_LINE
+            _, is_root, label, shape_text, opcode, operand_text, closed, plain_end = groups
+            if closed is not None and opcode not in _LITERAL_OPERANDS:
+                # the common line, `[ROOT] %name = f32[2]{0} opcode(%a, %b)`, read in one match
+                instruction_start = line.start(1)
+                shape = shapes.get(shape_text)
                 if shape is None:
-                    shape = self.shapes[shape_text] = self.array_shape(head.start(3), head.end(3))
-                self.pos = head.end() - 1
-                instruction = self.instruction_body(head.group(2), shape, head.group(4),
-                                                    operand_refs)
+                    shape = shapes[shape_text] = self.array_shape(line.start(4), line.end(4))
+                operands = (operand_text.replace("%", "").replace(" ", "").replace("\t", "")
+                            .split(",") if operand_text else [])
+                for number, operand in enumerate(operands):
+                    known = defined.get(operand)
+                    if known is None:
+                        undefined.append((operand, line.end(1)))
+                    else:
+                        operands[number] = known
+                self.pos = line.end()
+                if plain_end is not None and opcode not in _BUILT:
+                    instruction = Instruction(label, opcode, shape, operands)
+                else:
+                    instruction = self.attributes(label, shape, opcode, operands, _Pending())
             else:
-                is_root = self.keyword("ROOT")
-                instruction = self.instruction(operand_refs)
-            if instruction.name in positions:
+                if line is not None:
+                    instruction_start = self.pos = line.start(1)
+                else:
+                    self.skip()
+                    instruction_start = self.pos
+                    char = text[instruction_start : instruction_start + 1]
+                    if char == "}":
+                        break
+                    if not char:
+                        raise self.error(f"computation {name!r} is not closed with '}}'", start)
+                head = _HEAD.match(text, instruction_start)
+                if head is not None:  # `[ROOT] %name = f32[2]{0} opcode(` and other operands
+                    is_root = head.group(1)
+                    shape_text = head.group(3)
+                    shape = shapes.get(shape_text)
+                    if shape is None:
+                        shape = shapes[shape_text] = self.array_shape(head.start(3),
+                                                                      head.end(3))
+                    self.pos = head.end() - 1
+                    instruction = self.instruction_body(head.group(2), shape, head.group(4),
+                                                        refs)
+                else:
+                    is_root = self.keyword("ROOT")
+                    instruction = self.instruction(refs)
+                undefined.extend(ref for ref in refs if ref[0] not in defined)
+                refs.clear()
+            if instruction.name in defined:
                 raise self.error(f"instruction {instruction.name!r} is defined twice",
                                  instruction_start)
-            positions[instruction.name] = instruction_start
+            defined[instruction.name] = instruction.name
             instructions.append(instruction)
             if is_root:
                 if root is not None:
@@ -468,17 +528,15 @@ class _Parser:
             self.raw_value()
         if not instructions:
             raise self.error(f"computation {name!r} has no instructions", start)
-        starts = list(positions.values())  # instruction starts, in text order
-        for operand, pos in operand_refs:
-            defined = positions.get(operand)
-            if defined is None:
+        if undefined:
+            operand, pos = undefined[0]
+            if operand not in defined:
                 raise self.error(f"unknown operand %{operand} in computation {name!r}",
                                  self.operand_position(operand, pos))
             # XLA prints operands before their users and its parser requires it (as the
             # proto reader does); a use before the definition would evaluate nothing.
-            if defined >= starts[bisect_right(starts, pos) - 1]:
-                raise self.error(f"operand %{operand} is used before its definition in "
-                                 f"computation {name!r}", self.operand_position(operand, pos))
+            raise self.error(f"operand %{operand} is used before its definition in "
+                             f"computation {name!r}", self.operand_position(operand, pos))
         return Computation(name=name, instructions=instructions,
                            root_name=root or instructions[-1].name, is_entry=is_entry)
 
@@ -532,6 +590,12 @@ class _Parser:
                 self.pos = simple.end()
             else:
                 self.operand_list(operands, operand_refs)
+        return self.attributes(name, shape, opcode, operands, pending)
+
+    def attributes(self, name: str, shape: Shape, opcode: str, operands: list[str],
+                   pending: _Pending) -> Instruction:
+        """The attributes after the operands (`, key=value` each), then the instruction."""
+        text = self.text
         while True:
             attribute = _ATTR_HEAD.match(text, self.pos)
             if attribute is None:

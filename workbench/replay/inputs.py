@@ -8,6 +8,7 @@ that changes the numbers still shows up, though there is no recorded result to c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
@@ -137,14 +138,17 @@ def load_npy_inputs(paths: tuple[Path, ...], specs: list[ParamSpec] | None) -> l
     return arguments
 
 
-def resolve_inputs(backend: Backend, execution: Execution | None,
-                   spec: InputSpec) -> ReplayInputs:
-    """The inputs a replay runs on, by the user's choice; raises `InputError`."""
+def resolve_inputs(backend: Backend, execution: Execution | None, spec: InputSpec,
+                   parameter_specs: Callable[[], list[ParamSpec] | None] | None = None
+                   ) -> ReplayInputs:
+    """The inputs a replay runs on, by the user's choice; raises `InputError`.
+    `parameter_specs` reads the entry's parameter types (default: the backend, here)."""
+    read_specs = parameter_specs or backend.parameter_specs
     if spec.npy:
-        return ReplayInputs(load_npy_inputs(spec.npy, backend.parameter_specs()),
+        return ReplayInputs(load_npy_inputs(spec.npy, read_specs()),
                             origin=", ".join(p.name for p in spec.npy))
     if spec.fake_data:
-        specs = backend.parameter_specs()
+        specs = read_specs()
         if specs is None:
             raise InputError("the entry parameters' types are unknown, so fake data cannot be "
                              "made; give the inputs as .npy files")

@@ -34,7 +34,13 @@ from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module, Step
 from workbench.replay.backends import Backend, open_backend
 from workbench.replay.compare import Comparison, Truth, compare
-from workbench.replay.inputs import InputSpec, ReplayInputs, resolve_inputs
+from workbench.replay.inputs import (
+    InputError,
+    InputSpec,
+    ParamSpec,
+    ReplayInputs,
+    resolve_inputs,
+)
 from workbench.replay.outcome import Kind, Outcome
 from workbench.replay.workers import Cancelled, WorkerPool
 
@@ -74,6 +80,11 @@ class Runner(Protocol):
     def evaluate(self, backend: Backend, step: Step, arguments: Sequence[LiteralValue],
                  cancel: threading.Event | None) -> Evaluation: ...
 
+    def parameter_specs(self, backend: Backend,
+                        cancel: threading.Event | None) -> list[ParamSpec] | None:
+        """The entry's parameter types, read where evaluations run: reading them parses the
+        first step, which for a large module holds an interpreter for seconds."""
+
     def close(self) -> None: ...
 
 
@@ -85,6 +96,10 @@ class InlineRunner:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
         return evaluate_step(backend, step, arguments)
+
+    def parameter_specs(self, backend: Backend,
+                        cancel: threading.Event | None) -> list[ParamSpec] | None:
+        return backend.parameter_specs()
 
     def close(self) -> None:
         pass
@@ -113,9 +128,35 @@ class ProcessRunner:
             return Evaluation("error", reason=last, seconds=outcome.seconds)
         return outcome.value
 
+    def parameter_specs(self, backend: Backend,
+                        cancel: threading.Event | None) -> list[ParamSpec] | None:
+        """Read in the worker (whose loader cache then holds the module its first evaluation
+        needs), so a UI's process never parses the module nor holds its interpreter."""
+        outcome = self.pool.call(read_parameter_specs, backend, time_limit=self.time_limit,
+                                 cancel=cancel)
+        if outcome.timed_out:
+            raise InputError(f"reading the entry parameters took longer than the time limit "
+                             f"of {self.time_limit:g} s")
+        if outcome.error is not None:
+            raise InputError(outcome.error.strip().splitlines()[-1])
+        specs, problem = outcome.value
+        if problem is not None:
+            raise InputError(problem)
+        return specs
+
     def close(self) -> None:
         if self._own_pool:
             self.pool.close()
+
+
+def read_parameter_specs(backend: Backend) -> tuple[list[ParamSpec] | None, str | None]:
+    """`backend.parameter_specs()`, or why they cannot be read (runs in workers)."""
+    from workbench.loader import ReadError
+
+    try:
+        return backend.parameter_specs(), None
+    except ReadError as error:
+        return None, str(error)
 
 
 def make_runner(time_limit: float | None = None, isolate: bool = False) -> Runner:
@@ -365,6 +406,8 @@ def open_replay(root: Path, module: Module, execution: Execution | None = None,
     `NoBackend`, `InputError` or `ReadError` (each says what is wrong).
     """
     opened = open_backend(root, module, backend)
-    inputs = resolve_inputs(opened, execution, spec or InputSpec())
-    return Replay(opened, inputs, atol=atol, rtol=rtol, runner=runner or InlineRunner(),
-                  cancel=cancel, keep_values=keep_values)
+    runner = runner or InlineRunner()
+    inputs = resolve_inputs(opened, execution, spec or InputSpec(),
+                            lambda: runner.parameter_specs(opened, cancel))
+    return Replay(opened, inputs, atol=atol, rtol=rtol, runner=runner, cancel=cancel,
+                  keep_values=keep_values)

@@ -9,9 +9,9 @@ marker in its gutter (readable without colour).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, overload
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -61,21 +61,79 @@ class ViewDocument:
     rows: Sequence[Row]
     side_by_side: bool = False
     hunks: list[int] = field(default_factory=list)
+    # Measured where the document is made (a loader's thread), never while the event loop
+    # draws: a 1,000,000-line listing takes seconds to measure character by character.
+    text_width: int = field(init=False)
 
-    @property
-    def text_width(self) -> int:
+    def __post_init__(self) -> None:
         if self.side_by_side:
-            return 0  # halves are cut to the view's width; no horizontal scrolling
-        return max((cell_len(r.gutter) + cell_len(r.text) for r in self.rows
-                    if isinstance(r, TextRow)), default=0)
+            self.text_width = 0  # halves are cut to the view's width; no horizontal scrolling
+        elif isinstance(self.rows, Listing):
+            self.text_width = self.rows.width()
+        else:
+            self.text_width = _rows_width(self.rows)
+
+
+def _width(text: str) -> int:
+    """Cells `text` takes: its length when it is printable ASCII (one cell a character)."""
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
+
+
+def _rows_width(rows: Iterable[Row]) -> int:
+    return max((_width(r.gutter) + _width(r.text) for r in rows if isinstance(r, TextRow)),
+               default=0)
+
+
+class Listing(Sequence[TextRow]):
+    """The lines of a text as numbered rows, each made when it is asked for: a million-line
+    module costs its lines, not a million row objects made while the app waits.
+
+    A text of printable ASCII lines none longer than MAX_LINE_CHARS (the usual IR) is `plain`:
+    each line is shown as it is, so its width is its length and a search reads the lines."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self.digits = len(str(len(self.lines)))
+        self.longest = max(map(len, self.lines), default=0)
+        self.plain = (self.longest <= MAX_LINE_CHARS and text.isascii()
+                      and text.replace("\n", "").isprintable())
+
+    def _row(self, number: int, line: str) -> TextRow:
+        return TextRow("text", f"{number:>{self.digits}} ", clipped(line).expandtabs())
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, index: int) -> TextRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TextRow]: ...
+
+    def __getitem__(self, index: int | slice) -> TextRow | list[TextRow]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.lines)))]
+        line = self.lines[index]  # IndexError past either end
+        return self._row(index + 1 if index >= 0 else len(self.lines) + index + 1, line)
+
+    def __iter__(self) -> Iterator[TextRow]:
+        return (self._row(number, line) for number, line in enumerate(self.lines, 1))
+
+    def width(self) -> int:
+        if not self.plain or not self.lines:
+            return _rows_width(self)
+        return self.digits + 1 + self.longest
+
+    def find(self, term: str) -> list[int]:
+        """Rows whose shown text holds `term` (lower case)."""
+        if self.plain:
+            return [index for index, line in enumerate(self.lines) if term in line.lower()]
+        return [index for index, row in enumerate(self) if term in row.text.lower()]
 
 
 def text_document(text: str) -> ViewDocument:
     """A plain listing of `text` with line numbers."""
-    lines = text.splitlines()
-    digits = len(str(len(lines)))
-    return ViewDocument([TextRow("text", f"{n:>{digits}} ", clipped(line).expandtabs())
-                         for n, line in enumerate(lines, 1)])
+    return ViewDocument(Listing(text))
 
 
 def message_document(message: str) -> ViewDocument:
@@ -224,6 +282,8 @@ class IrView(ScrollView, can_focus=True):
         if not term:
             return []
         term = term.lower()
+        if isinstance(self.document.rows, Listing):
+            return self.document.rows.find(term)
         found = []
         for index, row in enumerate(self.document.rows):
             halves = row if isinstance(row, tuple) else (row,)

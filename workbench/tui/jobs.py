@@ -176,7 +176,8 @@ class Jobs:
                 self._pool = WorkerPool(1, nice=WORKER_NICE)
             runner = ProcessRunner(STEP_TIME_LIMIT, pool=self._pool)
             spec = InputSpec(fake_data=execution is None)
-            replay = open_replay(self.app.dump.root, module, execution, spec, runner=runner)
+            replay = open_replay(self.app.dump.root, module, execution, spec, runner=runner,
+                                 cancel=job.cancel)
             self._replays[key] = replay
         replay.cancel = job.cancel
         return replay
