@@ -217,6 +217,8 @@ class WorkbenchApp(App[int]):
         the terminal left in the alternate screen)."""
         loop = asyncio.get_running_loop()
         for signum in TERMINATION_SIGNALS:
+            # A loop outside the main thread (the app under test) or a platform without
+            # these signals cannot take a handler: the default action stays.
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 if handle:
                     loop.add_signal_handler(signum, self._terminated, signum)
