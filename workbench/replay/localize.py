@@ -10,16 +10,16 @@ shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the firs
 later step, in evaluation order, that departs while every operand agrees (`_Search`).
 
 Cost and memory: the earlier step once (keeping the values some later instruction is matched
-to), the later step up to the culprit (judged as it is made, so it is not kept; a costly
+to), the later step up to the culprit (judged as it is made, so it is not kept; an
 instruction that computes the same thing as its counterpart on bit-identical operands takes
-the counterpart's value instead of computing it, `_Search.known`), and the earlier step's
+the counterpart's value instead of computing it, `_Search.known`, so before the culprit the
+later step costs little more than looking its values up), and the earlier step's
 shadows only of what the values being judged depend on (`_Shadows`, `cone_module`). Values
 kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -233,20 +233,6 @@ class Localization:
 
 _NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal"))
 _attributes = attrgetter(*(f.name for f in fields(Instruction) if f.name not in _NAMING))
-
-
-# Ops whose evaluation costs more than checking whether it can be skipped, at any size.
-_COSTLY = frozenset(("dot", "convolution", "reduce", "reduce-window", "select-and-scatter",
-                     "scatter", "gather", "sort", "fft", "triangular-solve", "cholesky"))
-_MANY_ELEMENTS = 4096
-
-
-def _costly(instruction: Instruction) -> bool:
-    """Worth taking from the earlier step rather than computing again."""
-    if instruction.opcode in _COSTLY:
-        return True
-    shape = instruction.shape
-    return shape.is_array and math.prod(shape.dims) >= _MANY_ELEMENTS
 
 
 def _same_but_names(a: Instruction, b: Instruction) -> bool:
@@ -628,7 +614,7 @@ class Localizer:
         if other_key is not None and key not in matching.weak:
             site, other = matching.sites_after[key], matching.sites_before[other_key]
             mine, theirs = site.instruction, other.instruction
-            if (_costly(mine) and mine.opcode not in CALLS and not mine.shape.is_tuple
+            if (mine.opcode not in CALLS and not mine.shape.is_tuple
                     and not has_sub_byte(mine.shape) and _same_but_names(mine, theirs)
                     and [site.computation.by_name[o].shape for o in mine.operands]
                     == [other.computation.by_name[o].shape for o in theirs.operands]

@@ -1,0 +1,73 @@
+"""Localization's short-cuts change its cost, never its answer: on every planted case the
+localization with a short-cut gives what the full path gives (the same culprit, the same
+comparison, the same explanation when there is none), and the short-cut is taken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import localize_cases as cases
+import numpy as np
+import pytest
+
+from workbench.formats.hlo_text import parse_hlo_text
+from workbench.model import Step
+from workbench.replay import localize
+from workbench.replay.localize import Localization, Localizer
+
+PLANTED = {
+    "entry": (cases.ENTRY_BEFORE, cases.ENTRY_AFTER, cases.ENTRY_ARGS),
+    "fusion": (cases.FUSION_BEFORE, cases.FUSION_AFTER, cases.FUSION_ARGS),
+    "loop": (cases.LOOP_BEFORE, cases.LOOP_AFTER, cases.LOOP_ARGS),
+    "reducer": (cases.REDUCE_BEFORE, cases.REDUCE_AFTER, cases.REDUCE_ARGS),
+    "late-loop": (cases.LATE_LOOP_BEFORE, cases.LATE_LOOP_AFTER, cases.LATE_LOOP_ARGS),
+    "unmatched": (cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER, cases.ENTRY_ARGS),
+    "identical": (cases.LOOP_BEFORE, cases.LOOP_BEFORE, cases.LOOP_ARGS),
+}
+
+
+def _run(before: str, after: str, arguments: list[np.ndarray]) -> Localization:
+    step = Step(0, "p", "hlo", "after-pass")
+    return Localizer(parse_hlo_text(before), parse_hlo_text(after), arguments).run(step, step)
+
+
+def _answer(result: Localization) -> dict[str, Any]:
+    """Everything a localization says, but its cost."""
+    comparison = result.comparison
+    return {
+        "instruction": result.instruction, "counterpart": result.counterpart,
+        "loops": result.culprit_loops, "explanation": result.explanation,
+        "departing": result.departing, "matched": result.matched,
+        "comparison": None if comparison is None else (
+            comparison.ok, comparison.max_abs_error, comparison.mismatches,
+            comparison.first_element, comparison.first_index),
+        "elements": [(e.index, e.before, e.after, e.truth, e.bound) for e in result.elements],
+        "outputs": None if result.outputs is None else result.outputs.ok,
+    }
+
+
+@pytest.mark.parametrize("case", sorted(PLANTED))
+def test_values_taken_from_the_earlier_step_give_the_full_path_answer(
+        case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The later step takes the earlier step's value of an instruction computed the same way
+    on bit-identical operands (`_Search.known`); computing every value gives the same."""
+    before, after, arguments = PLANTED[case]
+    taken: list[object] = []
+    known = localize._Search.known
+
+    def counting(search: localize._Search, key: localize.DynKey) -> Any:
+        value = known(search, key)
+        if value is not None:
+            taken.append(key)
+        return value
+
+    monkeypatch.setattr(localize._Search, "known", counting)
+    fast = _run(before, after, arguments)
+    # Every case has an instruction computed the same way on the same operands but the one
+    # whose operands are all new.
+    assert bool(taken) == (case != "unmatched")
+    monkeypatch.setattr(localize.Localizer, "same_computation", lambda self, key: None)
+    taken.clear()
+    full = _run(before, after, arguments)
+    assert not taken
+    assert _answer(fast) == _answer(full)
