@@ -231,14 +231,11 @@ class Localization:
         return localization_json(self)
 
 
-_NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal"))
+# What `same_computation` compares besides the shape (names and metadata do not change what an
+# instruction computes; a constant is compared by its bytes).
+_NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal",
+                     "shape"))
 _attributes = attrgetter(*(f.name for f in fields(Instruction) if f.name not in _NAMING))
-
-
-def _same_but_names(a: Instruction, b: Instruction) -> bool:
-    """Every attribute of the two instructions equal but their names, operands' names, called
-    computations' names, ids and metadata (a constant by its bytes)."""
-    return _attributes(a) == _attributes(b) and literal_key(a) == literal_key(b)
 
 
 def _positions(computation: Computation, *names: str) -> tuple[int, ...]:
@@ -374,6 +371,8 @@ class _ValueTruth:
         self.last = truth
         return truth
 
+
+_UNKNOWN = object()  # not worked out yet (None is an answer)
 
 Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
 WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
@@ -556,6 +555,10 @@ class Localizer:
         self._same: dict[Key, Key | None] = {}
         self._visit_info: dict[Key, tuple[Key | None, tuple[Key, ...], bool]] = {}
         self._same_bodies: dict[tuple[str, str], bool] = {}
+        self._same_shapes: dict[tuple[int, int], bool] = {}
+        from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS
+
+        self._sub_byte = SUB_BYTE_WIDTHS  # element types the evaluator stores a byte each
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -604,10 +607,9 @@ class Localizer:
         the computations they call (a reducer, a comparator) the same too, not a body whose
         values are recorded (fusion, call, while, conditional), no sub-byte or tuple values.
         Else None."""
-        if key in self._same:
-            return self._same[key]
-        from workbench.replay.hlo.sub_byte import has_sub_byte
-
+        found = self._same.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
         matching = self.matching
         other_key = matching.counterpart.get(key)
         found = None
@@ -615,15 +617,33 @@ class Localizer:
             site, other = matching.sites_after[key], matching.sites_before[other_key]
             mine, theirs = site.instruction, other.instruction
             if (mine.opcode not in CALLS and not mine.shape.is_tuple
-                    and not has_sub_byte(mine.shape) and _same_but_names(mine, theirs)
-                    and [site.computation.by_name[o].shape for o in mine.operands]
-                    == [other.computation.by_name[o].shape for o in theirs.operands]
+                    and mine.shape.element_type not in self._sub_byte
+                    and self._same_but_names(mine, theirs)
+                    and len(mine.operands) == len(theirs.operands)
+                    and all(self._same_shape(site.computation.by_name[a].shape,
+                                             other.computation.by_name[b].shape)
+                            for a, b in zip(mine.operands, theirs.operands, strict=True))
                     and len(mine.called_computations) == len(theirs.called_computations)
                     and all(self._same_body(a, b) for a, b in zip(
                         mine.called_computations, theirs.called_computations, strict=True))):
                 found = other_key
         self._same[key] = found
         return found
+
+    def _same_shape(self, a: Shape, b: Shape) -> bool:
+        """`a == b`, remembered by the two objects (a module's parser makes one object per
+        distinct shape, so a few dozen pairs stand for every instruction's)."""
+        pair = (id(a), id(b))
+        same = self._same_shapes.get(pair)
+        if same is None:
+            same = self._same_shapes[pair] = a == b
+        return same
+
+    def _same_but_names(self, a: Instruction, b: Instruction) -> bool:
+        """Every attribute of the two instructions equal but their names, operands' names,
+        called computations' names, ids and metadata (a constant by its bytes)."""
+        return (self._same_shape(a.shape, b.shape) and _attributes(a) == _attributes(b)
+                and literal_key(a) == literal_key(b))
 
     def _same_body(self, after_name: str, before_name: str) -> bool:
         """The two called computations (a reducer, a comparator) compute the same: the same
@@ -637,7 +657,7 @@ class Localizer:
                 mine is not None and theirs is not None
                 and len(mine.instructions) == len(theirs.instructions)
                 and _positions(mine, mine.root_name) == _positions(theirs, theirs.root_name)
-                and all(_same_but_names(a, b)
+                and all(self._same_but_names(a, b)
                         and _positions(mine, *a.operands) == _positions(theirs, *b.operands)
                         and len(a.called_computations) == len(b.called_computations)
                         and all(self._same_body(x, y) for x, y in zip(
