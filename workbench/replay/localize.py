@@ -9,17 +9,19 @@ tolerance, else within the rounding error bound of the earlier step's f64 shadow
 shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the first value of the
 later step, in evaluation order, that departs while every operand agrees (`_Search`).
 
-Cost and memory: the earlier step once (keeping the values some later instruction is matched
-to), the later step up to the culprit (judged as it is made, so it is not kept; an
-instruction that computes the same thing as its counterpart on bit-identical operands takes
-the counterpart's value instead of computing it, `_Search.known`, so before the culprit the
-later step costs little more than looking its values up), and the earlier step's
-shadows only of what the values being judged depend on (`_Shadows`, `cone_module`). Values
-kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
+Cost and memory: the earlier step as far as the later step gets (`_EarlierStep`: the two are
+evaluated in turns, keeping the earlier step's values some later instruction is matched to),
+the later step up to the culprit (judged as it is made, so it is not kept; an instruction
+that computes the same thing as its counterpart on bit-identical operands takes the
+counterpart's value instead of computing it, `_Search.known`, so before the culprit the later
+step costs little more than looking its values up), and the earlier step's shadows only of
+what the values being judged depend on (`_Shadows`, `cone_module`). Values kept are counted,
+and beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -362,7 +364,7 @@ class _ValueTruth:
     def truth(self, conditioning: bool) -> Truth | None:
         localizer = self.localizer
         truth, problem = stage_truth(
-            lambda: localizer.before_values[self.key],
+            lambda: localizer.before_value(self.key),
             lambda: localizer.shadows.get(self.key, self.also),
             lambda: localizer.perturbed.get(self.key, self.also), conditioning)
         if truth is None:
@@ -415,7 +417,7 @@ class _Search:
         for operand in localizer.visit_info(site_key)[1]:
             if (operand, loops) not in identical:
                 return None
-        return localizer.before_values.get((counterpart, loops))
+        return localizer.before_value((counterpart, loops))
 
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
@@ -424,7 +426,7 @@ class _Search:
         if counterpart is None:
             return  # no counterpart, or the same value as another site (a fusion's result)
         before_key = (counterpart, loops)
-        reference = localizer.before_values.get(before_key)
+        reference = localizer.before_value(before_key)
         if reference is None:
             self.missing += 1
             return
@@ -517,6 +519,83 @@ class _Search:
                                 "into a loop body or branch")
 
 
+EARLIER_STEP_CHUNKS = 16  # the earlier step runs ahead of the later one by ~1/16 of itself
+
+
+class _EarlierStep:
+    """The earlier step's values, made as far as the later step needs them: it is evaluated
+    in a thread of its own that the search hands the turn to (the two never run at once),
+    and that makes about 1/`EARLIER_STEP_CHUNKS` of the step's values each turn; once the
+    culprit is found it stops, so the earlier step is evaluated only about as far as the
+    later one. `get` gives a value (None when the step never makes it), `finish` runs it to
+    its end and gives its result."""
+
+    def __init__(self, localizer: Localizer) -> None:
+        self.localizer = localizer
+        self.values = localizer.before_values
+        self.chunk = max(1, len(localizer.matching.sites_before) // EARLIER_STEP_CHUNKS)
+        self.turn = threading.Condition()
+        self.made = self.allowed = 0
+        self.stopped = self.finished = False
+        self.result: LiteralValue | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._evaluate, name="earlier step", daemon=True)
+        self.thread.start()
+
+    def _evaluate(self) -> None:
+        localizer = self.localizer
+        try:
+            self.result = localizer._evaluate(localizer.before, localizer.arguments, self._keep)
+        except BaseException as error:  # handed to the search's thread
+            self.error = error
+        with self.turn:
+            self.finished = True
+            self.turn.notify_all()
+
+    def _keep(self, key: DynKey, instruction: Instruction, value: Any) -> None:
+        localizer = self.localizer
+        if key[0] in localizer.wanted:
+            plain = _plain(value, instruction)
+            localizer._keep(plain)
+            self.values[key] = plain
+        self.made += 1
+        if self.made >= self.allowed:
+            with self.turn:
+                self.turn.notify_all()
+                while self.made >= self.allowed and not self.stopped:
+                    self.turn.wait()
+        if self.stopped:
+            raise _Enough()
+
+    def get(self, key: DynKey) -> LiteralValue | None:
+        value = self.values.get(key)
+        if value is None and not self.finished:
+            self._advance(lambda: key in self.values)
+            value = self.values.get(key)
+        return value
+
+    def finish(self) -> LiteralValue | None:
+        self._advance(lambda: False)
+        return self.result
+
+    def _advance(self, enough: Callable[[], bool]) -> None:
+        """Hand the turn to the earlier step, a chunk at a time, until `enough` or its end."""
+        with self.turn:
+            while not enough() and not self.finished:
+                self.allowed = self.made + self.chunk
+                self.turn.notify_all()
+                while self.made < self.allowed and not self.finished:
+                    self.turn.wait()
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        with self.turn:
+            self.stopped = True
+            self.turn.notify_all()
+        self.thread.join()
+
+
 # The last pair of modules matched, and its matching: triage localizes the same pair of steps
 # once per execution, and the loader hands out one shared module object per step.
 _last_matching: tuple[HloModule, HloModule, Matching] | None = None
@@ -546,7 +625,8 @@ class Localizer:
         self.root_before = self.matching.alias_before.get(root, root)
         # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).
         self.wanted = {*self.matching.counterpart.values(), self.root_before}
-        self.before_values: dict[DynKey, LiteralValue] = {}
+        self.before_values: dict[DynKey, LiteralValue] = {}  # made by `earlier`
+        self.earlier: _EarlierStep | None = None
         self.shadows = _Shadows(self, perturbed=False)
         self.perturbed = _Shadows(self, perturbed=True)
         self._shadow_module: HloModule | None = None
@@ -570,6 +650,12 @@ class Localizer:
             raise LocalizeError(
                 f"the values localization keeps exceed {self.memory_limit // 2**20} MB; "
                 "localize a smaller module or a pair of steps closer to the output")
+
+    def before_value(self, key: DynKey) -> LiteralValue | None:
+        """The earlier step's value at `key`, made now if the earlier step has not got there
+        yet (None when it never makes it)."""
+        assert self.earlier is not None, "the earlier step is evaluated while `run` runs"
+        return self.earlier.get(key)
 
     def shadow_module(self) -> HloModule:
         """The earlier step with every float type in f64 (made once)."""
@@ -698,15 +784,14 @@ class Localizer:
     def run(self, before_step: Step, after_step: Step) -> Localization:
         start = time.perf_counter()
 
-        def keep_before(key: DynKey, instruction: Instruction, value: Any) -> None:
-            if key[0] in self.wanted:
-                plain = _plain(value, instruction)
-                self._keep(plain)
-                self.before_values[key] = plain
-
-        before_result = self._evaluate(self.before, self.arguments, keep_before)
         search = _Search(self)
-        after_result = self._evaluate(self.after, self.arguments, search.visit, search.known)
+        earlier = self.earlier = _EarlierStep(self)
+        try:
+            after_result = self._evaluate(self.after, self.arguments, search.visit,
+                                          search.known)
+            before_result = earlier.finish() if search.culprit is None else None
+        finally:
+            earlier.stop()
         matching = self.matching
         result = Localization(before_step, after_step, matched=len(matching.counterpart),
                               unmatched=[s.label for s in matching.unmatched_after],

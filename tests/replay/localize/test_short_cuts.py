@@ -71,3 +71,34 @@ def test_values_taken_from_the_earlier_step_give_the_full_path_answer(
     full = _run(before, after, arguments)
     assert not taken
     assert _answer(fast) == _answer(full)
+
+
+def _with_chunk(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[localize._EarlierStep]:
+    """Make the earlier step's turns `chunk` values long; the steps made are listed."""
+    made: list[localize._EarlierStep] = []
+    init = localize._EarlierStep.__init__
+
+    def init_with_chunk(self: localize._EarlierStep, localizer: Localizer) -> None:
+        init(self, localizer)
+        self.chunk = chunk  # before its first turn: the thread waits for one
+        made.append(self)
+
+    monkeypatch.setattr(localize._EarlierStep, "__init__", init_with_chunk)
+    return made
+
+
+@pytest.mark.parametrize("case", sorted(PLANTED))
+def test_earlier_step_made_only_as_far_as_needed_gives_the_full_path_answer(
+        case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The earlier step evaluated a value at a turn (stopping at the culprit) and in one turn
+    (the whole step first) give the same answer; the first makes fewer values when the
+    culprit comes before the end."""
+    before, after, arguments = PLANTED[case]
+    steps = _with_chunk(monkeypatch, 1)
+    short = _run(before, after, arguments)
+    steps += _with_chunk(monkeypatch, 10**9)
+    whole = _run(before, after, arguments)
+    assert _answer(short) == _answer(whole)
+    # The loop cases depart in an early iteration, the reducer's culprit is not the result.
+    stops_early = case in ("loop", "late-loop", "reducer")
+    assert (steps[0].made < steps[1].made) == stops_early, (steps[0].made, steps[1].made)
