@@ -596,19 +596,41 @@ class _EarlierStep:
         self.thread.join()
 
 
-# The last pair of modules matched, and its matching: triage localizes the same pair of steps
-# once per execution, and the loader hands out one shared module object per step.
-_last_matching: tuple[HloModule, HloModule, Matching] | None = None
+@dataclass
+class _Pair:
+    """What localizing between two modules works out whatever the inputs: the matching, and
+    per site what judging it needs (`Localizer.visit_info`) and whether it computes what its
+    counterpart computes (`Localizer.same_computation`; shapes and called bodies alike)."""
+
+    before: HloModule
+    after: HloModule
+    matching: Matching
+    visit_info: dict[Key, tuple[Key | None, tuple[Key, ...], bool]] = field(
+        default_factory=dict)
+    same: dict[Key, Key | None] = field(default_factory=dict)
+    same_bodies: dict[tuple[str, str], bool] = field(default_factory=dict)
+    same_shapes: dict[tuple[int, int], bool] = field(default_factory=dict)  # by the objects'
+    # ids: the pair holds both modules, so the shapes stay alive and the ids theirs
+
+
+# The last pair of modules localized: triage localizes the same pair of steps once per
+# execution, and the loader hands out one shared module object per step.
+_last_pair: _Pair | None = None
+
+
+def pair_of(before: HloModule, after: HloModule) -> _Pair:
+    """The `_Pair` of the two module objects, made once for the same two in a row (it holds
+    nothing that depends on the inputs)."""
+    global _last_pair
+    if _last_pair is None or _last_pair.before is not before or _last_pair.after is not after:
+        _last_pair = _Pair(before, after, match_modules(before, after))
+    return _last_pair
 
 
 def matching_of(before: HloModule, after: HloModule) -> Matching:
     """`match_modules(before, after)`, made once for the same two module objects in a row
     (a `Matching` is only read once made)."""
-    global _last_matching
-    if _last_matching is None or _last_matching[0] is not before \
-            or _last_matching[1] is not after:
-        _last_matching = (before, after, match_modules(before, after))
-    return _last_matching[2]
+    return pair_of(before, after).matching
 
 
 class Localizer:
@@ -620,7 +642,8 @@ class Localizer:
         self.after = after
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
-        self.matching: Matching = matching_of(before, after)
+        pair = pair_of(before, after)
+        self.matching: Matching = pair.matching
         root = ((), before.entry.root_name)
         self.root_before = self.matching.alias_before.get(root, root)
         # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).
@@ -632,10 +655,8 @@ class Localizer:
         self._shadow_module: HloModule | None = None
         self._cones: dict[frozenset[str], HloModule] = {}
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
-        self._same: dict[Key, Key | None] = {}
-        self._visit_info: dict[Key, tuple[Key | None, tuple[Key, ...], bool]] = {}
-        self._same_bodies: dict[tuple[str, str], bool] = {}
-        self._same_shapes: dict[tuple[int, int], bool] = {}
+        self._same, self._visit_info = pair.same, pair.visit_info
+        self._same_bodies, self._same_shapes = pair.same_bodies, pair.same_shapes
         from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS
 
         self._sub_byte = SUB_BYTE_WIDTHS  # element types the evaluator stores a byte each
