@@ -544,8 +544,13 @@ class _EarlierStep:
 
     def _evaluate(self) -> None:
         localizer = self.localizer
+        with self.turn:  # nothing before the first turn: the two threads never run at once
+            while not self.allowed and not self.stopped:
+                self.turn.wait()
         try:
-            self.result = localizer._evaluate(localizer.before, localizer.arguments, self._keep)
+            if not self.stopped:
+                self.result = localizer._evaluate(localizer.before, localizer.arguments,
+                                                  self._keep)
         except BaseException as error:  # handed to the search's thread
             self.error = error
         with self.turn:
