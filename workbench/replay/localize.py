@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.gc_pause import gc_paused
 from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
 from workbench.replay.compare import Comparison, Truth, compare
@@ -628,7 +629,8 @@ def pair_of(before: HloModule, after: HloModule) -> _Pair:
     nothing that depends on the inputs)."""
     global _last_pair
     if _last_pair is None or _last_pair.before is not before or _last_pair.after is not after:
-        _last_pair = _Pair(before, after, match_modules(before, after))
+        with gc_paused():  # many tuples and dicts, no cycles
+            _last_pair = _Pair(before, after, match_modules(before, after))
     return _last_pair
 
 
@@ -808,8 +810,15 @@ class Localizer:
             raise LocalizeError(f"cannot evaluate {module.name}: {error}") from None
 
     def run(self, before_step: Step, after_step: Step) -> Localization:
-        start = time.perf_counter()
+        """Localize, with the cyclic collector paused (`gc_paused`): the keys, tuples and
+        dicts made per value form no cycles (the localizer's few are collected after the
+        pause), and a collection passing over the modules' instructions every few thousand of
+        them costs more than the judging."""
+        with gc_paused():
+            return self._run(before_step, after_step)
 
+    def _run(self, before_step: Step, after_step: Step) -> Localization:
+        start = time.perf_counter()
         search = _Search(self)
         earlier = self.earlier = _EarlierStep(self)
         try:
