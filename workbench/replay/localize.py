@@ -815,10 +815,29 @@ class Localizer:
         pause), and a collection passing over the modules' instructions every few thousand of
         them costs more than the judging."""
         with gc_paused():
-            return self._run(before_step, after_step)
+            try:
+                return self._run(before_step, after_step)
+            finally:
+                self._let_go()
+
+    def _let_go(self) -> None:
+        """Drop the run's values and evaluators (the result keeps what it needs). The
+        interpreters' observers and the shadows refer back to the localizer: left in place,
+        the values would wait for a collection (the pause puts them in the oldest generation)
+        instead of being freed with the localizer."""
+        self.before_values = {}
+        self.shadows.values.clear()
+        self.perturbed.values.clear()
+        self._interpreters.clear()
+        self._cones.clear()
+        self._shadow_module = None
+        self.earlier = None
 
     def _run(self, before_step: Step, after_step: Step) -> Localization:
         start = time.perf_counter()
+        self.evaluations = self.kept = self.peak = 0
+        self.shadows = _Shadows(self, perturbed=False)
+        self.perturbed = _Shadows(self, perturbed=True)
         search = _Search(self)
         earlier = self.earlier = _EarlierStep(self)
         try:
