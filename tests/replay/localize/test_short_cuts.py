@@ -4,6 +4,8 @@ comparison, the same explanation when there is none), and the short-cut is taken
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import localize_cases as cases
@@ -102,3 +104,37 @@ def test_earlier_step_made_only_as_far_as_needed_gives_the_full_path_answer(
     # The loop cases depart in an early iteration, the reducer's culprit is not the result.
     stops_early = case in ("loop", "late-loop", "reducer")
     assert (steps[0].made < steps[1].made) == stops_early, (steps[0].made, steps[1].made)
+
+
+@pytest.mark.parametrize("case", ["loop", "fusion", "identical"])
+def test_a_run_frees_its_values_without_a_collection(case: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The observers and shadows refer back to the localizer; the values a run kept (the
+    earlier step's and the shadows') are freed when it ends, not at the next collection, but
+    those the result holds for the reducer (and the arguments and constants, held by the
+    caller and the modules; the f64 copy of the earlier step may outlive the run until a
+    collection, so its scalar constants are not counted)."""
+    before_text, after_text, arguments = PLANTED[case]
+    before, after = parse_hlo_text(before_text), parse_hlo_text(after_text)
+    kept: list[weakref.ref[np.ndarray]] = []
+    keep = Localizer._keep
+
+    def spying(localizer: Localizer, value: Any) -> None:
+        if isinstance(value, np.ndarray) and value.size > 1:  # not a scalar constant's
+            kept.append(weakref.ref(value))
+        keep(localizer, value)
+
+    monkeypatch.setattr(Localizer, "_keep", spying)
+    step = Step(0, "p", "hlo", "after-pass")
+    gc.collect()
+    gc.disable()
+    try:
+        result = Localizer(before, after, arguments).run(step, step)
+        alive = {id(value) for value in (ref() for ref in kept) if value is not None}
+    finally:
+        gc.enable()
+    held = {id(value) for value in (*result.values.values(), *arguments)}
+    held |= {id(i.literal) for m in (before, after) for c in m.computations
+             for i in c.instructions if i.literal is not None}
+    assert len(kept) > len(alive & held)  # values made by the run were kept
+    assert alive <= held
