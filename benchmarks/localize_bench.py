@@ -12,13 +12,13 @@ count waiting for a core on a shared machine):
 - early, middle, late: the later step with one instruction's opcode changed (the first, the
   middle or the last float array `add` of the entry computation turned into `subtract`): the
   bug is found, which needs the f64 shadow and the perturbed one of what the culprit depends
-  on; the later step's evaluation stops at the culprit, so an early bug costs less than a late
+  on; both steps' evaluations stop at the culprit, so an early bug costs less than a late
   one;
 - clean: the pair as dumped: two evaluations and the matching, nothing beyond the tolerance.
 
-The interleaved runs never localize the same pair twice in a row, so each pays the matching;
-the late case is then also timed run after run (as triage does for each execution of a
-module), when the matching of the same two modules is reused.
+The interleaved runs never localize the same pair twice in a row, so each pays the matching
+(and what is worked out per site); the late case is then also timed run after run (as triage
+does for each execution of a module), when those of the same two modules are reused.
 
 The goal: localization within 3 evaluations' time. Peak memory: the bytes of intermediate
 values localization holds at once (its own count, bounded by `MEMORY_LIMIT`), and the peak of

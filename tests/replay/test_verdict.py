@@ -157,6 +157,39 @@ def test_perturbation_is_deterministic_and_small() -> None:
     assert np.all((relative > 0) & (relative < 4 * np.finfo(np.float32).eps))
 
 
+def test_perturbation_pattern_is_a_random_sign_per_element() -> None:
+    """The pattern is the one `rng.choice([-1, 1])` draws element after element, argument
+    after argument (tuples included): every verdict's bound depends on it, so a faster way of
+    drawing it must give the same values (computed here, in the same run)."""
+    import ml_dtypes
+
+    arguments = [np.linspace(-3, 5, 35, dtype=np.float32).reshape(5, 7),
+                 np.arange(4, dtype=np.int32),
+                 (np.linspace(1, 2, 6, dtype=np.float16),
+                  np.array([1 + 2j, -0.5j], np.complex64)),
+                 np.linspace(0, 1, 9).astype(ml_dtypes.bfloat16)]
+    rng = np.random.default_rng(20240917)
+
+    def drawn(value: object) -> object:
+        if isinstance(value, tuple):
+            return tuple(drawn(part) for part in value)
+        array = np.asarray(value)
+        if array.dtype.kind not in "fcV" and array.dtype != ml_dtypes.bfloat16:
+            return array
+        signs = rng.choice(np.array([-1.0, 1.0]), size=array.shape)
+        base = np.float32 if array.dtype.kind == "c" else array.dtype
+        eps = float(ml_dtypes.finfo(base).eps)
+        wide = array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
+        return wide * (1.0 + 2.0 * eps * signs)
+
+    expected = [drawn(a) for a in arguments]
+    got = perturb(arguments)
+    flat = [got[0], got[1], *got[2], got[3]]
+    for a, b in zip(flat, [expected[0], expected[1], *expected[2], expected[3]], strict=True):
+        assert a.dtype == b.dtype
+        assert a.tobytes() == b.tobytes()
+
+
 def _module(instructions: list[Instruction]) -> HloModule:
     entry = Computation("main", instructions, instructions[-1].name, is_entry=True)
     return HloModule("m", [entry], "main")

@@ -9,17 +9,19 @@ tolerance, else within the rounding error bound of the earlier step's f64 shadow
 shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the first value of the
 later step, in evaluation order, that departs while every operand agrees (`_Search`).
 
-Cost and memory: the earlier step once (keeping the values some later instruction is matched
-to), the later step up to the culprit (judged as it is made, so it is not kept; a costly
-instruction that computes the same thing as its counterpart on bit-identical operands takes
-the counterpart's value instead of computing it, `_Search.known`), and the earlier step's
-shadows only of what the values being judged depend on (`_Shadows`, `cone_module`). Values
-kept are counted, and beyond `memory_limit` bytes localization stops with a clear error.
+Cost and memory: the earlier step as far as the later step gets (`_EarlierStep`: the two are
+evaluated in turns, keeping the earlier step's values some later instruction is matched to),
+the later step up to the culprit (judged as it is made, so it is not kept; an instruction
+that computes the same thing as its counterpart on bit-identical operands takes the
+counterpart's value instead of computing it, `_Search.known`, so before the culprit the later
+step costs little more than looking its values up), and the earlier step's shadows only of
+what the values being judged depend on (`_Shadows`, `cone_module`). Values kept are counted,
+and beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations
 
-import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.gc_pause import gc_paused
 from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
 from workbench.replay.compare import Comparison, Truth, compare
@@ -231,28 +234,11 @@ class Localization:
         return localization_json(self)
 
 
-_NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal"))
+# What `same_computation` compares besides the shape (names and metadata do not change what an
+# instruction computes; a constant is compared by its bytes).
+_NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal",
+                     "shape"))
 _attributes = attrgetter(*(f.name for f in fields(Instruction) if f.name not in _NAMING))
-
-
-# Ops whose evaluation costs more than checking whether it can be skipped, at any size.
-_COSTLY = frozenset(("dot", "convolution", "reduce", "reduce-window", "select-and-scatter",
-                     "scatter", "gather", "sort", "fft", "triangular-solve", "cholesky"))
-_MANY_ELEMENTS = 4096
-
-
-def _costly(instruction: Instruction) -> bool:
-    """Worth taking from the earlier step rather than computing again."""
-    if instruction.opcode in _COSTLY:
-        return True
-    shape = instruction.shape
-    return shape.is_array and math.prod(shape.dims) >= _MANY_ELEMENTS
-
-
-def _same_but_names(a: Instruction, b: Instruction) -> bool:
-    """Every attribute of the two instructions equal but their names, operands' names, called
-    computations' names, ids and metadata (a constant by its bytes)."""
-    return _attributes(a) == _attributes(b) and literal_key(a) == literal_key(b)
 
 
 def _positions(computation: Computation, *names: str) -> tuple[int, ...]:
@@ -379,7 +365,7 @@ class _ValueTruth:
     def truth(self, conditioning: bool) -> Truth | None:
         localizer = self.localizer
         truth, problem = stage_truth(
-            lambda: localizer.before_values[self.key],
+            lambda: localizer.before_value(self.key),
             lambda: localizer.shadows.get(self.key, self.also),
             lambda: localizer.perturbed.get(self.key, self.also), conditioning)
         if truth is None:
@@ -388,6 +374,8 @@ class _ValueTruth:
         self.last = truth
         return truth
 
+
+_UNKNOWN = object()  # not worked out yet (None is an answer)
 
 Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
 WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
@@ -430,7 +418,7 @@ class _Search:
         for operand in localizer.visit_info(site_key)[1]:
             if (operand, loops) not in identical:
                 return None
-        return localizer.before_values.get((counterpart, loops))
+        return localizer.before_value((counterpart, loops))
 
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
@@ -439,7 +427,7 @@ class _Search:
         if counterpart is None:
             return  # no counterpart, or the same value as another site (a fusion's result)
         before_key = (counterpart, loops)
-        reference = localizer.before_values.get(before_key)
+        reference = localizer.before_value(before_key)
         if reference is None:
             self.missing += 1
             return
@@ -532,19 +520,124 @@ class _Search:
                                 "into a loop body or branch")
 
 
-# The last pair of modules matched, and its matching: triage localizes the same pair of steps
-# once per execution, and the loader hands out one shared module object per step.
-_last_matching: tuple[HloModule, HloModule, Matching] | None = None
+EARLIER_STEP_CHUNKS = 16  # the earlier step runs ahead of the later one by ~1/16 of itself
+
+
+class _EarlierStep:
+    """The earlier step's values, made as far as the later step needs them: it is evaluated
+    in a thread of its own that the search hands the turn to (the two never run at once),
+    and that makes about 1/`EARLIER_STEP_CHUNKS` of the step's values each turn; once the
+    culprit is found it stops, so the earlier step is evaluated only about as far as the
+    later one. `get` gives a value (None when the step never makes it), `finish` runs it to
+    its end and gives its result."""
+
+    def __init__(self, localizer: Localizer) -> None:
+        self.localizer = localizer
+        self.values = localizer.before_values
+        self.chunk = max(1, len(localizer.matching.sites_before) // EARLIER_STEP_CHUNKS)
+        self.turn = threading.Condition()
+        self.made = self.allowed = 0
+        self.stopped = self.finished = False
+        self.result: LiteralValue | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._evaluate, name="earlier step", daemon=True)
+        self.thread.start()
+
+    def _evaluate(self) -> None:
+        localizer = self.localizer
+        with self.turn:  # nothing before the first turn: the two threads never run at once
+            while not self.allowed and not self.stopped:
+                self.turn.wait()
+        try:
+            if not self.stopped:
+                self.result = localizer._evaluate(localizer.before, localizer.arguments,
+                                                  self._keep)
+        except BaseException as error:  # handed to the search's thread
+            self.error = error
+        with self.turn:
+            self.finished = True
+            self.turn.notify_all()
+
+    def _keep(self, key: DynKey, instruction: Instruction, value: Any) -> None:
+        localizer = self.localizer
+        if key[0] in localizer.wanted:
+            plain = _plain(value, instruction)
+            localizer._keep(plain)
+            self.values[key] = plain
+        self.made += 1
+        if self.made >= self.allowed:
+            with self.turn:
+                self.turn.notify_all()
+                while self.made >= self.allowed and not self.stopped:
+                    self.turn.wait()
+        if self.stopped:
+            raise _Enough()
+
+    def get(self, key: DynKey) -> LiteralValue | None:
+        value = self.values.get(key)
+        if value is None and not self.finished:
+            self._advance(lambda: key in self.values)
+            value = self.values.get(key)
+        return value
+
+    def finish(self) -> LiteralValue | None:
+        self._advance(lambda: False)
+        return self.result
+
+    def _advance(self, enough: Callable[[], bool]) -> None:
+        """Hand the turn to the earlier step, a chunk at a time, until `enough` or its end."""
+        with self.turn:
+            while not enough() and not self.finished:
+                self.allowed = self.made + self.chunk
+                self.turn.notify_all()
+                while self.made < self.allowed and not self.finished:
+                    self.turn.wait()
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        with self.turn:
+            self.stopped = True
+            self.turn.notify_all()
+        self.thread.join()
+
+
+@dataclass
+class _Pair:
+    """What localizing between two modules works out whatever the inputs: the matching, and
+    per site what judging it needs (`Localizer.visit_info`) and whether it computes what its
+    counterpart computes (`Localizer.same_computation`; shapes and called bodies alike)."""
+
+    before: HloModule
+    after: HloModule
+    matching: Matching
+    visit_info: dict[Key, tuple[Key | None, tuple[Key, ...], bool]] = field(
+        default_factory=dict)
+    same: dict[Key, Key | None] = field(default_factory=dict)
+    same_bodies: dict[tuple[str, str], bool] = field(default_factory=dict)
+    same_shapes: dict[tuple[int, int], bool] = field(default_factory=dict)  # by the objects'
+    # ids: the pair holds both modules, so the shapes stay alive and the ids theirs
+
+
+# The last pair of modules localized: triage localizes the same pair of steps once per
+# execution, and the loader hands out one shared module object per step.
+_last_pair: _Pair | None = None
+
+
+def pair_of(before: HloModule, after: HloModule) -> _Pair:
+    """The `_Pair` of the two module objects, made once for the same two in a row (it holds
+    nothing that depends on the inputs)."""
+    global _last_pair
+    if _last_pair is None or _last_pair.before is not before or _last_pair.after is not after:
+        with gc_paused():  # many tuples and dicts, no cycles
+            _last_pair = _Pair(before, after, match_modules(before, after))
+    return _last_pair
 
 
 def matching_of(before: HloModule, after: HloModule) -> Matching:
     """`match_modules(before, after)`, made once for the same two module objects in a row
     (a `Matching` is only read once made)."""
-    global _last_matching
-    if _last_matching is None or _last_matching[0] is not before \
-            or _last_matching[1] is not after:
-        _last_matching = (before, after, match_modules(before, after))
-    return _last_matching[2]
+    return pair_of(before, after).matching
 
 
 class Localizer:
@@ -556,20 +649,24 @@ class Localizer:
         self.after = after
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
-        self.matching: Matching = matching_of(before, after)
+        pair = pair_of(before, after)
+        self.matching: Matching = pair.matching
         root = ((), before.entry.root_name)
         self.root_before = self.matching.alias_before.get(root, root)
         # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).
         self.wanted = {*self.matching.counterpart.values(), self.root_before}
-        self.before_values: dict[DynKey, LiteralValue] = {}
+        self.before_values: dict[DynKey, LiteralValue] = {}  # made by `earlier`
+        self.earlier: _EarlierStep | None = None
         self.shadows = _Shadows(self, perturbed=False)
         self.perturbed = _Shadows(self, perturbed=True)
         self._shadow_module: HloModule | None = None
         self._cones: dict[frozenset[str], HloModule] = {}
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
-        self._same: dict[Key, Key | None] = {}
-        self._visit_info: dict[Key, tuple[Key | None, tuple[Key, ...], bool]] = {}
-        self._same_bodies: dict[tuple[str, str], bool] = {}
+        self._same, self._visit_info = pair.same, pair.visit_info
+        self._same_bodies, self._same_shapes = pair.same_bodies, pair.same_shapes
+        from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS
+
+        self._sub_byte = SUB_BYTE_WIDTHS  # element types the evaluator stores a byte each
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -581,6 +678,12 @@ class Localizer:
             raise LocalizeError(
                 f"the values localization keeps exceed {self.memory_limit // 2**20} MB; "
                 "localize a smaller module or a pair of steps closer to the output")
+
+    def before_value(self, key: DynKey) -> LiteralValue | None:
+        """The earlier step's value at `key`, made now if the earlier step has not got there
+        yet (None when it never makes it)."""
+        assert self.earlier is not None, "the earlier step is evaluated while `run` runs"
+        return self.earlier.get(key)
 
     def shadow_module(self) -> HloModule:
         """The earlier step with every float type in f64 (made once)."""
@@ -618,26 +721,43 @@ class Localizer:
         the computations they call (a reducer, a comparator) the same too, not a body whose
         values are recorded (fusion, call, while, conditional), no sub-byte or tuple values.
         Else None."""
-        if key in self._same:
-            return self._same[key]
-        from workbench.replay.hlo.sub_byte import has_sub_byte
-
+        found = self._same.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
         matching = self.matching
         other_key = matching.counterpart.get(key)
         found = None
         if other_key is not None and key not in matching.weak:
             site, other = matching.sites_after[key], matching.sites_before[other_key]
             mine, theirs = site.instruction, other.instruction
-            if (_costly(mine) and mine.opcode not in CALLS and not mine.shape.is_tuple
-                    and not has_sub_byte(mine.shape) and _same_but_names(mine, theirs)
-                    and [site.computation.by_name[o].shape for o in mine.operands]
-                    == [other.computation.by_name[o].shape for o in theirs.operands]
+            if (mine.opcode not in CALLS and not mine.shape.is_tuple
+                    and mine.shape.element_type not in self._sub_byte
+                    and self._same_but_names(mine, theirs)
+                    and len(mine.operands) == len(theirs.operands)
+                    and all(self._same_shape(site.computation.by_name[a].shape,
+                                             other.computation.by_name[b].shape)
+                            for a, b in zip(mine.operands, theirs.operands, strict=True))
                     and len(mine.called_computations) == len(theirs.called_computations)
                     and all(self._same_body(a, b) for a, b in zip(
                         mine.called_computations, theirs.called_computations, strict=True))):
                 found = other_key
         self._same[key] = found
         return found
+
+    def _same_shape(self, a: Shape, b: Shape) -> bool:
+        """`a == b`, remembered by the two objects (a module's parser makes one object per
+        distinct shape, so a few dozen pairs stand for every instruction's)."""
+        pair = (id(a), id(b))
+        same = self._same_shapes.get(pair)
+        if same is None:
+            same = self._same_shapes[pair] = a == b
+        return same
+
+    def _same_but_names(self, a: Instruction, b: Instruction) -> bool:
+        """Every attribute of the two instructions equal but their names, operands' names,
+        called computations' names, ids and metadata (a constant by its bytes)."""
+        return (self._same_shape(a.shape, b.shape) and _attributes(a) == _attributes(b)
+                and literal_key(a) == literal_key(b))
 
     def _same_body(self, after_name: str, before_name: str) -> bool:
         """The two called computations (a reducer, a comparator) compute the same: the same
@@ -651,7 +771,7 @@ class Localizer:
                 mine is not None and theirs is not None
                 and len(mine.instructions) == len(theirs.instructions)
                 and _positions(mine, mine.root_name) == _positions(theirs, theirs.root_name)
-                and all(_same_but_names(a, b)
+                and all(self._same_but_names(a, b)
                         and _positions(mine, *a.operands) == _positions(theirs, *b.operands)
                         and len(a.called_computations) == len(b.called_computations)
                         and all(self._same_body(x, y) for x, y in zip(
@@ -690,17 +810,42 @@ class Localizer:
             raise LocalizeError(f"cannot evaluate {module.name}: {error}") from None
 
     def run(self, before_step: Step, after_step: Step) -> Localization:
+        """Localize, with the cyclic collector paused (`gc_paused`): the keys, tuples and
+        dicts made per value form no cycles (the localizer's few are collected after the
+        pause), and a collection passing over the modules' instructions every few thousand of
+        them costs more than the judging."""
+        with gc_paused():
+            try:
+                return self._run(before_step, after_step)
+            finally:
+                self._let_go()
+
+    def _let_go(self) -> None:
+        """Drop the run's values and evaluators (the result keeps what it needs). The
+        interpreters' observers and the shadows refer back to the localizer: left in place,
+        the values would wait for a collection (the pause puts them in the oldest generation)
+        instead of being freed with the localizer."""
+        self.before_values = {}
+        self.shadows.values.clear()
+        self.perturbed.values.clear()
+        self._interpreters.clear()
+        self._cones.clear()
+        self._shadow_module = None
+        self.earlier = None
+
+    def _run(self, before_step: Step, after_step: Step) -> Localization:
         start = time.perf_counter()
-
-        def keep_before(key: DynKey, instruction: Instruction, value: Any) -> None:
-            if key[0] in self.wanted:
-                plain = _plain(value, instruction)
-                self._keep(plain)
-                self.before_values[key] = plain
-
-        before_result = self._evaluate(self.before, self.arguments, keep_before)
+        self.evaluations = self.kept = self.peak = 0
+        self.shadows = _Shadows(self, perturbed=False)
+        self.perturbed = _Shadows(self, perturbed=True)
         search = _Search(self)
-        after_result = self._evaluate(self.after, self.arguments, search.visit, search.known)
+        earlier = self.earlier = _EarlierStep(self)
+        try:
+            after_result = self._evaluate(self.after, self.arguments, search.visit,
+                                          search.known)
+            before_result = earlier.finish() if search.culprit is None else None
+        finally:
+            earlier.stop()
         matching = self.matching
         result = Localization(before_step, after_step, matched=len(matching.counterpart),
                               unmatched=[s.label for s in matching.unmatched_after],

@@ -209,13 +209,20 @@ def test_later_step_takes_values_it_computes_the_same_way() -> None:
 
 
 def test_the_same_pair_is_matched_once() -> None:
-    """Localizing the same two modules again (another execution) reuses their matching;
-    another pair is matched anew."""
+    """Localizing the same two modules again (another execution) reuses their matching and
+    what was worked out per site; another pair is matched anew."""
     before, after = parse_hlo_text(cases.ENTRY_BEFORE), parse_hlo_text(cases.ENTRY_AFTER)
-    first = Localizer(before, after, cases.ENTRY_ARGS).matching
-    assert Localizer(before, after, cases.ENTRY_ARGS).matching is first
+    step = Step(0, "p", "hlo", "after-pass")
+    localizer = Localizer(before, after, cases.ENTRY_ARGS)
+    first = localizer.matching
+    localizer.run(step, step)
+    worked_out = dict(localizer._same)
+    assert worked_out  # every site judged was looked at
+    again = Localizer(before, after, [a + 1 for a in cases.ENTRY_ARGS])
+    assert again.matching is first and again._same == worked_out
     other = parse_hlo_text(cases.ENTRY_AFTER)
-    assert Localizer(before, other, cases.ENTRY_ARGS).matching is not first
+    fresh = Localizer(before, other, cases.ENTRY_ARGS)
+    assert fresh.matching is not first and not fresh._same
 
 
 def test_cone_module_runs_only_what_the_values_depend_on() -> None:
