@@ -7,6 +7,7 @@ compositor refresh, which Textual calls once per frame that changes the screen.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import sys
 import time
@@ -17,6 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from textual import events  # noqa: E402
+from textual.app import App  # noqa: E402
 from textual.screen import Screen  # noqa: E402
 
 FRAMES: list[float] = []  # perf_counter() of every frame drawn since `start_clock`
@@ -38,6 +41,21 @@ def start_clock() -> None:
 
 def first_frame_after(moment: float) -> float | None:
     return next((t for t in FRAMES if t >= moment), None)
+
+
+async def key_latency(app: App, key: str, moved: Callable[[], bool],
+                      timeout: float = 30) -> float:
+    """Post `key`; wait until `moved()` says the app acted, then for a frame after that."""
+    posted = time.perf_counter()
+    app.post_message(events.Key(key, None))
+    while not moved():
+        if time.perf_counter() - posted > timeout:
+            raise SystemExit(f"key {key!r} not handled within {timeout} s")
+        await asyncio.sleep(0.0005)
+    acted = time.perf_counter()
+    while (frame := first_frame_after(acted)) is None:
+        await asyncio.sleep(0.0005)
+    return frame - posted
 
 
 def large_dump() -> tuple[Path, str]:

@@ -23,8 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hostile_bench import make_large_module
-from textual import events
-from tui_harness import first_frame_after, percentiles, start_clock
+from tui_harness import key_latency, percentiles, start_clock
 
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.diff import DiffPane
@@ -34,22 +33,13 @@ SMALL = (Path(__file__).resolve().parent.parent / "tests/data/corpus/xla/layerno
          / "module_0010.jit_ln.before_optimizations.txt")  # where the app starts
 
 
-async def key_latency(app: WorkbenchApp, timeout: float = 60) -> float:
-    """Post the focus key of the modules pane, or of the timeline when the modules pane has the
-    focus (the app may move the focus itself); wait for the focus to move, then for a frame."""
+async def focus_key_latency(app: WorkbenchApp, timeout: float = 60) -> float:
+    """The focus key of the modules pane, or of the timeline when the modules pane has the
+    focus (the app may move the focus itself), timed until the focus moves and a frame after."""
     before = app.focused
     in_modules = before is not None and app.pane(ModulesPane) in before.ancestors_with_self
-    key = "3" if in_modules else "1"
-    posted = time.perf_counter()
-    app.post_message(events.Key(key, None))
-    while app.focused is before:
-        if time.perf_counter() - posted > timeout:
-            raise SystemExit(f"key {key!r} not handled within {timeout} s")
-        await asyncio.sleep(0.0005)
-    acted = time.perf_counter()
-    while (frame := first_frame_after(acted)) is None:
-        await asyncio.sleep(0.0005)
-    return frame - posted
+    return await key_latency(app, "3" if in_modules else "1",
+                             lambda: app.focused is not before, timeout)
 
 
 async def keys_while(app: WorkbenchApp, count: int, interval: float,
@@ -59,7 +49,7 @@ async def keys_while(app: WorkbenchApp, count: int, interval: float,
     for _ in range(count):
         if busy is not None and not busy():
             break
-        samples.append(await key_latency(app))
+        samples.append(await focus_key_latency(app))
         await asyncio.sleep(interval)
     return samples
 

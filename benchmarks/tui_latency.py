@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import time
 
-from textual import events
 from textual.pilot import Pilot
-from tui_harness import first_frame_after, large_dump, percentiles, start_clock
+from tui_harness import key_latency, large_dump, percentiles, start_clock
 
 from workbench.stats import IrStats
 from workbench.tui.app import WorkbenchApp
@@ -34,20 +32,6 @@ async def settle(pilot: Pilot) -> None:
     for _ in range(3):
         await pilot.pause(0.2)
         await pilot.app.workers.wait_for_complete()
-
-
-async def key_latency(app: WorkbenchApp, key: str, moved, timeout: float = 30) -> float:  # type: ignore[no-untyped-def]
-    """Post `key`; wait until `moved()` says the app acted, then for a frame after that."""
-    posted = time.perf_counter()
-    app.post_message(events.Key(key, None))
-    while not moved():
-        if time.perf_counter() - posted > timeout:
-            raise SystemExit(f"key {key!r} not handled within {timeout} s")
-        await asyncio.sleep(0.0005)
-    acted = time.perf_counter()
-    while (frame := first_frame_after(acted)) is None:
-        await asyncio.sleep(0.0005)
-    return frame - posted
 
 
 async def timeline_keys(app: WorkbenchApp, count: int, interval: float,

@@ -33,8 +33,14 @@ import time
 from pathlib import Path
 
 from index_bench import make_large_folder
-from tui_harness import best_of, first_frame_after, large_dump, percentiles, start_clock
-from tui_latency import key_latency
+from tui_harness import (
+    best_of,
+    first_frame_after,
+    key_latency,
+    large_dump,
+    percentiles,
+    start_clock,
+)
 
 from workbench.index import scan
 from workbench.tui.app import WorkbenchApp

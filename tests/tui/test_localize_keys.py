@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -13,6 +14,19 @@ from workbench.replay.localize_text import defines
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.replay_log import ReplayLogPane
+
+
+async def write_reproducer(pilot: Pilot, app: WorkbenchApp,
+                           until: Callable[..., Awaitable[None]], written: list[Path]) -> str:
+    """Press `W`, wait for the log line saying where the folder went, note the folder."""
+    await pilot.press("W")
+    await until(pilot, lambda: any("wrote " in line for line in app.pane(ReplayLogPane).lines)
+                and not app.jobs.busy, timeout=120)
+    line = next(x for x in app.pane(ReplayLogPane).lines if "wrote " in x)
+    match = re.search(r"wrote (\S+) ", line)
+    assert match is not None
+    written.append(Path(match.group(1)))
+    return line
 
 
 def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> None:
@@ -42,14 +56,7 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
         assert any(defines(t, "rsqrt.2") for t in texts)  # the new version
         assert any(defines(t, "rsqrt.0") for t in texts)  # and the old one
         assert diff.view.current_row in diff.view.marked
-        await pilot.press("W")
-        await until(pilot, lambda: any("wrote " in line for line in
-                                       app.pane(ReplayLogPane).lines) and not app.jobs.busy,
-                    timeout=120)
-        line = next(x for x in app.pane(ReplayLogPane).lines if "wrote " in x)
-        match = re.search(r"wrote (\S+) ", line)
-        assert match is not None
-        written.append(Path(match.group(1)))
+        line = await write_reproducer(pilot, app, until, written)
         assert "reproduces: mismatch, pass fusion" in line
         assert len(list(written[0].iterdir())) == 3
         assert example.resolve() not in written[0].resolve().parents
@@ -81,14 +88,7 @@ def test_localize_an_mlir_trace(drive, wait, until) -> None:
         texts = [half.text for row in marked
                  for half in (row if isinstance(row, tuple) else (row,))]
         assert any("arith.addf %relu, %relu" in t for t in texts)
-        await pilot.press("W")
-        await until(pilot, lambda: any("wrote " in line for line in
-                                       app.pane(ReplayLogPane).lines) and not app.jobs.busy,
-                    timeout=120)
-        line = next(x for x in app.pane(ReplayLogPane).lines if "wrote " in x)
-        match = re.search(r"wrote (\S+) ", line)
-        assert match is not None
-        written.append(Path(match.group(1)))
+        line = await write_reproducer(pilot, app, until, written)
         assert "(2 and 1 ops; reproduces: mismatch, pass StrengthReduceMultiplyPass)" in line
 
     written: list[Path] = []
