@@ -97,3 +97,21 @@ def test_localize_an_mlir_trace(drive, wait, until) -> None:
     finally:
         for folder in written:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_localize_after_a_triage(example: Path, drive, wait, until) -> None:
+    """`L` starts from the culprit a triage (T) found, as it does after a bisection."""
+    app = WorkbenchApp(example, watch=False)
+    localizations = app.localize_control.localizations
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("T")
+        await until(pilot, lambda: not app.jobs.busy and app.culprit.get("module_0010"))
+        await wait(pilot)
+        assert "module_0010" in app.verdicts
+        await pilot.press("L")
+        await until(pilot, lambda: "module_0010" in localizations and not app.jobs.busy)
+        assert any("culprit instruction: rsqrt.2 (sqrt) in fused_computation.1" in line
+                   for line in app.pane(ReplayLogPane).lines)
+
+    drive(app, scenario)

@@ -60,7 +60,8 @@ class LocalizeControl:
     def action_localize(self) -> None:
         app, module = self.app, self.app.selection.module
         if module is None or module.key not in app.verdicts:
-            app.notify("bisect first (b): localization starts from the culprit pass", timeout=4)
+            app.notify("bisect (b) or triage (T) first: localization starts from the culprit pass",
+                       timeout=4)
             return
         execution, verdict = app.verdicts[module.key]
         if verdict.culprit is None:

@@ -234,6 +234,10 @@ class ReplayControl:
             index = result.culprit["index"]
             if 0 <= index < len(module.steps):
                 app.culprit[module.key] = step_key(module.steps[index])
+            if result.verdict is not None:  # L localizes from it, as after a bisection
+                execution = next((e for e in module.executions if e.id == result.execution),
+                                 None)
+                app.verdicts[module.key] = (execution, result.verdict)
         app.log_line(f"triage {result.name or result.module} ({result.execution}): "
                      f"{result.status}: {result.detail}")
         app.results_changed(result.module)
