@@ -42,12 +42,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from large_dump import MissingJax, make_dump
-from replay_large import largest_module
+from replay_large import add_module_arguments, module_of
 from timing import interleaved_best
 
 from workbench.hlo_ir import HloModule
-from workbench.index import scan
 from workbench.loader import load_step_hlo
 from workbench.replay.backends import open_backend
 from workbench.replay.hlo import evaluate_module
@@ -73,18 +71,10 @@ def plant(module: HloModule, where: float = 0.0) -> tuple[HloModule, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dump", type=Path, help="an XLA dump (default: the large dump)")
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--module", help="module key (default: the largest with an execution)")
+    add_module_arguments(parser)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    try:
-        folder = args.dump or make_dump(args.layers)
-    except MissingJax as error:
-        print(f"localize_bench: {error}", file=sys.stderr)
-        return 3
-    dump = scan(folder)
-    module = dump.find_module(args.module) if args.module else largest_module(dump)
+    folder, dump, module = module_of(args, "localize_bench")
     backend = open_backend(dump.root, module)
     inputs = resolve_inputs(backend, module.executions[0], InputSpec())
     steps = backend.steps()

@@ -45,6 +45,26 @@ from workbench.replay.inputs import InputSpec, resolve_inputs
 from workbench.replay.steps import Replay
 
 
+def add_module_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--dump`, `--layers`, `--module`: which module of which dump a benchmark measures."""
+    parser.add_argument("--dump", type=Path, help="an XLA dump (default: the large dump)")
+    parser.add_argument("--layers", type=int, default=4,
+                        help="transformer layers of the generated dump (default 4)")
+    parser.add_argument("--module", help="module key (default: the largest with an execution)")
+
+
+def module_of(args: argparse.Namespace, program: str) -> tuple[Path, Dump, Module]:
+    """The dump `--dump` names (else the generated large dump) and its `--module` (else its
+    largest); without JAX to generate the dump, exit 3 saying so."""
+    try:
+        folder = args.dump or make_dump(args.layers)
+    except MissingJax as error:
+        print(f"{program}: {error}", file=sys.stderr)
+        raise SystemExit(3) from error
+    dump = scan(folder)
+    return folder, dump, dump.find_module(args.module) if args.module else largest_module(dump)
+
+
 def largest_module(dump: Dump) -> Module:
     """The module with an execution whose reference step file is the largest (the index
     reads no file, so size on disk stands in for instruction count)."""

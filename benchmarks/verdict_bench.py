@@ -29,11 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from large_dump import MissingJax, make_dump
-from replay_large import largest_module
+from replay_large import add_module_arguments, module_of
 
 from workbench.hlo_ir import LiteralValue
-from workbench.index import scan
 from workbench.model import Step
 from workbench.replay.backends import Backend, open_backend
 from workbench.replay.bisect import Verdict, bisect_replay
@@ -86,18 +84,10 @@ def cpu_seconds(backend: Backend, inputs: ReplayInputs, error_bound: bool) -> fl
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dump", type=Path, help="an XLA dump (default: the large dump)")
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--module", help="module key (default: the largest with an execution)")
+    add_module_arguments(parser)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    try:
-        folder = args.dump or make_dump(args.layers)
-    except MissingJax as error:
-        print(f"verdict_bench: {error}", file=sys.stderr)
-        return 3
-    dump = scan(folder)
-    module = dump.find_module(args.module) if args.module else largest_module(dump)
+    folder, dump, module = module_of(args, "verdict_bench")
     backend = open_backend(dump.root, module)
     inputs = resolve_inputs(backend, module.executions[0], InputSpec())
     steps = len(backend.steps())
