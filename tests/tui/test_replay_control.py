@@ -3,23 +3,36 @@ stops a job while the keys keep working."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual import events
 from textual.pilot import Pilot
 
+from workbench.replay.steps import StepResult
+from workbench.tui import jobs
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.jobs import Job, Jobs
 from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.panes.replay_log import ReplayLogPane
 
 
-def test_triage_badges_every_module(example: Path, drive, lines, until) -> None:
+def test_triage_badges_every_module(example: Path, drive, lines, until,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     app = WorkbenchApp(example, watch=False)
+    # The triage waits until the status bar was seen showing it: on a fast machine it could
+    # end before the key press returns.
+    seen = threading.Event()
+    triage = jobs.triage
+    monkeypatch.setattr(jobs, "triage", lambda *a, **k: (seen.wait(60), triage(*a, **k))[1])
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("T")
         assert app.jobs.busy and "triage" in app.status_bar.job
+        seen.set()
         await until(pilot, lambda: not app.jobs.busy)
         states = {m.name: app.book.module_status(m.key) for m in app.dump.modules}
         assert states["jit_ln"].state == "mismatch" and states["jit_ln"].detail == "fusion"
@@ -36,13 +49,31 @@ def test_triage_badges_every_module(example: Path, drive, lines, until) -> None:
 
 
 def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive, wait,
-                                                            until) -> None:
+                                                            until,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
     app = WorkbenchApp(example, watch=False)
+    # The first replay holds after each step until it is cancelled: on a fast machine all 38
+    # steps could be done before the escape key arrives.
+    hold = [True]
+    stream = Jobs._stream
+
+    def held(self: Jobs, job: Job) -> Callable[[StepResult], None]:
+        on_result = stream(self, job)
+
+        def streamed(result: StepResult) -> None:
+            on_result(result)
+            if hold[0]:
+                job.cancel.wait(60)
+        return streamed
+
+    monkeypatch.setattr(Jobs, "_stream", held)
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("r")
         await until(pilot, lambda: any(k[0] == "module_0010" for k in app.book.steps),
                     timeout=60)
+        hold[0] = False
         await pilot.press("escape")
         await until(pilot, lambda: not app.jobs.busy)
         log = app.pane(ReplayLogPane).lines
