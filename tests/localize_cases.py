@@ -159,3 +159,30 @@ ENTRY %main (x: f32[3]) -> f32[3] {
 LATE_LOOP_BEFORE = LATE_LOOP.replace("DIRECTION", "GE")
 LATE_LOOP_AFTER = LATE_LOOP.replace("DIRECTION", "GT")
 LATE_LOOP_ARGS = LOOP_ARGS
+
+# The pass fused what the earlier step computed in the entry, and (the planted bug) made the
+# negation after the fusion an absolute value: the fusion computes what the earlier step did.
+FUSED_BEFORE = FUSION_HEADER + """ENTRY %main (x: f32[2,3], y: f32[3]) -> f32[2,3] {
+  %x = f32[2,3]{1,0} parameter(0)
+  %y = f32[3]{0} parameter(1)
+  %b = f32[2,3]{1,0} broadcast(%y), dimensions={1}
+  %e = f32[2,3]{1,0} exponential(%x), metadata={op_name="jit(f)/exp"}
+  %m = f32[2,3]{1,0} multiply(%e, %b), metadata={op_name="jit(f)/mul" source_file="f.py" source_line=7}
+  ROOT %t = f32[2,3]{1,0} negate(%m), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=8}
+}
+"""
+FUSED_AFTER = FUSION_HEADER + """%fused_computation (param_0: f32[2,3], param_1: f32[3]) -> f32[2,3] {
+  %param_0 = f32[2,3]{1,0} parameter(0)
+  %param_1 = f32[3]{0} parameter(1)
+  %b.1 = f32[2,3]{1,0} broadcast(%param_1), dimensions={1}
+  %e.1 = f32[2,3]{1,0} exponential(%param_0), metadata={op_name="jit(f)/exp"}
+  ROOT %m.1 = f32[2,3]{1,0} multiply(%e.1, %b.1), metadata={op_name="jit(f)/mul" source_file="f.py" source_line=7}
+}
+
+ENTRY %main (x: f32[2,3], y: f32[3]) -> f32[2,3] {
+  %x = f32[2,3]{1,0} parameter(0)
+  %y = f32[3]{0} parameter(1)
+  %f = f32[2,3]{1,0} fusion(%x, %y), kind=kLoop, calls=%fused_computation
+  ROOT %t.1 = f32[2,3]{1,0} abs(%f), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=8}
+}
+"""

@@ -298,6 +298,25 @@ class HloModule:
     def by_name(self) -> dict[str, Computation]:
         return {computation.name: computation for computation in self.computations}
 
+    def callees(self, instruction: Instruction) -> list[str]:
+        """The computations `instruction` calls, directly or not, callees first (the order a
+        module lists them in)."""
+        ordered: list[str] = []
+
+        def visit(name: str) -> None:
+            if name in ordered:
+                return
+            computation = self.by_name.get(name)
+            if computation is not None:
+                for inner in computation.instructions:
+                    for called in inner.called_computations:
+                        visit(called)
+            ordered.append(name)
+
+        for name in instruction.called_computations:
+            visit(name)
+        return ordered
+
     @property
     def entry(self) -> Computation:
         return self.by_name[self.entry_name]

@@ -286,6 +286,21 @@ def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | 
     _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path, truth)
 
 
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit the same array (same dtype and shape)."""
+    if a is b:
+        return True
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.nbytes <= 4096:  # small: comparing the bytes costs less than numpy's call overhead
+        return a.tobytes() == b.tobytes()
+    size = a.dtype.itemsize
+    if size in (1, 2, 4, 8):
+        return bool(np.array_equal(a.view(f"u{size}"), b.view(f"u{size}")))
+    return bool(np.array_equal(np.ascontiguousarray(a).view("u1"),
+                               np.ascontiguousarray(b).view("u1")))
+
+
 def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> None:
     result.ok = False
     result.problem = problem
@@ -309,6 +324,9 @@ def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray
     tolerance = Tolerance(default.atol if atol is None else atol,
                           default.rtol if rtol is None else rtol)
     result.tolerances[_hlo_type_names().get(expected.dtype.name, expected.dtype.name)] = tolerance
+    if same_bits(expected, actual):  # an unchanged value: no error to measure, one cheap pass
+        result.total += int(expected.size)
+        return
     category = dtype_category(expected.dtype)
     if category == "bool":
         mismatch = expected != actual

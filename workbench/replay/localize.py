@@ -5,25 +5,33 @@ same inputs while an observer (`hlo.interpreter.Observer`) sees every intermedia
 the entry, fusion and called bodies, loop bodies once per iteration. Instructions of the later
 step are matched to the earlier step's (`localize_match.py`), each matched value is judged
 against its counterpart by the rule verdicts use (`compare` with a `TruthSource`: within the
-tolerance, else within the rounding error bound of the earlier step's f64 shadow, then of its
-shadow on perturbed inputs; `error_bound.truth_of`), and the culprit is the first value of the
-later step, in evaluation order, that departs while every operand agrees (`_Search`).
+tolerance, else within the rounding error bound of the f64 truth, then of the truth on
+perturbed inputs; `error_bound.truth_of`), and the culprit is the first value of the later
+step, in evaluation order, that departs while every operand agrees (`_Search`).
+
+The truth of a value is that of its *region* (`region_module`): the earlier step's
+instructions making it, back to the values both steps made bit for bit alike, evaluated in
+f64 on those values (and on them perturbed). Rounding before them is common to both steps and
+explains no difference between them; a step treated as one region is what a verdict judges.
+Where no region is found (it would pass a loop's result, or grow past `REGION_LIMIT`), the
+truth is the earlier step's own f64 shadow (`_Shadows`, `cone_module`).
 
 Cost and memory: the earlier step as far as the later step gets (`_EarlierStep`: the two are
-evaluated in turns, keeping the earlier step's values some later instruction is matched to),
-the later step up to the culprit (judged as it is made, so it is not kept; an instruction
-that computes the same thing as its counterpart on bit-identical operands takes the
-counterpart's value instead of computing it, `_Search.known`, so before the culprit the later
-step costs little more than looking its values up), and the earlier step's shadows only of
-what the values being judged depend on (`_Shadows`, `cone_module`). Values kept are counted,
-and beyond `memory_limit` bytes localization stops with a clear error.
+evaluated in turns, keeping the earlier step's values some later instruction is matched to);
+of the later step, only what it does not make bit for bit as the earlier step did
+(`Localizer.settled`: an instruction computing the same as its counterpart on such values,
+whatever the inputs; `unsettled_module`), judged as it is made up to the culprit, so it is not
+kept (where the values turn out alike anyway, the earlier step's are taken, `_Search.known`);
+and the regions of the values judged beyond the tolerance. Values kept are counted, and
+beyond `memory_limit` bytes localization stops with a clear error.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from pathlib import Path
@@ -34,9 +42,11 @@ import numpy as np
 from workbench.gc_pause import gc_paused
 from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
-from workbench.replay.compare import Comparison, Truth, compare
+from workbench.replay.compare import Comparison, Truth, compare, same_bits
 from workbench.replay.localize_match import (
+    ALIASING,
     CALLS,
+    DETAILS,
     Frame,
     Key,
     Matching,
@@ -52,6 +62,7 @@ if TYPE_CHECKING:
 MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
 
 DynKey = tuple[Key, tuple[int, ...]]  # a site and the loop iterations it was made in
+Region = tuple[HloModule, list[DynKey]]  # a value's region and the values it starts from
 
 
 class LocalizeError(Exception):
@@ -132,13 +143,13 @@ class Recorder:
         self.stack.pop()
 
 
-def _plain(value: Any, instruction: Instruction) -> LiteralValue:
-    """A value as the comparison wants it: logical sub-byte values, numpy arrays."""
-    from workbench.replay.hlo import sub_byte
-    from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS
-
-    if type(value) is np.ndarray and instruction.shape.element_type not in SUB_BYTE_WIDTHS:
+def _plain(value: Any, instruction: Instruction, sub_byte_types: Container[str]) -> LiteralValue:
+    """A value as the comparison wants it: logical sub-byte values (of `sub_byte_types`, the
+    evaluator's `SUB_BYTE_WIDTHS`, stored a byte each), numpy arrays."""
+    if type(value) is np.ndarray and instruction.shape.element_type not in sub_byte_types:
         return value  # the common case, once per value
+    from workbench.replay.hlo import sub_byte
+
     value = sub_byte.from_storage(value, instruction.shape)
     if isinstance(value, tuple):
         return tuple(np.asarray(v) if not isinstance(v, tuple) else v for v in value)
@@ -239,37 +250,23 @@ class Localization:
 _NAMING = frozenset(("name", "operands", "called_computations", "id", "metadata", "literal",
                      "shape"))
 _attributes = attrgetter(*(f.name for f in fields(Instruction) if f.name not in _NAMING))
-
-
-def _positions(computation: Computation, *names: str) -> tuple[int, ...]:
-    """Where instructions stand in their computation (names differ across passes)."""
-    order = {instruction.name: i for i, instruction in enumerate(computation.instructions)}
-    return tuple(order.get(name, -1) for name in names)
-
-
-def _bits(array: np.ndarray) -> np.ndarray:
-    size = array.dtype.itemsize
-    if size in (1, 2, 4, 8):
-        return array.view(f"u{size}")
-    return np.ascontiguousarray(array).view("u8")
+# The same but the details a structural match already found equal (`localize_match.DETAILS`,
+# compared with the opcode, the shape's type and dimensions and a constant's bytes).
+_rest = attrgetter(*(f.name for f in fields(Instruction)
+                     if f.name not in _NAMING and f.name not in DETAILS))
 
 
 def _identical(a: LiteralValue, b: LiteralValue) -> bool:
     """Bit for bit the same value: one cheap pass, the common case before the culprit."""
-    if a is b:
-        return True
     if isinstance(a, tuple) or isinstance(b, tuple):
         return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
                 and all(_identical(x, y) for x, y in zip(a, b, strict=True)))
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    if a.nbytes <= 4096:  # small: comparing the bytes costs less than numpy's call overhead
-        return a.tobytes() == b.tobytes()
-    return np.array_equal(_bits(a), _bits(b))
+    return same_bits(a, b)
 
 
 class _Shadows:
-    """The earlier step's values in f64 (one `kind`: on the inputs, or on perturbed ones).
+    """The earlier step's values in f64 (one `kind`: on the inputs, or on perturbed ones), the
+    truth of values with no region (see the module's docstring).
 
     The first evaluation runs only the entry instructions the value asked for depends on (its
     cone; `cone_module`) and stops once it has made it, keeping every matched value it made
@@ -348,14 +345,82 @@ def cone_module(module: HloModule, names: set[str]) -> HloModule:
                                          for c in module.computations])
 
 
+def unsettled_module(module: HloModule, settled: Container[Key]) -> HloModule:
+    """`module` without the entry instructions `settled` names (their values known, see
+    `Localizer.settled`) that no other instruction kept reads; those read (and the root)
+    become placeholders: constants of their shape with no value, whose values the observer
+    gives (`_Search.known`). Parameters stay, so it takes the same arguments."""
+    entry = module.entry
+    read = {o for i in entry.instructions if ((), i.name) not in settled for o in i.operands}
+    read.add(entry.root_name)
+    kept = []
+    for instruction in entry.instructions:
+        if instruction.opcode == "parameter" or ((), instruction.name) not in settled:
+            kept.append(instruction)
+        elif instruction.name in read:
+            kept.append(Instruction(instruction.name, "constant", instruction.shape,
+                                    literal_elided=True))
+    cut = Computation(entry.name, kept, entry.root_name, entry.is_entry, entry.id)
+    return replace(module, computations=[cut if c is entry else c
+                                         for c in module.computations])
+
+
+REGION_LIMIT = 64  # instructions a value's region may hold (beyond: the step's shadow)
+
+
+def region_module(module: HloModule, sites: dict[Key, Site], alias: dict[Key, Key],
+                  root: Key, cut: Callable[[Key], bool]) -> tuple[HloModule, list[Key]] | None:
+    """The instructions of `module` making the value at site `root` back to the values `cut`
+    names (site keys, `sites` in evaluation order, `alias` resolving fusion parameters and
+    results: the region crosses into and out of fusion and call bodies), with the
+    computations they call, as one computation whose parameters are those values (their
+    keys returned in order): evaluated on them, it makes `root`'s value. None when the region
+    reaches a value that is not cut and not made there (a parameter, a loop's or branch's
+    result) or holds more than `REGION_LIMIT` instructions."""
+    inside: set[Key] = set()
+    starts: set[Key] = set()
+    pending = [root]
+    while pending:
+        key = pending.pop()
+        if key in inside or key in starts:
+            continue
+        if key != root and cut(key):
+            starts.add(key)
+            continue
+        site = sites[key]
+        opcode = site.instruction.opcode
+        if opcode == "parameter" or opcode in CALLS or len(inside) == REGION_LIMIT:
+            return None
+        inside.add(key)
+        pending.extend(alias.get(o, o) for o in site.operands)
+    order = [key for key in sites if key in inside or key in starts]
+    names: dict[Key, str] = {}
+    for key in order:  # names are unique in a module; made so where bodies repeat one
+        name = key[1]
+        names[key] = name if name not in names.values() else f"{name}.{len(names)}"
+    parameters = [Instruction(names[key], "parameter", sites[key].instruction.shape,
+                              parameter_number=number)
+                  for number, key in enumerate(k for k in order if k in starts)]
+    body = [replace(sites[key].instruction, name=names[key],
+                    operands=[names[alias.get(o, o)] for o in sites[key].operands])
+            for key in order if key in inside]
+    called = dict.fromkeys(c for i in body for c in module.callees(i) if c in module.by_name)
+    entry = Computation(f"{names[root]}.region", [*parameters, *body], names[root], True)
+    return HloModule(module.name, [*(module.by_name[c] for c in called), entry],
+                     entry.name), [k for k in order if k in starts]
+
+
 @dataclass
 class _ValueTruth:
-    """The truth of one value in the stages verdicts use (a `compare.TruthSource`): the
-    f64 shadow first, the perturbed inputs too only when the first bound is not enough."""
+    """The truth of one value in the stages verdicts use (a `compare.TruthSource`): its
+    region's (or the step's) f64 value first, on perturbed inputs too only when the first
+    bound is not enough."""
 
     localizer: Localizer
     key: DynKey  # the earlier step's value
     also: set[DynKey] = field(default_factory=set)  # made in the same evaluation if needed
+    identical: set[DynKey] | None = None  # later-step values bit for bit the earlier's: a
+    # value's region starts there (`Localizer.region_truth`); None: the whole step's shadow
     problem: str | None = None
     last: Truth | None = None  # the truth of the last stage asked for
 
@@ -363,11 +428,17 @@ class _ValueTruth:
         return (False, True)
 
     def truth(self, conditioning: bool) -> Truth | None:
-        localizer = self.localizer
-        truth, problem = stage_truth(
-            lambda: localizer.before_value(self.key),
-            lambda: localizer.shadows.get(self.key, self.also),
-            lambda: localizer.perturbed.get(self.key, self.also), conditioning)
+        localizer, key = self.localizer, self.key
+        region = (localizer.region(key, self.identical) if self.identical is not None
+                  else None)
+        if region is not None:
+            shadow = lambda: localizer.region_truth(key, region, perturbed=False)  # noqa: E731
+            moved = lambda: localizer.region_truth(key, region, perturbed=True)  # noqa: E731
+        else:
+            shadow = lambda: localizer.shadows.get(key, self.also)  # noqa: E731
+            moved = lambda: localizer.perturbed.get(key, self.also)  # noqa: E731
+        truth, problem = stage_truth(lambda: localizer.before_value(key), shadow, moved,
+                                     conditioning)
         if truth is None:
             self.problem = problem
             return None
@@ -376,6 +447,19 @@ class _ValueTruth:
 
 
 _UNKNOWN = object()  # not worked out yet (None is an answer)
+
+
+@contextmanager
+def _evaluation_errors(what: str) -> Iterator[None]:
+    """An evaluation's errors as `LocalizeError`s."""
+    from workbench.replay.errors import EvaluationError, Unsupported
+
+    try:
+        yield
+    except Unsupported as error:
+        raise LocalizeError(f"unsupported: {error.what}") from None
+    except EvaluationError as error:
+        raise LocalizeError(f"cannot evaluate {what}: {error}") from None
 
 Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
 WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
@@ -411,6 +495,9 @@ class _Search:
         the evaluator is deterministic, so that is its value, and it is not computed again."""
         localizer = self.localizer
         site_key, loops = key
+        settled = localizer.settled().get(site_key)
+        if settled is not None:
+            return localizer.before_value(settled)  # a placeholder of `unsettled_module`
         counterpart = localizer.same_computation(site_key)
         if counterpart is None:
             return None
@@ -418,9 +505,15 @@ class _Search:
         for operand in localizer.visit_info(site_key)[1]:
             if (operand, loops) not in identical:
                 return None
-        return localizer.before_value((counterpart, loops))
+        value = localizer.before_value((counterpart, loops))
+        if value is not None:  # judged here: `visit` has nothing left to do
+            identical.add(key)
+            self.agrees[key] = True
+        return value
 
     def visit(self, key: DynKey, instruction: Instruction, value: Any) -> None:
+        if key in self.identical:
+            return  # a value `known` gave
         localizer = self.localizer
         site_key, loops = key
         counterpart, site_operands, carried = localizer.visit_info(site_key)
@@ -431,7 +524,7 @@ class _Search:
         if reference is None:
             self.missing += 1
             return
-        plain = _plain(value, instruction)
+        plain = _plain(value, instruction, localizer.sub_byte)
         if carried:
             # A loop's or branch's parameter: its value comes from the loop's operand or the
             # previous iteration, judged there; a departure here is carried, never a culprit.
@@ -471,7 +564,7 @@ class _Search:
         matching = localizer.matching
         also = {(matching.counterpart[user], loops) for user in matching.users.get(site_key, ())
                 if site_key in matching.weak and user in matching.counterpart}
-        source = _ValueTruth(localizer, before_key, also)
+        source = _ValueTruth(localizer, before_key, also, identical)
         comparison = compare(reference, plain, truth=source)
         if comparison.bound is not None:
             self.judged_by_bound += 1
@@ -561,7 +654,7 @@ class _EarlierStep:
     def _keep(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
         if key[0] in localizer.wanted:
-            plain = _plain(value, instruction)
+            plain = _plain(value, instruction, localizer.sub_byte)
             localizer._keep(plain)
             self.values[key] = plain
         self.made += 1
@@ -617,6 +710,8 @@ class _Pair:
     same_bodies: dict[tuple[str, str], bool] = field(default_factory=dict)
     same_shapes: dict[tuple[int, int], bool] = field(default_factory=dict)  # by the objects'
     # ids: the pair holds both modules, so the shapes stay alive and the ids theirs
+    settled: dict[Key, DynKey] | None = None  # `Localizer.settled`
+    unsettled: HloModule | None = None  # `Localizer.unsettled`
 
 
 # The last pair of modules localized: triage localizes the same pair of steps once per
@@ -649,7 +744,7 @@ class Localizer:
         self.after = after
         self.arguments = list(arguments)
         self.memory_limit = memory_limit
-        pair = pair_of(before, after)
+        pair = self._pair = pair_of(before, after)
         self.matching: Matching = pair.matching
         root = ((), before.entry.root_name)
         self.root_before = self.matching.alias_before.get(root, root)
@@ -661,12 +756,15 @@ class Localizer:
         self.perturbed = _Shadows(self, perturbed=True)
         self._shadow_module: HloModule | None = None
         self._cones: dict[frozenset[str], HloModule] = {}
+        self._regions: dict[DynKey, Region | None] = {}
+        self._region_values: dict[tuple[DynKey, bool], LiteralValue | None] = {}
+        self._later_sites: dict[Key, list[Key]] | None = None
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
         self._same, self._visit_info = pair.same, pair.visit_info
         self._same_bodies, self._same_shapes = pair.same_bodies, pair.same_shapes
         from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS
 
-        self._sub_byte = SUB_BYTE_WIDTHS  # element types the evaluator stores a byte each
+        self.sub_byte = SUB_BYTE_WIDTHS  # element types the evaluator stores a byte each
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
@@ -719,30 +817,40 @@ class Localizer:
         function of their operands' values: matched by structure, every attribute equal but
         the names and metadata (the shapes with their layouts too, the operands' as well),
         the computations they call (a reducer, a comparator) the same too, not a body whose
-        values are recorded (fusion, call, while, conditional), no sub-byte or tuple values.
+        values are recorded (fusion, call, while, conditional), no sub-byte values.
         Else None."""
         found = self._same.get(key, _UNKNOWN)
         if found is not _UNKNOWN:
             return found
+        found = self._same[key] = self._computes_same(key)
+        return found
+
+    def _computes_same(self, key: Key) -> Key | None:
         matching = self.matching
         other_key = matching.counterpart.get(key)
-        found = None
-        if other_key is not None and key not in matching.weak:
-            site, other = matching.sites_after[key], matching.sites_before[other_key]
-            mine, theirs = site.instruction, other.instruction
-            if (mine.opcode not in CALLS and not mine.shape.is_tuple
-                    and mine.shape.element_type not in self._sub_byte
-                    and self._same_but_names(mine, theirs)
-                    and len(mine.operands) == len(theirs.operands)
-                    and all(self._same_shape(site.computation.by_name[a].shape,
-                                             other.computation.by_name[b].shape)
-                            for a, b in zip(mine.operands, theirs.operands, strict=True))
-                    and len(mine.called_computations) == len(theirs.called_computations)
-                    and all(self._same_body(a, b) for a, b in zip(
-                        mine.called_computations, theirs.called_computations, strict=True))):
-                found = other_key
-        self._same[key] = found
-        return found
+        if other_key is None or key in matching.weak:
+            return None
+        site = matching.sites_after[key]
+        mine = site.instruction
+        if mine.opcode in CALLS or self._holds_sub_byte(mine.shape):
+            return None
+        other = matching.sites_before[other_key]
+        theirs = other.instruction
+        # Matched by structure (not weak): the opcode, shape type and dimensions, operands and
+        # details are known to be equal.
+        if (not self._same_shape(mine.shape, theirs.shape) or _rest(mine) != _rest(theirs)
+                or len(mine.operands) != len(theirs.operands)
+                or len(mine.called_computations) != len(theirs.called_computations)):
+            return None
+        mine_by_name, theirs_by_name = site.computation.by_name, other.computation.by_name
+        same_shape = self._same_shape
+        for a, b in zip(mine.operands, theirs.operands, strict=True):
+            if not same_shape(mine_by_name[a].shape, theirs_by_name[b].shape):
+                return None
+        for a, b in zip(mine.called_computations, theirs.called_computations, strict=True):
+            if not self._same_body(a, b):
+                return None
+        return other_key
 
     def _same_shape(self, a: Shape, b: Shape) -> bool:
         """`a == b`, remembered by the two objects (a module's parser makes one object per
@@ -770,14 +878,76 @@ class Localizer:
             self._same_bodies[pair] = (
                 mine is not None and theirs is not None
                 and len(mine.instructions) == len(theirs.instructions)
-                and _positions(mine, mine.root_name) == _positions(theirs, theirs.root_name)
-                and all(self._same_but_names(a, b)
-                        and _positions(mine, *a.operands) == _positions(theirs, *b.operands)
-                        and len(a.called_computations) == len(b.called_computations)
-                        and all(self._same_body(x, y) for x, y in zip(
-                            a.called_computations, b.called_computations, strict=True))
-                        for a, b in zip(mine.instructions, theirs.instructions, strict=True)))
+                and self._same_order(mine, theirs))
         return self._same_bodies[pair]
+
+    def _same_order(self, mine: Computation, theirs: Computation) -> bool:
+        """Two computations of as many instructions alike one by one: the same but names,
+        on operands at the same positions, the root at the same position, calls alike."""
+        mine_at = {i.name: n for n, i in enumerate(mine.instructions)}
+        theirs_at = {i.name: n for n, i in enumerate(theirs.instructions)}
+        if mine_at.get(mine.root_name) != theirs_at.get(theirs.root_name):
+            return False
+        for a, b in zip(mine.instructions, theirs.instructions, strict=True):
+            if (not self._same_but_names(a, b)
+                    or [mine_at.get(o) for o in a.operands] != [theirs_at.get(o)
+                                                                for o in b.operands]
+                    or len(a.called_computations) != len(b.called_computations)
+                    or not all(self._same_body(x, y) for x, y in zip(
+                        a.called_computations, b.called_computations, strict=True))):
+                return False
+        return True
+
+    def settled(self) -> dict[Key, DynKey]:
+        """The later step's values that are the earlier step's bit for bit whatever the
+        inputs (site -> the earlier step's value), outside loops and branches: its parameters,
+        and what computes the same as its counterpart (`same_computation`) on such values, in
+        fusion and call bodies too; an entry fusion or call whose result is settled is listed
+        as well. The evaluator is deterministic: they need not be computed, nor judged.
+        Worked out once per pair of modules."""
+        pair = self._pair
+        if pair.settled is None:
+            matching = self.matching
+            alias = matching.alias_after
+            settled = pair.settled = {}
+            for key, site in matching.sites_after.items():
+                if alias.get(key, key) != key or not self._outside_loops(key[0], after=True):
+                    continue
+                instruction = site.instruction
+                if instruction.opcode == "parameter":
+                    value = matching.counterpart.get(key) if not key[0] else None
+                elif all(alias.get(o, o) in settled for o in site.operands):
+                    value = self.same_computation(key)
+                else:
+                    continue
+                if value is not None and self._outside_loops(value[0], after=False):
+                    settled[key] = (value, ())
+            for instruction in self.after.entry.instructions:
+                key = ((), instruction.name)
+                value = settled.get(alias.get(key, key))
+                if value is not None:
+                    settled[key] = value
+        return pair.settled
+
+    def _outside_loops(self, frame: Frame, after: bool) -> bool:
+        """A frame of fusion and call bodies only: its values are made once per evaluation."""
+        sites = self.matching.sites_after if after else self.matching.sites_before
+        return all(sites[(frame[:depth], caller)].instruction.opcode in ALIASING
+                   for depth, (caller, _) in enumerate(frame))
+
+    def _holds_sub_byte(self, shape: Shape) -> bool:
+        """Values of `shape` are stored otherwise than compared (`_plain`)."""
+        if shape.is_tuple:
+            return any(self._holds_sub_byte(part) for part in shape.tuple_shapes)
+        return shape.element_type in self.sub_byte
+
+    def unsettled(self) -> HloModule:
+        """The later step as far as it needs evaluating (`unsettled_module`; made once per
+        pair of modules)."""
+        pair = self._pair
+        if pair.unsettled is None:
+            pair.unsettled = unsettled_module(self.after, self.settled())
+        return pair.unsettled
 
     def cone(self, module: HloModule, names: frozenset[str]) -> HloModule:
         """`cone_module(module, names)` of the shadow module, made once (both shadows ask
@@ -787,12 +957,62 @@ class Localizer:
             cut = self._cones[names] = cone_module(module, set(names))
         return cut
 
+    def region(self, key: DynKey, identical: set[DynKey]) -> Region | None:
+        """Where the earlier step's value at `key` is made from values both steps made bit
+        for bit alike (`identical`, later-step keys): the instructions making it back to
+        those values (`region_module`), and the keys of the values it starts from.
+        Rounding before them is the same in both steps and explains no difference between
+        them, so the value's truth is its region's in f64 on those values. None when no
+        such region is found (see `region_module`); made once per key."""
+        found = self._regions.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
+        site_key, loops = key
+        matching, later = self.matching, self.later_sites()
+
+        def cut(made: Key) -> bool:
+            return any((k, loops) in identical for k in later.get(made, ()))
+
+        made = region_module(self.before, matching.sites_before, matching.alias_before,
+                             site_key, cut)
+        found = None if made is None else (made[0], [(k, loops) for k in made[1]])
+        self._regions[key] = found
+        return found
+
+    def later_sites(self) -> dict[Key, list[Key]]:
+        """The later step's sites matched to each earlier-step site (made once)."""
+        if self._later_sites is None:
+            self._later_sites = {}
+            for after_key, before_key in self.matching.counterpart.items():
+                self._later_sites.setdefault(before_key, []).append(after_key)
+        return self._later_sites
+
+    def region_truth(self, key: DynKey, region: Region, perturbed: bool) -> LiteralValue | None:
+        """The value at `key` made by its region (`region`) in f64 on the earlier step's
+        values it starts from, or on them perturbed as a verdict perturbs a step's inputs
+        (made once per key and kind)."""
+        from workbench.replay.error_bound import perturb, widen
+        from workbench.replay.hlo import evaluate_module
+        from workbench.replay.hlo.shadow import widened_module
+
+        found = self._region_values.get((key, perturbed), _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
+        module, starts = region
+        values = [self.before_value(start) for start in starts]
+        if any(value is None for value in values):
+            return None
+        with _evaluation_errors(module.name):
+            found = evaluate_module(widened_module(module), perturb(values) if perturbed
+                                    else [widen(v) for v in values])
+        self._region_values[(key, perturbed)] = found
+        return found
+
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
                   sink: Callable[[DynKey, Instruction, Any], None],
                   known: Callable[[DynKey], Any] | None = None) -> LiteralValue | None:
         """Evaluate `module` with `sink` seeing every value (`known` giving the values known
         without computing them, see `Recorder`); None when the sink ended it."""
-        from workbench.replay.errors import EvaluationError, Unsupported
         from workbench.replay.hlo import evaluate_module
         from workbench.replay.hlo.interpreter import Interpreter
 
@@ -800,14 +1020,11 @@ class Localizer:
         interpreter = self._interpreters.get(id(module))
         if interpreter is None or interpreter.module is not module:
             interpreter = self._interpreters[id(module)] = Interpreter(module)
-        try:
-            return evaluate_module(module, arguments, Recorder(sink, known), interpreter)
-        except _Enough:
-            return None
-        except Unsupported as error:
-            raise LocalizeError(f"unsupported: {error.what}") from None
-        except EvaluationError as error:
-            raise LocalizeError(f"cannot evaluate {module.name}: {error}") from None
+        with _evaluation_errors(module.name):
+            try:
+                return evaluate_module(module, arguments, Recorder(sink, known), interpreter)
+            except _Enough:
+                return None
 
     def run(self, before_step: Step, after_step: Step) -> Localization:
         """Localize, with the cyclic collector paused (`gc_paused`): the keys, tuples and
@@ -830,6 +1047,8 @@ class Localizer:
         self.perturbed.values.clear()
         self._interpreters.clear()
         self._cones.clear()
+        self._regions.clear()
+        self._region_values.clear()
         self._shadow_module = None
         self.earlier = None
 
@@ -839,9 +1058,14 @@ class Localizer:
         self.shadows = _Shadows(self, perturbed=False)
         self.perturbed = _Shadows(self, perturbed=True)
         search = _Search(self)
+        alias = self.matching.alias_after
+        for key in self.settled():  # bit for bit the earlier step's values, never judged
+            value = (alias.get(key, key), ())
+            search.identical.add(value)
+            search.agrees[value] = True
         earlier = self.earlier = _EarlierStep(self)
         try:
-            after_result = self._evaluate(self.after, self.arguments, search.visit,
+            after_result = self._evaluate(self.unsettled(), self.arguments, search.visit,
                                           search.known)
             before_result = earlier.finish() if search.culprit is None else None
         finally:

@@ -29,13 +29,13 @@ import numpy as np
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 
 CALLS = frozenset(("fusion", "call", "while", "conditional"))  # bodies whose values are kept
-_ALIASING = frozenset(("fusion", "call"))
+ALIASING = frozenset(("fusion", "call"))  # their parameters and results are other sites
 
 Frame = tuple[tuple[str, str], ...]  # (caller instruction, called computation) from the entry
 Key = tuple[Frame, str]  # a site: its frame and the instruction's name
 
 
-@dataclass
+@dataclass(slots=True)
 class Site:
     """One instruction in its calling context; `operands` are the operands' site keys."""
 
@@ -93,12 +93,12 @@ def literal_key(instruction: Instruction) -> Any:
     return np.asarray(value).tobytes()
 
 
-_attributes = attrgetter(
-    "dimensions", "slice", "tuple_index", "comparison_direction", "dynamic_slice_sizes",
-    "padding_config", "dot_dimension_numbers", "window", "gather_dimension_numbers",
-    "gather_slice_sizes", "scatter_dimension_numbers", "custom_call_target",
-    "convolution_dimension_numbers", "exponent_bits", "mantissa_bits", "fft_type",
-    "fft_length")
+DETAILS = ("dimensions", "slice", "tuple_index", "comparison_direction", "dynamic_slice_sizes",
+           "padding_config", "dot_dimension_numbers", "window", "gather_dimension_numbers",
+           "gather_slice_sizes", "scatter_dimension_numbers", "custom_call_target",
+           "convolution_dimension_numbers", "exponent_bits", "mantissa_bits", "fft_type",
+           "fft_length")
+_attributes = attrgetter(*DETAILS)
 
 
 def _details(instruction: Instruction) -> tuple:
@@ -119,7 +119,7 @@ def flatten(module: HloModule) -> tuple[dict[Key, Site], dict[Key, Key]]:
             site = Site(key, computation, instruction, [(frame, o) for o in instruction.operands])
             sites[key] = site
             if (instruction.opcode == "parameter" and caller is not None
-                    and caller.instruction.opcode in _ALIASING):
+                    and caller.instruction.opcode in ALIASING):
                 number = instruction.parameter_number or 0
                 if number < len(caller.operands):
                     operand = caller.operands[number]
@@ -132,7 +132,7 @@ def flatten(module: HloModule) -> tuple[dict[Key, Site], dict[Key, Key]]:
                     continue
                 inner = (*frame, (instruction.name, callee))
                 walk(called, inner, site)
-                if instruction.opcode in _ALIASING:
+                if instruction.opcode in ALIASING:
                     root = (inner, called.root_name)
                     alias[key] = alias.get(root, root)
 
@@ -166,6 +166,14 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
     matching = Matching(sites_before, sites_after, alias_before, alias_after)
     canonical_before = [s for k, s in sites_before.items() if alias_before.get(k, k) == k]
 
+    shape_keys: dict[int, Any] = {}  # by the shape object: a parser shares equal shapes
+
+    def shape_key(shape: Shape) -> Any:
+        found = shape_keys.get(id(shape))
+        if found is None:
+            found = shape_keys[id(shape)] = _shape_key(shape)
+        return found
+
     exact: dict[Any, list[Key]] = {}
     loose: dict[Any, list[Key]] = {}
     renamed: dict[Any, list[Key]] = {}
@@ -173,8 +181,8 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
     by_op_name: dict[Any, list[Key]] = {}
     for site in canonical_before:  # each part of a signature computed once
         i, key = site.instruction, site.key
-        shape, details = _shape_key(i.shape), _details(i)
-        operands = tuple(alias_before.get(o, o) for o in site.operands)
+        shape, details = shape_key(i.shape), _details(i)
+        operands = tuple([alias_before.get(o, o) for o in site.operands])
         exact.setdefault((i.opcode, shape, operands, details), []).append(key)
         by_name.setdefault((i.name, i.opcode, shape), []).append(key)
         if operands:
@@ -196,8 +204,8 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
             found = _parameter_counterpart(site, matching, entry_parameters)
         else:
             operands = [counterpart.get(alias_after.get(o, o)) for o in site.operands]
-            shape = _shape_key(instruction.shape)
-            structural = all(o is not None for o in operands)
+            shape = shape_key(instruction.shape)
+            structural = None not in operands
             if structural:
                 mapped = tuple(operands)  # type: ignore[arg-type]
                 details = _details(instruction)

@@ -84,25 +84,6 @@ def _rewrite(line: str, instruction: Instruction, operands: list[str], root: boo
     return ("ROOT " if root else "") + text
 
 
-def _callees(module: HloModule, instruction: Instruction) -> list[str]:
-    """Computations `instruction` calls, directly or not, callees first."""
-    ordered: list[str] = []
-
-    def visit(name: str) -> None:
-        if name in ordered:
-            return
-        computation = module.by_name.get(name)
-        if computation is not None:
-            for inner in computation.instructions:
-                for called in inner.called_computations:
-                    visit(called)
-        ordered.append(name)
-
-    for name in instruction.called_computations:
-        visit(name)
-    return ordered
-
-
 def _layout_free(shape: Shape) -> str:
     return str(shape).split("{")[0] if not shape.is_tuple else str(shape)
 
@@ -125,7 +106,7 @@ def module_text(name: str, module: HloModule, lines: list[str], site: Site,
                 caller = found
                 break
     blocks: list[str] = []
-    for callee in _callees(module, instruction):
+    for callee in module.callees(instruction):
         blocks.extend(["", *_block(lines, callee)])
     params = [f"input.{i}" for i in range(len(parameters))]
     signature = ", ".join(f"{p}: {_layout_free(s)}" for p, s in zip(params, parameters,

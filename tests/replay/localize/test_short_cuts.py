@@ -25,6 +25,7 @@ PLANTED = {
     "late-loop": (cases.LATE_LOOP_BEFORE, cases.LATE_LOOP_AFTER, cases.LATE_LOOP_ARGS),
     "unmatched": (cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER, cases.ENTRY_ARGS),
     "identical": (cases.LOOP_BEFORE, cases.LOOP_BEFORE, cases.LOOP_ARGS),
+    "fused": (cases.FUSED_BEFORE, cases.FUSED_AFTER, cases.FUSION_ARGS),
 }
 
 

@@ -60,10 +60,15 @@ def shadow_module(module: HloModule) -> HloModule:
     global _last
     if _last is not None and _last[0] is module:
         return _last[1]
-    computations = [_shadow_computation(c) for c in module.computations]
-    shadow = replace(module, computations=computations)
+    shadow = widened_module(module)
     _last = (module, shadow)
     return shadow
+
+
+def widened_module(module: HloModule) -> HloModule:
+    """`shadow_module` without remembering it (for small modules made on the way, which
+    should not push out the one a replay evaluates twice)."""
+    return replace(module, computations=[_shadow_computation(c) for c in module.computations])
 
 
 def _fenced(instruction: Instruction, shapes: dict[str, Shape]) -> bool:
