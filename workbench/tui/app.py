@@ -11,10 +11,7 @@ worker processes (replay); they report back with messages, so the event loop onl
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -36,7 +33,6 @@ from workbench.model import Dump, Module, Step
 from workbench.output.safe_text import visible
 from workbench.replay.bisect import Mark
 from workbench.step_facts import StepFacts, known_facts
-from workbench.termination import TERMINATION_SIGNALS
 from workbench.tui.bisect_bar import BisectBar
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
@@ -56,6 +52,7 @@ from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
 from workbench.tui.row_table import RowTable
+from workbench.tui.signal_guard import SignalGuard
 from workbench.tui.status_bar import StatusBar, progress_bar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
 from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
@@ -83,9 +80,6 @@ class ScanProgress(Message):
         super().__init__()
         self.dump = dump
         self.files = files
-
-
-TERMINATION_GRACE_SECONDS = 2.0  # how long a signalled app may take to restore the terminal
 
 
 class LazyPane(Lazy):
@@ -137,6 +131,7 @@ class WorkbenchApp(App[int]):
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
         self.watching = watch
         self.watcher: FolderWatcher | None = None
+        self.signal_guard = SignalGuard(self._terminated, terminal=_terminal())
         self.scanned = False
         self._selection_timer: Timer | None = None
         self._theme_names: list[str] = []
@@ -208,29 +203,11 @@ class WorkbenchApp(App[int]):
         if self.watching:
             self.watcher = watch_index(self.live, lambda change: self.post_message(
                 DumpChanged(change)))
-        self._handle_termination_signals(True)
+        self.signal_guard.install()
         self.run_scan()
 
-    def _handle_termination_signals(self, handle: bool) -> None:
-        """SIGTERM and SIGHUP close the app as `q` does, so the terminal is restored and the
-        replay workers stopped (their default action would end the process where it stands,
-        the terminal left in the alternate screen)."""
-        loop = asyncio.get_running_loop()
-        for signum in TERMINATION_SIGNALS:
-            # A loop outside the main thread (the app under test) or a platform without
-            # these signals cannot take a handler: the default action stays.
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                if handle:
-                    loop.add_signal_handler(signum, self._terminated, signum)
-                else:
-                    loop.remove_signal_handler(signum)
-
     def _terminated(self, signum: int) -> None:
-        # After a hang-up the terminal is gone and restoring it can block for good (Textual's
-        # input thread spins on the dead terminal): whatever happens, end within a moment.
-        ending = threading.Timer(TERMINATION_GRACE_SECONDS, os._exit, args=(128 + signum,))
-        ending.daemon = True
-        ending.start()
+        """SIGTERM or SIGHUP (`SignalGuard`): close as `q` does."""
         self.stop_watching()
         self.exit(return_code=128 + signum)
 
@@ -256,7 +233,7 @@ class WorkbenchApp(App[int]):
             self.watcher = None
 
     def on_unmount(self) -> None:
-        self._handle_termination_signals(False)
+        self.signal_guard.restore()
         for timer in (self._selection_timer, self._results_timer):
             if timer is not None:
                 timer.stop()
@@ -554,6 +531,17 @@ class WorkbenchApp(App[int]):
             if node is pane or node is pane.focus_target():
                 self.action_focus_pane(type(pane).__name__)
         await self.run_action(binding.action, node)
+
+
+def _terminal() -> int | None:
+    """The terminal the app reads its keys from (Textual's driver reads standard input)."""
+    import sys
+
+    stdin = sys.__stdin__
+    try:
+        return stdin.fileno() if stdin is not None and stdin.isatty() else None
+    except (OSError, ValueError):
+        return None
 
 
 def run_app(target: Path, theme: str | None = None, watch: bool = True) -> int:
