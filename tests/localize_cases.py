@@ -162,15 +162,7 @@ LATE_LOOP_ARGS = LOOP_ARGS
 
 # The pass fused what the earlier step computed in the entry, and (the planted bug) made the
 # negation after the fusion an absolute value: the fusion computes what the earlier step did.
-FUSED_BEFORE = FUSION_HEADER + """ENTRY %main (x: f32[2,3], y: f32[3]) -> f32[2,3] {
-  %x = f32[2,3]{1,0} parameter(0)
-  %y = f32[3]{0} parameter(1)
-  %b = f32[2,3]{1,0} broadcast(%y), dimensions={1}
-  %e = f32[2,3]{1,0} exponential(%x), metadata={op_name="jit(f)/exp"}
-  %m = f32[2,3]{1,0} multiply(%e, %b), metadata={op_name="jit(f)/mul" source_file="f.py" source_line=7}
-  ROOT %t = f32[2,3]{1,0} negate(%m), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=8}
-}
-"""
+FUSED_BEFORE = FUSION_BEFORE
 FUSED_AFTER = FUSION_HEADER + """%fused_computation (param_0: f32[2,3], param_1: f32[3]) -> f32[2,3] {
   %param_0 = f32[2,3]{1,0} parameter(0)
   %param_1 = f32[3]{0} parameter(1)
@@ -183,6 +175,47 @@ ENTRY %main (x: f32[2,3], y: f32[3]) -> f32[2,3] {
   %x = f32[2,3]{1,0} parameter(0)
   %y = f32[3]{0} parameter(1)
   %f = f32[2,3]{1,0} fusion(%x, %y), kind=kLoop, calls=%fused_computation
-  ROOT %t.1 = f32[2,3]{1,0} abs(%f), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=8}
+  ROOT %t.1 = f32[2,3]{1,0} abs(%f), metadata={op_name="jit(f)/neg"}
 }
 """
+
+COUNTED_HEADER = ("HloModule t, entry_computation_layout={(f32[3]{0})->(f32[3]{0}, s32[])}"
+                  "\n\n")
+# A loop counting its iterations in a second counter: after the pass (as XLA's
+# simplify-while-loops does) the loop passes that counter through and the value after the loop
+# is worked out from the trip count, which nothing reads: the loop's element 1 differs, dead.
+COUNTED = COUNTED_HEADER + """%cond (s: (s32[], s32[], f32[3])) -> pred[] {
+  %s = (s32[], s32[], f32[3]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (s.1: (s32[], s32[], f32[3])) -> (s32[], s32[], f32[3]) {
+  %s.1 = (s32[], s32[], f32[3]{0}) parameter(0)
+  %i.1 = s32[] get-tuple-element(%s.1), index=0
+  %c.1 = s32[] get-tuple-element(%s.1), index=1
+  %v = f32[3]{0} get-tuple-element(%s.1), index=2
+  %one = s32[] constant(1)
+  %i.2 = s32[] add(%i.1, %one)
+  %c.2 = s32[] COUNT
+  %v.2 = f32[3]{0} sine(%v)
+  ROOT %t = (s32[], s32[], f32[3]{0}) tuple(%i.2, %c.2, %v.2)
+}
+
+ENTRY %main (x: f32[3]) -> (f32[3], s32[]) {
+  %x = f32[3]{0} parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], s32[], f32[3]{0}) tuple(%zero, %zero, %x)
+  %w = (s32[], s32[], f32[3]{0}) while(%init), condition=%cond, body=%body
+  %v.out = f32[3]{0} get-tuple-element(%w), index=2
+  %i.out = s32[] get-tuple-element(%w), index=0
+  %c.out = s32[] get-tuple-element(%w), index=1
+  %c.fixed = s32[] add(%c.out, %i.out)
+  %state = (s32[], s32[], f32[3]{0}) tuple(%i.out, %c.fixed, %v.out)
+  %v.state = f32[3]{0} get-tuple-element(%state), index=2
+  ROOT %r = (f32[3]{0}, s32[]) tuple(%v.state, %i.out)
+}
+"""
+COUNTED_BEFORE = COUNTED.replace("COUNT", "add(%c.1, %one)")
+COUNTED_AFTER = COUNTED.replace("COUNT", "copy(%c.1)")

@@ -371,43 +371,46 @@ REGION_LIMIT = 64  # instructions a value's region may hold (beyond: the step's 
 def region_module(module: HloModule, sites: dict[Key, Site], alias: dict[Key, Key],
                   root: Key, cut: Callable[[Key], bool]) -> tuple[HloModule, list[Key]] | None:
     """The instructions of `module` making the value at site `root` back to the values `cut`
-    names (site keys, `sites` in evaluation order, `alias` resolving fusion parameters and
-    results: the region crosses into and out of fusion and call bodies), with the
-    computations they call, as one computation whose parameters are those values (their
-    keys returned in order): evaluated on them, it makes `root`'s value. None when the region
-    reaches a value that is not cut and not made there (a parameter, a loop's or branch's
-    result) or holds more than `REGION_LIMIT` instructions."""
-    inside: set[Key] = set()
-    starts: set[Key] = set()
-    pending = [root]
+    names (site keys, `alias` resolving fusion parameters and results: the region crosses
+    into and out of fusion and call bodies), with the computations they call, as one
+    computation whose parameters are those values (their keys returned in order): evaluated
+    on them, it makes `root`'s value. None when the region reaches a value that is not cut
+    and not made there (a parameter, a loop's or branch's result) or holds more than
+    `REGION_LIMIT` instructions."""
+    inside: list[Key] = []  # operands before the instructions reading them
+    starts: list[Key] = []
+    seen: set[Key] = set()
+    pending: list[tuple[Key, bool]] = [(root, False)]
     while pending:
-        key = pending.pop()
-        if key in inside or key in starts:
+        key, operands_done = pending.pop()
+        if operands_done:
+            inside.append(key)
             continue
+        if key in seen:
+            continue
+        seen.add(key)
         if key != root and cut(key):
-            starts.add(key)
+            starts.append(key)
             continue
         site = sites[key]
         opcode = site.instruction.opcode
-        if opcode == "parameter" or opcode in CALLS or len(inside) == REGION_LIMIT:
+        if opcode == "parameter" or opcode in CALLS or len(seen) - len(starts) > REGION_LIMIT:
             return None
-        inside.add(key)
-        pending.extend(alias.get(o, o) for o in site.operands)
-    order = [key for key in sites if key in inside or key in starts]
+        pending.append((key, True))
+        pending.extend((alias.get(o, o), False) for o in reversed(site.operands))
     names: dict[Key, str] = {}
-    for key in order:  # names are unique in a module; made so where bodies repeat one
+    for key in (*starts, *inside):  # names are unique in a module; made so where bodies repeat
         name = key[1]
         names[key] = name if name not in names.values() else f"{name}.{len(names)}"
     parameters = [Instruction(names[key], "parameter", sites[key].instruction.shape,
-                              parameter_number=number)
-                  for number, key in enumerate(k for k in order if k in starts)]
+                              parameter_number=number) for number, key in enumerate(starts)]
     body = [replace(sites[key].instruction, name=names[key],
                     operands=[names[alias.get(o, o)] for o in sites[key].operands])
-            for key in order if key in inside]
+            for key in inside]
     called = dict.fromkeys(c for i in body for c in module.callees(i) if c in module.by_name)
     entry = Computation(f"{names[root]}.region", [*parameters, *body], names[root], True)
     return HloModule(module.name, [*(module.by_name[c] for c in called), entry],
-                     entry.name), [k for k in order if k in starts]
+                     entry.name), starts
 
 
 @dataclass
@@ -532,6 +535,7 @@ class _Search:
                 self.identical.add(key)
                 self.agrees[key] = True
                 return
+            plain = localizer.as_read(site_key, reference, plain)
             self.agrees[key] = compare(reference, plain,
                                        truth=_ValueTruth(localizer, before_key)).ok
             if not self.agrees[key]:
@@ -548,6 +552,9 @@ class _Search:
             identical.add(key)
             self.agrees[key] = True
             return
+        if not localizer.is_live(site_key):
+            return  # no result depends on it: whatever it holds, it cannot be the culprit
+        plain = localizer.as_read(site_key, reference, plain)
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
         if any(state is False for state in states):
             self.agrees[key] = _identical(reference, plain)
@@ -712,6 +719,8 @@ class _Pair:
     # ids: the pair holds both modules, so the shapes stay alive and the ids theirs
     settled: dict[Key, DynKey] | None = None  # `Localizer.settled`
     unsettled: HloModule | None = None  # `Localizer.unsettled`
+    later_sites: dict[Key, list[Key]] | None = None  # `Localizer.later_sites`
+    reads: dict[Key, frozenset[int] | None] | None = None  # `Localizer._reads`
 
 
 # The last pair of modules localized: triage localizes the same pair of steps once per
@@ -758,7 +767,6 @@ class Localizer:
         self._cones: dict[frozenset[str], HloModule] = {}
         self._regions: dict[DynKey, Region | None] = {}
         self._region_values: dict[tuple[DynKey, bool], LiteralValue | None] = {}
-        self._later_sites: dict[Key, list[Key]] | None = None
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
         self._same, self._visit_info = pair.same, pair.visit_info
         self._same_bodies, self._same_shapes = pair.same_bodies, pair.same_shapes
@@ -980,12 +988,69 @@ class Localizer:
         return found
 
     def later_sites(self) -> dict[Key, list[Key]]:
-        """The later step's sites matched to each earlier-step site (made once)."""
-        if self._later_sites is None:
-            self._later_sites = {}
+        """The later step's sites matched to each earlier-step site (made once per pair)."""
+        pair = self._pair
+        if pair.later_sites is None:
+            pair.later_sites = {}
             for after_key, before_key in self.matching.counterpart.items():
-                self._later_sites.setdefault(before_key, []).append(after_key)
-        return self._later_sites
+                pair.later_sites.setdefault(before_key, []).append(after_key)
+        return pair.later_sites
+
+    def is_live(self, key: Key) -> bool:
+        """Some result of the later step depends on the value at `key` (a pass may leave a
+        dead value, or a loop's dead tuple element, as it likes)."""
+        return key in self._reads()
+
+    def as_read(self, key: Key, reference: LiteralValue, value: LiteralValue) -> LiteralValue:
+        """`value` with the tuple elements nothing in the later step reads (a loop's counter
+        its simplified form no longer keeps) taken from `reference`: they cannot depart."""
+        elements = self._reads().get(key)
+        if (elements is None or not isinstance(value, tuple)
+                or not isinstance(reference, tuple) or len(value) != len(reference)):
+            return value
+        return tuple(v if i in elements else r
+                     for i, (r, v) in enumerate(zip(reference, value, strict=True)))
+
+    def _reads(self) -> dict[Key, frozenset[int] | None]:
+        """The later step's live sites (some result depends on them), each with the elements
+        of its tuple value that something live reads (None: all, or not a tuple): from the
+        entry's result back, a `tuple` passing on only its read operands and a
+        `get-tuple-element` reading one element, a live loop's or branch's bodies whole.
+        Worked out once per pair of modules, when a value first departs."""
+        pair = self._pair
+        if pair.reads is not None:
+            return pair.reads
+        matching = self.matching
+        sites, alias = matching.sites_after, matching.alias_after
+        frames: dict[Frame, list[Key]] = {}
+        for key in sites:
+            frames.setdefault(key[0], []).append(key)
+        reads: dict[Key, frozenset[int] | None] = {}
+        pending: list[tuple[Key, frozenset[int] | None]] = [(matching.root_after, None)]
+        while pending:
+            key, elements = pending.pop()
+            if key in reads:
+                known = reads[key]
+                if known is None or (elements is not None and elements <= known):
+                    continue
+                elements = None if elements is None else known | elements
+            reads[key] = elements
+            instruction = sites[key].instruction
+            operands = [alias.get(o, o) for o in sites[key].operands]
+            if instruction.opcode == "tuple" and elements is not None:
+                pending.extend((operands[i], None) for i in elements if i < len(operands))
+            elif instruction.opcode == "get-tuple-element" and operands:
+                pending.append((operands[0], frozenset((instruction.tuple_index or 0,))))
+            else:
+                pending.extend((o, None) for o in operands)
+            if instruction.opcode in ("while", "conditional"):
+                depth = len(key[0]) + 1
+                bodies = {(*key[0], (key[1], callee))
+                          for callee in instruction.called_computations}
+                pending.extend((k, None) for frame, keys in frames.items()
+                               if frame[:depth] in bodies for k in keys)
+        pair.reads = reads
+        return reads
 
     def region_truth(self, key: DynKey, region: Region, perturbed: bool) -> LiteralValue | None:
         """The value at `key` made by its region (`region`) in f64 on the earlier step's

@@ -64,7 +64,7 @@ def test_a_region_starts_where_values_are_cut() -> None:
     made = _region(CROSSING, (ENTRY, "s"), {(ENTRY, "e"), (ENTRY, "x"), (ENTRY, "y")})
     assert made is not None
     region, starts = made
-    assert starts == [(ENTRY, "x"), (ENTRY, "y"), (ENTRY, "e")]
+    assert starts == [(ENTRY, "e"), (ENTRY, "y"), (ENTRY, "x")]  # as the walk meets them
     assert [i.opcode for i in region.entry.instructions] == [  # type: ignore[attr-defined]
         "parameter", "parameter", "parameter", "broadcast", "multiply", "subtract"]
 
