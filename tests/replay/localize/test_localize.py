@@ -179,6 +179,30 @@ def test_no_wolf_on_real_low_precision_pipelines(name: str) -> None:
                                                                            result.explanation)
 
 
+CORPUS_XLA = Path(__file__).parents[2] / "data" / "corpus" / "xla"
+
+
+@pytest.mark.parametrize("name", ["fori_loop", "mlp"])
+def test_no_wolf_where_a_pass_simplifies_loops(name: str) -> None:
+    """Every module of these real JAX dumps keeps its result at every pass; among them XLA's
+    simplify-while-loops, which leaves loop counters nothing reads changed (in `fori_loop`
+    and the `jax.random` loops of `mlp`): no pair of consecutive steps names a culprit."""
+    from workbench.replay.localize import localize_steps
+
+    root = CORPUS_XLA / name
+    checked = 0
+    for module in scan(root).modules:
+        if not module.executions:
+            continue
+        with open_replay(root, module, module.executions[0]) as replay:
+            steps, arguments = replay.steps, replay.inputs.arguments
+        for before, after in itertools.pairwise(steps):
+            result = localize_steps(root, before, after, arguments)
+            assert result.instruction is None, (module.key, after.index, result.summary)
+            checked += after.pass_name == "simplify-while-loops"
+    assert checked  # the pass the test is about was among them
+
+
 def test_bisect_localize_json_says_why_there_is_no_instruction(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = write_dump(tmp_path / "dump", cases.UNMATCHED_BEFORE, cases.UNMATCHED_AFTER,
