@@ -535,7 +535,8 @@ class _Search:
                 self.identical.add(key)
                 self.agrees[key] = True
                 return
-            plain = localizer.as_read(site_key, reference, plain)
+            if isinstance(plain, tuple):
+                plain = localizer.as_read(site_key, reference, plain)
             self.agrees[key] = compare(reference, plain,
                                        truth=_ValueTruth(localizer, before_key)).ok
             if not self.agrees[key]:
@@ -552,9 +553,8 @@ class _Search:
             identical.add(key)
             self.agrees[key] = True
             return
-        if not localizer.is_live(site_key):
-            return  # no result depends on it: whatever it holds, it cannot be the culprit
-        plain = localizer.as_read(site_key, reference, plain)
+        if isinstance(plain, tuple):  # judged on the elements something live reads
+            plain = localizer.as_read(site_key, reference, plain)
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
         if any(state is False for state in states):
             self.agrees[key] = _identical(reference, plain)
@@ -585,6 +585,9 @@ class _Search:
             self._downstream(instruction, weak)
             self._consumer_departs(weak)
             return
+        if not localizer.is_live(site_key):
+            self.agrees[key] = False
+            return  # no result depends on it: whatever it holds, it is not the culprit
         self.departing += 1
         found = (key, comparison, plain, source.last, operands)
         if site_key in matching.weak and matching.users.get(site_key):
@@ -1002,9 +1005,13 @@ class Localizer:
         return key in self._reads()
 
     def as_read(self, key: Key, reference: LiteralValue, value: LiteralValue) -> LiteralValue:
-        """`value` with the tuple elements nothing in the later step reads (a loop's counter
-        its simplified form no longer keeps) taken from `reference`: they cannot depart."""
-        elements = self._reads().get(key)
+        """`value` with the tuple elements nothing live in the later step reads (a loop's
+        counter its simplified form no longer keeps) taken from `reference`: they cannot
+        depart. A dead tuple is `reference` whole."""
+        reads = self._reads()
+        if key not in reads:
+            return reference
+        elements = reads[key]
         if (elements is None or not isinstance(value, tuple)
                 or not isinstance(reference, tuple) or len(value) != len(reference)):
             return value
@@ -1023,8 +1030,6 @@ class Localizer:
         matching = self.matching
         sites, alias = matching.sites_after, matching.alias_after
         frames: dict[Frame, list[Key]] = {}
-        for key in sites:
-            frames.setdefault(key[0], []).append(key)
         reads: dict[Key, frozenset[int] | None] = {}
         pending: list[tuple[Key, frozenset[int] | None]] = [(matching.root_after, None)]
         while pending:
@@ -1035,18 +1040,25 @@ class Localizer:
                     continue
                 elements = None if elements is None else known | elements
             reads[key] = elements
-            instruction = sites[key].instruction
-            operands = [alias.get(o, o) for o in sites[key].operands]
-            if instruction.opcode == "tuple" and elements is not None:
-                pending.extend((operands[i], None) for i in elements if i < len(operands))
-            elif instruction.opcode == "get-tuple-element" and operands:
-                pending.append((operands[0], frozenset((instruction.tuple_index or 0,))))
+            site = sites[key]
+            opcode = site.instruction.opcode
+            if opcode == "tuple" and elements is not None:
+                operands = site.operands
+                pending.extend((alias.get(operands[i], operands[i]), None)
+                               for i in elements if i < len(operands))
+            elif opcode == "get-tuple-element" and site.operands:
+                operand = site.operands[0]
+                pending.append((alias.get(operand, operand),
+                                frozenset((site.instruction.tuple_index or 0,))))
             else:
-                pending.extend((o, None) for o in operands)
-            if instruction.opcode in ("while", "conditional"):
+                pending.extend((alias.get(o, o), None) for o in site.operands)
+            if opcode in ("while", "conditional"):
+                if not frames:
+                    for site_key in sites:
+                        frames.setdefault(site_key[0], []).append(site_key)
                 depth = len(key[0]) + 1
                 bodies = {(*key[0], (key[1], callee))
-                          for callee in instruction.called_computations}
+                          for callee in site.instruction.called_computations}
                 pending.extend((k, None) for frame, keys in frames.items()
                                if frame[:depth] in bodies for k in keys)
         pair.reads = reads
