@@ -1001,8 +1001,38 @@ class Localizer:
 
     def is_live(self, key: Key) -> bool:
         """Some result of the later step depends on the value at `key` (a pass may leave a
-        dead value, or a loop's dead tuple element, as it likes)."""
-        return key in self._reads()
+        dead value, or a loop's dead tuple element, as it likes): followed forward to the
+        entry's result by the rules of `_reads` (a `tuple` carries it in its elements, a
+        `get-tuple-element` of another element does not read it; in a loop's or branch's
+        body, it is live when the loop is)."""
+        matching = self.matching
+        sites, alias, users = matching.sites_after, matching.alias_after, matching.users
+        seen: set[tuple[Key, frozenset[int] | None]] = set()
+        pending: list[tuple[Key, frozenset[int] | None]] = [(key, None)]
+        while pending:
+            state = pending.pop()
+            if state in seen:
+                continue
+            seen.add(state)
+            current, elements = state
+            if current == matching.root_after:
+                return True
+            frame = current[0]
+            for depth, (caller, _) in enumerate(frame):
+                loop = (frame[:depth], caller)
+                if sites[loop].instruction.opcode in ("while", "conditional"):
+                    pending.append((loop, None))
+                    break
+            for user in users.get(current, ()):
+                site = sites[user]
+                opcode = site.instruction.opcode
+                if opcode == "tuple":
+                    pending.append((user, frozenset(
+                        i for i, o in enumerate(site.operands) if alias.get(o, o) == current)))
+                elif (elements is None or opcode != "get-tuple-element"
+                      or site.instruction.tuple_index in elements):
+                    pending.append((user, None))
+        return False
 
     def as_read(self, key: Key, reference: LiteralValue, value: LiteralValue) -> LiteralValue:
         """`value` with the tuple elements nothing live in the later step reads (a loop's
