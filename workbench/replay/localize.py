@@ -623,7 +623,7 @@ class _Search:
                                 "into a loop body or branch")
 
 
-EARLIER_STEP_CHUNKS = 16  # the earlier step runs ahead of the later one by ~1/16 of itself
+EARLIER_STEP_CHUNKS = 4  # the earlier step runs ahead of the later one by ~1/4 of itself
 
 
 class _EarlierStep:
