@@ -11,10 +11,11 @@ count waiting for a core on a shared machine):
 
 - early, middle, late: the later step with one instruction's opcode changed (the first, the
   middle or the last float array `add` of the entry computation turned into `subtract`): the
-  bug is found, which needs the f64 shadow and the perturbed one of what the culprit depends
-  on; both steps' evaluations stop at the culprit, so an early bug costs less than a late
-  one;
-- clean: the pair as dumped: two evaluations and the matching, nothing beyond the tolerance.
+  bug is found, which needs the truth of the culprit's region and of its consumer's (the
+  changed opcode makes it a candidate rewrite, see `localize._Search`); both steps'
+  evaluations stop at the culprit, so an early bug costs less than a late one;
+- clean: the pair as dumped: the earlier step whole, the later step where it is not settled,
+  and the matching; nothing beyond the tolerance.
 
 The interleaved runs never localize the same pair twice in a row, so each pays the matching
 (and what is worked out per site); the late case is then also timed run after run (as triage
