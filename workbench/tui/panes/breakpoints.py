@@ -43,7 +43,7 @@ class BreakpointsPane(Pane):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "add", "Add"),
-        Binding("t", "toggle", "On/off"),
+        Binding("t", "toggle_breakpoint", "On/off"),
         Binding("d,delete", "delete", "Delete"),
         Binding("c", "run('continue_')", "Continue"),
         Binding("s", "run('step')", "Step"),
@@ -125,7 +125,7 @@ class BreakpointsPane(Pane):
         self.entry.remove_class("-open")
         self.table.focus()
 
-    def action_toggle(self) -> None:
+    def action_toggle_breakpoint(self) -> None:
         current = self.table.current
         if current is not None:
             self.breakpoints.enable(current.id, not current.enabled)
