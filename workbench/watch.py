@@ -23,9 +23,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.index import claim_paths, list_files
 from workbench.model import Dump, Module, Problem
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 FileSignature = tuple[int, int]  # (size, mtime_ns)
 
@@ -137,7 +141,7 @@ class WatchdogWatcher(FolderWatcher):
         self.queue = queue or SettlingQueue()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
 
     def start(self, on_batch: Callable[[ChangeBatch], None]) -> None:
@@ -278,7 +282,7 @@ class LiveIndex:
 
     def scan(
         self,
-        progress: Callable[[Dump, int], None] | None = None,
+        progress: Callable[[Dump, int], object] | None = None,
         progress_interval: float = 0.25,
     ) -> DumpChange:
         """List the folder and claim its files; `progress(partial_dump, files_listed)` is called
@@ -356,7 +360,7 @@ class LiveIndex:
 
 
 def watch_index(
-    live: LiveIndex, on_change: Callable[[DumpChange], None], watcher: FolderWatcher | None = None
+    live: LiveIndex, on_change: Callable[[DumpChange], object], watcher: FolderWatcher | None = None
 ) -> FolderWatcher:
     """Start watching `live`'s folder; each batch is applied and reported with `on_change`."""
     watcher = watcher or WatchdogWatcher(live.root, only=live.single_file)

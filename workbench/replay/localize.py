@@ -449,9 +449,6 @@ class _ValueTruth:
         return truth
 
 
-_UNKNOWN = object()  # not worked out yet (None is an answer)
-
-
 @contextmanager
 def _evaluation_errors(what: str) -> Iterator[None]:
     """An evaluation's errors as `LocalizeError`s."""
@@ -830,11 +827,9 @@ class Localizer:
         the computations they call (a reducer, a comparator) the same too, not a body whose
         values are recorded (fusion, call, while, conditional), no sub-byte values.
         Else None."""
-        found = self._same.get(key, _UNKNOWN)
-        if found is not _UNKNOWN:
-            return found
-        found = self._same[key] = self._computes_same(key)
-        return found
+        if key not in self._same:
+            self._same[key] = self._computes_same(key)
+        return self._same[key]
 
     def _computes_same(self, key: Key) -> Key | None:
         matching = self.matching
@@ -935,9 +930,9 @@ class Localizer:
                     settled[key] = (value, ())
             for instruction in self.after.entry.instructions:
                 key = ((), instruction.name)
-                value = settled.get(alias.get(key, key))
-                if value is not None:
-                    settled[key] = value
+                made = settled.get(alias.get(key, key))
+                if made is not None:
+                    settled[key] = made
         return pair.settled
 
     def _outside_loops(self, frame: Frame, after: bool) -> bool:
@@ -975,9 +970,8 @@ class Localizer:
         Rounding before them is the same in both steps and explains no difference between
         them, so the value's truth is its region's in f64 on those values. None when no
         such region is found (see `region_module`); made once per key."""
-        found = self._regions.get(key, _UNKNOWN)
-        if found is not _UNKNOWN:
-            return found
+        if key in self._regions:
+            return self._regions[key]
         site_key, loops = key
         matching, later = self.matching, self.later_sites()
 
@@ -1102,13 +1096,15 @@ class Localizer:
         from workbench.replay.hlo import evaluate_module
         from workbench.replay.hlo.shadow import widened_module
 
-        found = self._region_values.get((key, perturbed), _UNKNOWN)
-        if found is not _UNKNOWN:
-            return found
+        if (key, perturbed) in self._region_values:
+            return self._region_values[(key, perturbed)]
         module, starts = region
-        values = [self.before_value(start) for start in starts]
-        if any(value is None for value in values):
-            return None
+        values: list[LiteralValue] = []
+        for start in starts:
+            value = self.before_value(start)
+            if value is None:
+                return None
+            values.append(value)
         with _evaluation_errors(module.name):
             found = evaluate_module(widened_module(module), perturb(values) if perturbed
                                     else [widen(v) for v in values])
