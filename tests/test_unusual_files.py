@@ -116,15 +116,17 @@ def test_reading_a_fifo_with_no_writer_is_reading_an_empty_file(fifos: Path) -> 
 def test_names_that_are_not_utf8(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
                                  ) -> None:
     """Linux file names are bytes: Python hands the undecodable ones over as lone surrogates.
-    They are listed, read, and printed back as the bytes they are (the JSON escapes them)."""
+    They are listed, read, and printed back as the bytes they are (the JSON escapes them),
+    but for the bytes 0x80-0x9f, which an 8-bit terminal takes as C1 controls (0x9b is CSI):
+    those show as U+FFFD, as a C1 control character does."""
     root = small_dump(tmp_path / "dump")
     folder = os.fsencode(root)
     os.rename(folder + b"/loops/" + LOG.encode(), folder + b"/loops/print-ir-\xff.log")
-    os.rename(folder + b"/trace", folder + b"/trace-\xe9")
+    os.rename(folder + b"/trace", folder + b"/trace-\xe9\x9b31m")
     log = os.fsdecode(b"print-ir-\xff.log")
     before = manifest(root)
     dump = scan(root)
-    assert {f"loops/{log}", os.fsdecode(b"trace-\xe9/module_0000")} <= set(keys(dump))
+    assert {f"loops/{log}", os.fsdecode(b"trace-\xe9\x9b31m/module_0000")} <= set(keys(dump))
     assert check_dump(dump) == []
     assert sys.stdout.errors == "strict"  # as in a UTF-8 locale, unlike Python's C locale
     for argv in (["ls", str(root)], ["ls", str(root), "--check"], ["ls", str(root), "--json"],
@@ -138,6 +140,9 @@ def test_names_that_are_not_utf8(tmp_path: Path, capsysbinary: pytest.CaptureFix
             assert log in json.dumps(listed, ensure_ascii=False)
         elif argv[0] != "report":  # its tables do not repeat the file's name
             assert b"print-ir-\xff" in out or b"trace-\xe9" in out, argv
+        assert b"\x9b" not in out, argv
+    main(["ls", str(root)])
+    assert b"trace-\xe9" + "\ufffd".encode() + b"31m" in capsysbinary.readouterr().out
     assert manifest(root) == before
 
 

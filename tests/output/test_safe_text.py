@@ -47,6 +47,8 @@ def test_visible_forms() -> None:
     assert visible("tab\there\nline", lines=True) == "tab\there\nline"
     assert visible("tab\there\nline") == "tab␉here␊line"
     assert visible("\x7f\x9b") == "␡\ufffd"
+    # A name that is not UTF-8: its bytes 0x80-0x9f (lone surrogates) too, the others kept.
+    assert visible("a\udc9b[31m\udcff") == "a\ufffd[31m\udcff"
     styled = Text.assemble(("a\x1b", "bold"), ("\x9bb", "red"))
     shown = visible_text(styled)
     assert shown.plain == "a␛\ufffdb" and shown.spans == styled.spans

@@ -7,7 +7,8 @@ draws that came from a dump goes through one of these:
 
 - `visible(text)`: control characters as visible symbols, one for one (ESC as `␛`, the C0
   controls as their Unicode "control pictures", DEL as `␡`, C1 controls, which have no
-  pictures, as `�`), for plain output; as long as the text, so styles keep their places;
+  pictures, as `�`, and so the bytes 0x80-0x9f of a name that is not UTF-8), for plain
+  output; as long as the text, so styles keep their places;
 - `markup(text)`: `visible` and escaped for Rich markup, for a CLI's markup string;
 - `plain(text)`: a Rich `Text` of `visible(text)`, for a table cell, a widget, a title.
 
@@ -31,8 +32,11 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Controls, and the bytes 0x80-0x9f of a name that is not UTF-8 (Python hands them over as
+# the lone surrogates U+DC80-U+DC9F and prints them back as those bytes, which an 8-bit
+# terminal takes as C1 controls: 0x9b is CSI).
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udc9f]")
+_CONTROLS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\udc80-\udc9f]")
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -41,7 +45,7 @@ def _picture(match: re.Match[str]) -> str:
         return chr(0x2400 + code)  # ␀ ... ␟ (␛ for ESC)
     if code == 0x7F:
         return "␡"
-    return "\ufffd"  # C1 controls (0x80-0x9f) have no pictures
+    return "\ufffd"  # C1 controls (0x80-0x9f) have no pictures, nor their raw bytes
 
 
 def visible(text: str, *, lines: bool = False) -> str:
