@@ -461,6 +461,7 @@ def _evaluation_errors(what: str) -> Iterator[None]:
     except EvaluationError as error:
         raise LocalizeError(f"cannot evaluate {what}: {error}") from None
 
+
 Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
 WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
 
@@ -532,8 +533,7 @@ class _Search:
                 self.identical.add(key)
                 self.agrees[key] = True
                 return
-            if isinstance(plain, tuple):
-                plain = localizer.as_read(site_key, reference, plain)
+            plain = localizer.as_read(site_key, reference, plain)
             self.agrees[key] = compare(reference, plain,
                                        truth=_ValueTruth(localizer, before_key)).ok
             if not self.agrees[key]:
@@ -550,8 +550,7 @@ class _Search:
             identical.add(key)
             self.agrees[key] = True
             return
-        if isinstance(plain, tuple):  # judged on the elements something live reads
-            plain = localizer.as_read(site_key, reference, plain)
+        plain = localizer.as_read(site_key, reference, plain)  # a tuple: what results read
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
         if any(state is False for state in states):
             self.agrees[key] = _identical(reference, plain)
@@ -720,7 +719,6 @@ class _Pair:
     settled: dict[Key, DynKey] | None = None  # `Localizer.settled`
     unsettled: HloModule | None = None  # `Localizer.unsettled`
     later_sites: dict[Key, list[Key]] | None = None  # `Localizer.later_sites`
-    reads: dict[Key, frozenset[int] | None] | None = None  # `Localizer._reads`
 
 
 # The last pair of modules localized: triage localizes the same pair of steps once per
@@ -994,15 +992,28 @@ class Localizer:
         return pair.later_sites
 
     def is_live(self, key: Key) -> bool:
-        """Some result of the later step depends on the value at `key` (a pass may leave a
-        dead value, or a loop's dead tuple element, as it likes): followed forward to the
-        entry's result by the rules of `_reads` (a `tuple` carries it in its elements, a
-        `get-tuple-element` of another element does not read it; in a loop's or branch's
-        body, it is live when the loop is)."""
+        """Some result of the later step depends on the value at `key`: a pass may leave a
+        dead value as it likes."""
+        return self._reaches_result(key, None)
+
+    def as_read(self, key: Key, reference: LiteralValue, value: LiteralValue) -> LiteralValue:
+        """`value` with the tuple elements no result depends on (a loop's counter its
+        simplified form no longer keeps) taken from `reference`: they cannot depart."""
+        if not isinstance(value, tuple) or not isinstance(reference, tuple) \
+                or len(value) != len(reference):
+            return value
+        return tuple(v if self._reaches_result(key, frozenset((i,))) else r
+                     for i, (r, v) in enumerate(zip(reference, value, strict=True)))
+
+    def _reaches_result(self, key: Key, elements: frozenset[int] | None) -> bool:
+        """The value at `key` (only its tuple `elements`, None: all of it) is followed
+        forward to the entry's result: a `tuple` carries it in its elements, a
+        `get-tuple-element` of another element does not read it, and in a loop's or
+        branch's body it reaches the result when the loop does (the body runs again)."""
         matching = self.matching
         sites, alias, users = matching.sites_after, matching.alias_after, matching.users
         seen: set[tuple[Key, frozenset[int] | None]] = set()
-        pending: list[tuple[Key, frozenset[int] | None]] = [(key, None)]
+        pending: list[tuple[Key, frozenset[int] | None]] = [(key, elements)]
         while pending:
             state = pending.pop()
             if state in seen:
@@ -1027,66 +1038,6 @@ class Localizer:
                       or site.instruction.tuple_index in elements):
                     pending.append((user, None))
         return False
-
-    def as_read(self, key: Key, reference: LiteralValue, value: LiteralValue) -> LiteralValue:
-        """`value` with the tuple elements nothing live in the later step reads (a loop's
-        counter its simplified form no longer keeps) taken from `reference`: they cannot
-        depart. A dead tuple is `reference` whole."""
-        reads = self._reads()
-        if key not in reads:
-            return reference
-        elements = reads[key]
-        if (elements is None or not isinstance(value, tuple)
-                or not isinstance(reference, tuple) or len(value) != len(reference)):
-            return value
-        return tuple(v if i in elements else r
-                     for i, (r, v) in enumerate(zip(reference, value, strict=True)))
-
-    def _reads(self) -> dict[Key, frozenset[int] | None]:
-        """The later step's live sites (some result depends on them), each with the elements
-        of its tuple value that something live reads (None: all, or not a tuple): from the
-        entry's result back, a `tuple` passing on only its read operands and a
-        `get-tuple-element` reading one element, a live loop's or branch's bodies whole.
-        Worked out once per pair of modules, when a value first departs."""
-        pair = self._pair
-        if pair.reads is not None:
-            return pair.reads
-        matching = self.matching
-        sites, alias = matching.sites_after, matching.alias_after
-        frames: dict[Frame, list[Key]] = {}
-        reads: dict[Key, frozenset[int] | None] = {}
-        pending: list[tuple[Key, frozenset[int] | None]] = [(matching.root_after, None)]
-        while pending:
-            key, elements = pending.pop()
-            if key in reads:
-                known = reads[key]
-                if known is None or (elements is not None and elements <= known):
-                    continue
-                elements = None if elements is None else known | elements
-            reads[key] = elements
-            site = sites[key]
-            opcode = site.instruction.opcode
-            if opcode == "tuple" and elements is not None:
-                operands = site.operands
-                pending.extend((alias.get(operands[i], operands[i]), None)
-                               for i in elements if i < len(operands))
-            elif opcode == "get-tuple-element" and site.operands:
-                operand = site.operands[0]
-                pending.append((alias.get(operand, operand),
-                                frozenset((site.instruction.tuple_index or 0,))))
-            else:
-                pending.extend((alias.get(o, o), None) for o in site.operands)
-            if opcode in ("while", "conditional"):
-                if not frames:
-                    for site_key in sites:
-                        frames.setdefault(site_key[0], []).append(site_key)
-                depth = len(key[0]) + 1
-                bodies = {(*key[0], (key[1], callee))
-                          for callee in site.instruction.called_computations}
-                pending.extend((k, None) for frame, keys in frames.items()
-                               if frame[:depth] in bodies for k in keys)
-        pair.reads = reads
-        return reads
 
     def region_truth(self, key: DynKey, region: Region, perturbed: bool) -> LiteralValue | None:
         """The value at `key` made by its region (`region`) in f64 on the earlier step's
@@ -1163,9 +1114,9 @@ class Localizer:
         search = _Search(self)
         alias = self.matching.alias_after
         for key in self.settled():  # bit for bit the earlier step's values, never judged
-            value = (alias.get(key, key), ())
-            search.identical.add(value)
-            search.agrees[value] = True
+            made = (alias.get(key, key), ())
+            search.identical.add(made)
+            search.agrees[made] = True
         earlier = self.earlier = _EarlierStep(self)
         try:
             after_result = self._evaluate(self.unsettled(), self.arguments, search.visit,
