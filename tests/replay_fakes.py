@@ -1,11 +1,11 @@
 """A scripted backend for testing the replay machinery without an evaluator.
 
 Each step's behaviour is its pass name: "good" (computes the reference's result), "bad" (a
-different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for a
-minute), "nap" (a good step that takes half a second), "crash" (the process dies); other pass
-names behave as "good". An execution with a negative number (`snapshot.-1`) recorded a wrong
-result; reading `snapshot.-2` raises. It is picklable and opened by import path, so worker
-processes can run it too.
+different result), "unsupported", "error", "raise" (an evaluator bug), "sleep" (runs for an
+hour: a run that ends was stopped), "nap" (a good step that takes half a second), "crash" (the
+process dies); other pass names behave as "good". An execution with a negative number
+(`snapshot.-1`) recorded a wrong result; reading `snapshot.-2` raises. It is picklable and
+opened by import path, so worker processes can run it too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from patience import FOREVER
 
 from workbench.model import Execution, Module, Source, Step
 from workbench.replay.errors import EvaluationError, Unsupported
@@ -73,7 +74,7 @@ class FakeBackend:
         if behaviour == "raise":
             raise ZeroDivisionError("division by zero")
         if behaviour == "sleep":
-            time.sleep(60)
+            time.sleep(FOREVER)
         if behaviour == "nap":
             time.sleep(0.5)
             return reference_function(x)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from patience import PATIENCE, wait_for
 
 from workbench.external_tools import (
     DUMP_TOOL,
@@ -88,15 +89,15 @@ def test_colour_codes_are_dropped() -> None:
 
 
 def test_time_limit_kills_the_process_group() -> None:
-    # The limit leaves the wrapper time to start and print even on a loaded machine (a Python
-    # start can take a second there); the grandchild sleeps 60 s, far beyond it.
+    # The limit leaves the wrapper time to start and print even on a busy machine (a Python
+    # start can take seconds there); the grandchild sleeps 60 s, far beyond it.
     started = time.monotonic()
-    process = ToolProcess(_python(WRAPPER), timeout_s=4)
+    process = ToolProcess(_python(WRAPPER), timeout_s=10)
     grandchild = int(next(iter(process.lines())).text)
-    result = process.wait(timeout=30)
+    result = process.wait(timeout=PATIENCE)
     assert result.outcome == "timeout" and result.exit_code is None and not result.ok
-    assert 4 <= time.monotonic() - started < 30
-    assert result.describe() == "stopped at the time limit of 4 s"
+    assert time.monotonic() - started >= 10  # not stopped before its limit
+    assert result.describe() == "stopped at the time limit of 10 s"
     assert _wait_gone(grandchild)
 
 
@@ -105,17 +106,13 @@ def test_cancel_from_another_thread() -> None:
     seen: list[str] = []
     consumer = threading.Thread(target=lambda: seen.extend(line.text for line in process.lines()))
     consumer.start()
-    deadline = time.monotonic() + 10
-    while not seen and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert seen, "the wrapper never printed its child's pid"
+    wait_for(lambda: seen, "the wrapper's line with its child's pid")
     assert not process.finished
     process.cancel()
-    consumer.join(timeout=10)
+    consumer.join(timeout=PATIENCE)
     assert not consumer.is_alive()  # lines() ends when the run ends
-    result = process.wait(timeout=10)
+    result = process.wait(timeout=PATIENCE)
     assert result.outcome == "cancelled" and result.exit_code is None
-    assert result.duration_s < 10
     assert _wait_gone(int(seen[0]))
 
 
@@ -124,7 +121,7 @@ def test_wait_with_a_timeout_of_its_own() -> None:
     with pytest.raises(TimeoutError, match="still running"):
         process.wait(timeout=0.05)
     process.cancel()
-    assert process.wait(timeout=10).outcome == "cancelled"
+    assert process.wait(timeout=PATIENCE).outcome == "cancelled"
 
 
 def test_status_code() -> None:

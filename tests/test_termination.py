@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from patience import PATIENCE, wait_for
 
 # A loop of 10^9 iterations: each worker evaluating it computes for far longer than the test.
 SLOW_MODULE = """HloModule slow, entry_computation_layout={(s32[])->s32[]}
@@ -81,18 +82,14 @@ def test_a_signal_ends_triage_and_every_worker(slow_dump: Path, signum: signal.S
         [sys.executable, "-m", "workbench", "triage", str(slow_dump), "--fake-data", "--jobs",
          "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     started.append(process)
-    deadline = time.monotonic() + 60
     # The command, the fork server, the resource tracker and two busy workers.
-    while len(session_processes(process.pid)) < 5:
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "the workers never started"
-        time.sleep(0.1)
+    wait_for(lambda: process.poll() is not None or len(session_processes(process.pid)) >= 5,
+             "the workers started")
+    assert process.poll() is None, process.communicate()
     time.sleep(0.5)  # the workers are inside the loop now
     process.send_signal(signum)
     # SIGKILL cannot be handled: the kernel ends the workers when their parent goes.
     expected = -signum if signum == signal.SIGKILL else 128 + signum
-    assert process.wait(timeout=10) == expected
-    deadline = time.monotonic() + 3
-    while session_processes(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert session_processes(process.pid) == [], "processes outlived the command by 3 s"
+    assert process.wait(timeout=PATIENCE) == expected
+    # The workers' loop runs for far longer than the wait: only an ended worker is gone.
+    wait_for(lambda: session_processes(process.pid) == [], "every process of the command ended")

@@ -4,11 +4,11 @@ time limits (in a worker process)."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from patience import JOB_TIME_LIMIT
 from replay_fakes import FakeBackend, make_module
 
 from workbench.replay.bisect import bisect_replay
@@ -132,15 +132,12 @@ def test_make_runner() -> None:
 
 
 def test_worker_process_time_limit_crash_and_recovery() -> None:
-    runner = ProcessRunner(time_limit=1.0)
+    runner = ProcessRunner(time_limit=JOB_TIME_LIMIT)
     with replay_of("good sleep crash bad good", runner=runner) as replay:
-        start = time.monotonic()
         results = replay.run()
-        elapsed = time.monotonic() - start
     assert [r.status for r in results] == [
-        "ok", "error: time limit of 1 s exceeded",
+        "ok", f"error: time limit of {JOB_TIME_LIMIT:g} s exceeded",
         "error: worker process died (exit status 3)", "mismatch", "ok"]
-    assert elapsed < 20
 
 
 def test_worker_process_cancel_stops_a_running_evaluation() -> None:
@@ -149,8 +146,6 @@ def test_worker_process_cancel_stops_a_running_evaluation() -> None:
         replay.evaluate(0)
         timer = threading.Timer(0.3, cancel.set)
         timer.start()
-        start = time.monotonic()
-        with pytest.raises(Cancelled):
+        with pytest.raises(Cancelled):  # the sleep would take an hour
             replay.evaluate(1)
-        assert time.monotonic() - start < 10
         timer.join()

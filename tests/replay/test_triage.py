@@ -4,10 +4,10 @@ and cancellation."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from patience import JOB_TIME_LIMIT
 from replay_fakes import FAKE, make_module
 
 from workbench.model import Dump
@@ -73,12 +73,11 @@ def test_job_time_limit_and_crash() -> None:
         make_module("good crash", "module_0002"),
         make_module("good bad", "module_0003"),
     ])
-    start = time.monotonic()
-    # 5 s: far below the sleeper's minute, and room for a crash on a busy machine.
-    results = by_key(triage(dump, TriageOptions(backend=FAKE), jobs=2, time_limit=5.0))
-    assert time.monotonic() - start < 30
+    results = by_key(triage(dump, TriageOptions(backend=FAKE), jobs=2,
+                            time_limit=JOB_TIME_LIMIT))
     assert results["module_0001", "snapshot.1"].status == "error"
-    assert results["module_0001", "snapshot.1"].detail == "time limit of 5 s per job exceeded"
+    assert results["module_0001", "snapshot.1"].detail == \
+        f"time limit of {JOB_TIME_LIMIT:g} s per job exceeded"
     assert results["module_0002", "snapshot.1"].status == "error"
     assert results["module_0002", "snapshot.1"].detail == "worker process died (exit status 3)"
     assert results["module_0003", "snapshot.1"].status == "mismatch"
@@ -90,11 +89,9 @@ def test_cancel_stops_running_jobs() -> None:
     cancel = threading.Event()
     timer = threading.Timer(0.5, cancel.set)
     timer.start()
-    start = time.monotonic()
-    results = triage(dump, TriageOptions(backend=FAKE), jobs=2, cancel=cancel)
+    results = triage(dump, TriageOptions(backend=FAKE), jobs=2, cancel=cancel)  # sleepers: an hour
     timer.join()
     assert results == []
-    assert time.monotonic() - start < 15
 
 
 def test_unknown_backend_is_unsupported() -> None:

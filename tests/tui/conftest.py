@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from patience import PATIENCE
 from textual.pilot import Pilot
 from textual.widget import Widget
 
@@ -27,7 +28,8 @@ async def settle(pilot: Pilot, rounds: int = 3) -> None:
     await pilot.pause()
 
 
-async def wait_until(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
+async def wait_until(pilot: Pilot, condition: Callable[[], object],
+                     timeout: float = PATIENCE) -> None:
     """Poll `condition` (without waiting for the app to be idle) until it holds."""
     deadline = time.monotonic() + timeout
     while not condition():

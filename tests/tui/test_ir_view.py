@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from textual.app import App, ComposeResult
 
@@ -41,12 +40,9 @@ def test_large_text_scrolls_and_searches(lines) -> None:
             await pilot.pause()
             view = app.view
             assert lines(view)[0].startswith("   1   %add.0 = ")
-            started = time.perf_counter()
             for _ in range(50):
                 await pilot.press("pagedown")
-            elapsed = time.perf_counter() - started
             assert int(view.scroll_offset.y) == min(50 * (view.size.height - 1), 6000 - 20)
-            assert elapsed < 10  # generous: this checks nothing renders all 6,000 lines
             view.search = "%add.5999 "
             await pilot.pause()
             assert view.match_count == 1

@@ -4,11 +4,11 @@ stops a job while the keys keep working."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from patience import PATIENCE
 from textual import events
 from textual.pilot import Pilot
 
@@ -27,7 +27,7 @@ def test_triage_badges_every_module(example: Path, drive, lines, until,
     # end before the key press returns.
     seen = threading.Event()
     triage = jobs.triage
-    monkeypatch.setattr(jobs, "triage", lambda *a, **k: (seen.wait(60), triage(*a, **k))[1])
+    monkeypatch.setattr(jobs, "triage", lambda *a, **k: (seen.wait(PATIENCE), triage(*a, **k))[1])
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("T")
@@ -64,7 +64,7 @@ def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive
         def streamed(result: StepResult) -> None:
             on_result(result)
             if hold[0]:
-                job.cancel.wait(60)
+                job.cancel.wait(PATIENCE)
         return streamed
 
     monkeypatch.setattr(Jobs, "_stream", held)
@@ -103,12 +103,10 @@ def test_keys_answered_and_cancel_during_a_long_triage(corpus: Path, drive, unti
         assert table.has_focus
         for expected in (1, 2, 3):
             app.post_message(events.Key("j", None))  # as the terminal sends it, no waiting
-            await until(pilot, lambda n=expected: table.cursor == n, timeout=10)
+            await until(pilot, lambda n=expected: table.cursor == n)
         assert app.jobs.current is job and job.done < job.total  # the keys came first
-        started = time.monotonic()
         await pilot.press("escape")
-        await until(pilot, lambda: not app.jobs.busy, timeout=20)
-        assert time.monotonic() - started < 10
+        await until(pilot, lambda: not app.jobs.busy)  # minutes of work left: it was cancelled
         assert any("triage: cancelled" in line for line in app.pane(ReplayLogPane).lines)
         assert app.status_bar.job == ""
         assert not any(s.state == "running" for s in app.book.modules.values())

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from patience import PATIENCE
 
 from workbench.tui.signal_guard import SignalGuard
 
@@ -48,7 +49,7 @@ def test_the_deadline_starts_while_the_event_loop_is_blocked() -> None:
         try:
             os.kill(os.getpid(), signal.SIGTERM)
             # This coroutine does not yield: the loop is blocked, as when closing hangs.
-            assert ended.wait(10), "the deadline never passed"
+            assert ended.wait(PATIENCE), "the deadline never passed"
             assert statuses == [128 + signal.SIGTERM]
             assert closings == []  # the loop could not run the closing
             await asyncio.sleep(0.05)
@@ -120,7 +121,7 @@ def test_the_installed_command_exits_129_when_its_terminal_hangs_up(example: Pat
         os.execve(COMMAND, [str(COMMAND), str(example), "--theme", "mono"], environment)
     try:
         screen = b""
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PATIENCE
         while b"modules" not in screen:
             assert time.monotonic() < deadline, f"the app never drew: {screen[-500:]!r}"
             if select.select([master], [], [], 0.1)[0]:
@@ -130,7 +131,7 @@ def test_the_installed_command_exits_129_when_its_terminal_hangs_up(example: Pat
             time.sleep(0.2)
     finally:
         os.close(master)  # the hang-up
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -138,6 +139,6 @@ def test_the_installed_command_exits_129_when_its_terminal_hangs_up(example: Pat
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            pytest.fail("the app outlived its terminal by 10 s")
+            pytest.fail(f"the app outlived its terminal by {PATIENCE:g} s")
         time.sleep(0.02)
     assert os.waitstatus_to_exitcode(status) == 128 + signal.SIGHUP

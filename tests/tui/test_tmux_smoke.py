@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from patience import PATIENCE
 
 COMMAND = Path(sys.executable).parent / "workbench"  # the console script pip installed
 
@@ -33,7 +34,7 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "smoke", *keys)
 
-    def wait_for(self, condition: Callable[[str], bool], timeout: float = 60) -> str:
+    def wait_for(self, condition: Callable[[str], bool], timeout: float = PATIENCE) -> str:
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
@@ -70,7 +71,7 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "PATH": os.environ["PATH"]}
     environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
     terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
-                  f"{COMMAND} {example} --theme mono; sleep 30")
+                  f"{COMMAND} {example} --theme mono; sleep 3600")
     terminal.tmux("resize-window", "-t", "smoke", "-x", "100", "-y", "30")
     assert terminal.tmux("display", "-p", "-t", "smoke", "#{pane_width}x#{pane_height}") \
         .strip() == "100x30"
@@ -87,7 +88,7 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     screen = terminal.wait_for(lambda s: "program.py:4" in s)
     assert "rsqrt.2" in screen and "sqrt(" in screen
     terminal.keys("W")  # write the reproducer folder
-    terminal.wait_for(lambda s: "wrote " in s and "reproduces" in s, timeout=90)
+    terminal.wait_for(lambda s: "wrote " in s and "reproduces" in s)
     written = [p for p in tmp_path.iterdir() if p.name.startswith("module_0010.reduced-")]
     assert len(written) == 1 and len(list(written[0].iterdir())) == 3
 
@@ -97,7 +98,7 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     terminal.wait_for(lambda s: "Keys everywhere" not in s and "jit_ln" in s)
 
     terminal.keys("q")
-    terminal.wait_for(lambda s: "jit_ln" not in s, timeout=20)
+    terminal.wait_for(lambda s: "jit_ln" not in s)
 
 
 @pytest.mark.parametrize("signal_name", ["TERM", "HUP"])
@@ -110,7 +111,7 @@ def test_a_signal_closes_the_app_and_restores_the_terminal(terminal: Terminal, e
     pid_file = tmp_path / "app.pid"
     terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
                   f"{COMMAND} {example} --theme mono & echo $! > {pid_file}; wait $!; "
-                  "echo exit=$?; sleep 30")
+                  "echo exit=$?; sleep 3600")
 
     def pane(flag: str) -> str:
         return terminal.tmux("display", "-p", "-t", "smoke", f"#{{{flag}}}").strip()
@@ -119,7 +120,7 @@ def test_a_signal_closes_the_app_and_restores_the_terminal(terminal: Terminal, e
     assert pane("alternate_on") == "1" and pane("mouse_any_flag") == "1"
     subprocess.run(["kill", f"-{signal_name}", pid_file.read_text().strip()], check=True)
     number = {"TERM": 15, "HUP": 1}[signal_name]
-    terminal.wait_for(lambda s: f"exit={128 + number}" in s, timeout=20)
+    terminal.wait_for(lambda s: f"exit={128 + number}" in s)
     assert pane("alternate_on") == "0"
     assert pane("mouse_any_flag") == "0"
     assert pane("cursor_flag") == "1"
@@ -140,8 +141,8 @@ def test_an_app_that_dies_of_an_error_exits_non_zero(terminal: Terminal, example
            "PATH": os.environ["PATH"]}
     environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
     terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
-                  f"{sys.executable} {crash} {example}; echo exit=$?; sleep 30")
-    screen = terminal.wait_for(lambda s: "exit=" in s, timeout=30)
+                  f"{sys.executable} {crash} {example}; echo exit=$?; sleep 3600")
+    screen = terminal.wait_for(lambda s: "exit=" in s)
     assert "exit=1" in screen
     assert "a bug in the app" in screen
 
@@ -156,7 +157,7 @@ def test_the_app_ends_when_its_terminal_goes_away(terminal: Terminal, example: P
     pid = int(terminal.tmux("display", "-p", "-t", "smoke", "#{pane_pid}"))
     terminal.wait_for(lambda s: "jit_ln" in s and "7 modules" in s)
     terminal.tmux("kill-server")  # the terminal hangs up, as when an SSH connection drops
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
             break  # ended; only its exit status is left to collect

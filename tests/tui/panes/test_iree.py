@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pytest
+from patience import wait_for
 from textual.pilot import Pilot
 
 from workbench.tui.app import WorkbenchApp
@@ -126,7 +126,7 @@ def test_replay_key_outside_the_pane_hands_a_capture_to_it(captures: Path, drive
 def _fake_run_tool(folder: Path) -> None:
     """An `iree-run-replay` that never ends, to have something to cancel."""
     tool = folder / "iree-run-replay"
-    tool.write_text("#!/bin/sh\necho replaying\nsleep 60\n")
+    tool.write_text("#!/bin/sh\necho replaying\nsleep 3600\n")
     tool.chmod(0o755)
 
 
@@ -156,9 +156,7 @@ def test_cancel_and_leaving_stop_the_replay(captures: Path, tmp_path: Path, driv
     drive(app, scenario)
     (process,) = left_running
     assert process is not None
-    deadline = time.monotonic() + 10
-    while not process.finished and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(lambda: process.finished, "the replay tool's end")
     assert process.finished and process.result.outcome == "cancelled"  # type: ignore[union-attr]
 
 
