@@ -235,13 +235,21 @@ def _sleeping_dump(folder: Path, modules: int) -> Path:
 def test_ctrl_c_and_sigterm_cancel_every_task(cluster: Cluster, tmp_path: Path,
                                               stop: signal.Signals) -> None:
     dump = _sleeping_dump(tmp_path / "dump", 6)
+    # Ctrl-C as a terminal delivers it: a test run started in the background (`pytest &`, a
+    # CI script) has SIGINT ignored, and the command would inherit that.
     run = subprocess.Popen(
         [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler", cluster.address,
          "--backend", FAKE, "--no-cache"],
-        env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for(lambda: cluster.running_jobs() == 2, "two jobs running")
-    run.send_signal(stop)
-    _, stderr = run.communicate(timeout=PATIENCE)  # the sleeps last an hour: they were stopped
+        env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        wait_for(lambda: cluster.running_jobs() == 2, "two jobs running")
+        run.send_signal(stop)
+        _, stderr = run.communicate(timeout=PATIENCE)  # the sleeps last an hour: stopped
+    finally:
+        if run.poll() is None:  # the next test must not meet this run's jobs
+            run.kill()
+            run.wait()
     if stop == signal.SIGINT:
         assert run.returncode == 130, stderr
         assert "interrupted; no job is left running" in stderr

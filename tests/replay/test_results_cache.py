@@ -188,10 +188,11 @@ def test_command_uses_the_cache_and_no_cache_leaves_none(tmp_path: Path, capsys)
     for line in first["results"] + again["results"]:
         line.pop("seconds")
     assert again == first
-    # The default folder is the user's cache folder; --no-cache neither reads nor writes it.
+    # The default folder is the user's cache folder (it holds the signing secret, which the
+    # runs above used); --no-cache neither reads nor writes results there.
     default = Path(os.environ["XDG_CACHE_HOME"]) / "workbench"
     assert main(["triage", str(DUMP), "--jobs", "0", "--no-cache"]) == 1
-    assert not default.exists()
+    assert sorted(p.name for p in default.iterdir()) == ["secret"]
     assert main(["triage", str(DUMP), "--jobs", "0"]) == 1
     assert len(list((default / "results").rglob("*.result"))) == 9
 

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.index import scan
     from workbench.output.progress import Progress, wanted
     from workbench.replay.inputs import InputSpec
-    from workbench.replay.results_cache import ResultsCache, default_cache_dir
+    from workbench.replay.results_cache import ResultsCache, UnsafeCache, default_cache_dir
     from workbench.replay.triage import TriageOptions, triage, triage_jobs
     from workbench.replay.workers import default_jobs
 
@@ -122,7 +122,11 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # DaskUnavailable: Dask itself is not imported here
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
-    cache = None if args.no_cache else ResultsCache(args.cache or default_cache_dir())
+    try:
+        cache = None if args.no_cache else ResultsCache(args.cache or default_cache_dir())
+    except UnsafeCache as error:
+        print(f"workbench triage: {error}", file=sys.stderr)
+        return 2
     dump = scan(args.dir)
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
