@@ -1,6 +1,6 @@
 """Plant a real-looking bug in each dev-set dump and check that triage names it.
 
-    python benchmarks/devset/planted.py [SET ...] [--out OUT] [--old exponential --new exponential-minus-one]
+    python benchmarks/devset/planted.py [SET ...] [--out OUT] [--old OP --new OP]
 
 For every dump of the sets (as `make.py` writes them) and its module with the most per-pass
 steps, `old` is rewritten to `new` from an early, a middle and a late step that holds `old`
@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.planting import plant  # noqa: E402
-from workbench.index import scan  # noqa: E402
-from workbench.replay.bisect import bisect_replay, evaluation_bound  # noqa: E402
-from workbench.replay.steps import open_replay  # noqa: E402
+from tests.planting import plant
+from workbench.index import scan
+from workbench.replay.bisect import bisect_replay, evaluation_bound
+from workbench.replay.steps import open_replay
 
 DEFAULT_OUT = Path(os.environ.get("DEVSET_OUT", "/work/devset-dumps"))
 

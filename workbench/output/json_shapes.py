@@ -271,6 +271,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         "culprit_candidates": [step_ref_json(step) for step in v.candidates],
         "evaluations": v.evaluations,
         "shadow_evaluations": v.shadow_evaluations,
+        "noise_evaluations": v.noise_evaluations,
         "steps": v.steps,
         "linear": v.linear,
         "detail": v.detail,

@@ -1,0 +1,127 @@
+"""Rounding noise inside the program: the noise stage of the verdict, on real XLA CPU dumps.
+
+`tests/data/noise/` holds two small JAX programs' dumps (`program.py` beside each; a few of
+their per-pass steps, as `.hlo.pb`, and the snapshot):
+
+- `gpt_adamw_mini`: a one-layer GPT-like decoder's first AdamW step (bf16 compute, f32
+  parameters). AdamW's first update is about lr * g / |g|; where a gradient nearly cancels,
+  legal rounding flips its sign. Real XLA's recording and `float-normalization-bf16` (which
+  computes in f32 what the program rounds to bf16) land on the other side than the strict
+  reference and the f64 truth at a few elements, off by lr: without the noise stage that pass
+  was named the culprit.
+- `moe_router_mini`: a mixture-of-experts router whose two best bf16 logits nearly tie:
+  argmax and top-k of them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from planting import plant
+
+from workbench.cli import main
+from workbench.index import scan
+from workbench.replay.bisect import bisect_replay, evaluation_bound
+from workbench.replay.error_bound import widen
+from workbench.replay.hlo.noise import SAMPLES, noise_of
+from workbench.replay.steps import open_replay
+
+NOISE = Path(__file__).resolve().parents[1] / "data" / "noise"
+GPT = NOISE / "gpt_adamw_mini"
+MOE = NOISE / "moe_router_mini"
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, dict]:
+    status = main([str(a) for a in argv])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_a_sign_flip_within_noise_is_ok_and_named(capsys: pytest.CaptureFixture[str]) -> None:
+    status, payload = run_json(capsys, "bisect", GPT, "module_0022", "--json", "--linear")
+    assert status == 0 and payload["status"] == "ok", payload["detail"]
+    assert all(r["status"] == "ok" for r in payload["results"])
+    assert payload["noise_evaluations"] == 1
+    # The step that computes bf16 in f32 needed the noise stage, and says where noise decides:
+    # AdamW's divide m / (sqrt(v) + eps), whose samples jump by about 2 lr.
+    normalized = next(r for r in payload["results"] if r["xla_step"] == 8)
+    widened = normalized["comparison"]["widened_by"]
+    assert widened and widened[0]["opcode"] == "divide" and widened[0]["how"] == "jumps"
+    assert widened[0]["op_name"].endswith("/div")
+    assert "rounding noise inside the program" in normalized["comparison"]["summary"]
+    assert widened[0]["instruction"] in normalized["comparison"]["summary"]
+    # Without the noise stage the same step is beyond the bound by a wide margin: lr (1e-3)
+    # where the truth is about 0.
+    assert payload["recorded"]["ok"]
+
+
+def test_the_noise_stage_comes_only_after_the_other_two() -> None:
+    module = next(m for m in scan(GPT).modules if m.key == "module_0022")
+    with open_replay(GPT, module, module.executions[0]) as replay:
+        replay.reference  # noqa: B018
+        conditioning = replay.truth(True)
+        noisy = replay.truth("noise")
+        assert conditioning is not None and noisy is not None
+        # Each element's bound only grows, and it grows by far only somewhere.
+        for before, after in zip(conditioning.bound, noisy.bound, strict=True):
+            if before is None:
+                assert after is None
+                continue
+            assert np.all(after >= before)
+        growth = np.concatenate([np.ravel(a - b) for a, b in
+                                 zip(noisy.bound, conditioning.bound, strict=True)
+                                 if b is not None])
+        assert np.median(growth) < 1e-4 < growth.max()
+
+
+@pytest.mark.parametrize("from_step", [8, "after"])
+def test_a_planted_bug_behind_the_sign_flip_is_named(
+        from_step: int | str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """exp -> expm1 (the softmax's) planted at the precision change, or only in the last step."""
+    planted = tmp_path / "gpt"
+    step = 9999 if from_step == "after" else from_step
+    assert plant(GPT, planted, "module_0022", step, "exponential", "exponential-minus-one")
+    status, payload = run_json(capsys, "bisect", planted, "module_0022", "--json")
+    assert status == 1 and payload["status"] == "mismatch"
+    assert payload["culprit"]["xla_step"] == (None if from_step == "after" else from_step)
+    assert payload["culprit"]["pass"] == ("cpu_after_optimizations" if from_step == "after"
+                                          else "float-normalization-bf16")
+    assert payload["evaluations"] <= evaluation_bound(payload["steps"])
+    culprit = next(r for r in payload["results"] if r["index"] == payload["culprit"]["index"])
+    assert float(culprit["comparison"]["bound"]["ratio"]) > 10  # "inf" in JSON when unbounded
+
+
+def test_an_argmax_tie_within_noise_is_found_and_ok(capsys: pytest.CaptureFixture[str]) -> None:
+    module = next(m for m in scan(MOE).modules if m.executions)
+    with open_replay(MOE, module, module.executions[0]) as replay:
+        hlo = replay.backend.load(replay.steps[0])
+        noise = noise_of(hlo, [widen(a) for a in replay.inputs.arguments])
+    flipped = [d for d in noise.discontinuities if d.flipped]
+    # argmax is a variadic reduce (value, index): its index flips for the near-tied tokens.
+    assert flipped and flipped[0].opcode == "reduce" and flipped[0].computation.startswith("argmax")
+    assert 0 < flipped[0].elements < 32
+    # The samples differ from each other (fixed seeds: the same on every run).
+    again = noise_of(hlo, [widen(a) for a in replay.inputs.arguments])
+    assert all(np.array_equal(a, b) for a, b in zip(noise.low, again.low, strict=True))
+    assert SAMPLES > 1
+    status, payload = run_json(capsys, "bisect", MOE, module.key, "--json", "--linear")
+    assert status == 0 and payload["status"] == "ok", payload["detail"]
+
+
+def test_a_planted_bug_behind_the_tie_is_named(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    planted = tmp_path / "moe"
+    assert plant(MOE, planted, "module_0000", 30, "tanh", "logistic")
+    status, payload = run_json(capsys, "bisect", planted, "module_0000", "--json")
+    assert status == 1 and payload["culprit"]["xla_step"] == 30
+
+
+def test_a_planted_bug_is_named_by_bisect_replay_too(tmp_path: Path) -> None:
+    planted = tmp_path / "gpt"
+    plant(GPT, planted, "module_0022", 8, "exponential", "exponential-minus-one")
+    module = next(m for m in scan(planted).modules if m.key == "module_0022")
+    with open_replay(planted, module, module.executions[0]) as replay:
+        verdict = bisect_replay(replay)
+    assert verdict.culprit is not None and verdict.culprit.step.xla_step == 8
