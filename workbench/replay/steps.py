@@ -252,6 +252,7 @@ class Replay:
     cancel: threading.Event | None = None
     keep_values: bool = False
     error_bound: bool = True
+    noise: bool = True  # the bound's last stage: rounding noise inside the program
     results: dict[int, StepResult] = field(default_factory=dict)
     recorded_comparison: Comparison | None = None
     evaluations: int = 0
@@ -339,7 +340,8 @@ class Replay:
     def stages(self) -> tuple[Stage, ...]:
         """The bound's stages still worth trying: each contains the one before, so once the
         conditioning is known the first is not tried again; the noise stage comes last."""
-        return (True, NOISE) if self._perturbed is not None else (False, True, NOISE)
+        stages: tuple[Stage, ...] = (True,) if self._perturbed is not None else (False, True)
+        return (*stages, NOISE) if self.noise else stages
 
     @property
     def problem(self) -> str | None:
