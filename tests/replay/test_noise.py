@@ -52,9 +52,21 @@ def test_a_sign_flip_within_noise_is_ok_and_named(capsys: pytest.CaptureFixture[
     assert widened[0]["op_name"].endswith("/div")
     assert "rounding noise inside the program" in normalized["comparison"]["summary"]
     assert widened[0]["instruction"] in normalized["comparison"]["summary"]
-    # Without the noise stage the same step is beyond the bound by a wide margin: lr (1e-3)
-    # where the truth is about 0.
     assert payload["recorded"]["ok"]
+
+
+def test_without_the_noise_stage_the_precision_change_is_blamed() -> None:
+    """The numbers the noise stage beats: stages 1 and 2 alone name float-normalization-bf16,
+    off by 2 x lr (AdamW's lr is 1e-3) where the bound is about 1e-6."""
+    module = next(m for m in scan(GPT).modules if m.key == "module_0022")
+    with open_replay(GPT, module, module.executions[0]) as replay:
+        replay.noise = False
+        verdict = bisect_replay(replay)
+    assert verdict.culprit is not None
+    assert verdict.culprit.step.pass_name == "float-normalization-bf16"
+    bound = verdict.culprit.comparison.bound
+    assert bound is not None and bound.ratio > 100 and abs(bound.error - 2e-3) < 1e-4
+    assert verdict.noise_evaluations == 0
 
 
 def test_the_noise_stage_comes_only_after_the_other_two() -> None:

@@ -317,7 +317,7 @@ def triage_result_json(r: TriageResult) -> dict[str, Any]:
         full = verdict_json(verdict)
         payload.update({key: full[key] for key in (
             "linear", "culprit_candidates", "recorded", "contradictions", "skipped",
-            "shadow_evaluations")})
+            "shadow_evaluations", "noise_evaluations")})
     return payload
 
 
