@@ -137,3 +137,40 @@ def test_a_planted_bug_is_named_by_bisect_replay_too(tmp_path: Path) -> None:
     with open_replay(planted, module, module.executions[0]) as replay:
         verdict = bisect_replay(replay)
     assert verdict.culprit is not None and verdict.culprit.step.xla_step == 8
+
+
+SIGN_OF_A_CANCELLATION = """HloModule m
+
+ENTRY main {
+  x = bf16[4] parameter(0)
+  y = bf16[4] parameter(1)
+  b = bf16[4] parameter(2)
+  a = bf16[4] multiply(x, y)
+  d = bf16[4] subtract(a, b)
+  s = bf16[4] sign(d)
+  z = bf16[4] constant({0, 0, 0, 0})
+  p = pred[4] compare(d, z), direction=GT
+  one = bf16[4] constant({1, 1, 1, 1})
+  ROOT r = bf16[4] select(p, one, s)
+}
+"""
+
+
+def test_noise_names_the_compare_an_operand_within_noise_flips() -> None:
+    """d = x * y - b is about 0 at element 0 (within the noise of rounding x * y to bf16),
+    far from it elsewhere: the compare flips there only, the spread is there only."""
+    from workbench.formats.hlo_text import parse_hlo_text
+
+    module = parse_hlo_text(SIGN_OF_A_CANCELLATION)
+    x = np.array([1.0 + 2 ** -12, 1.0, 2.0, -3.0])  # the widened arguments (f64)
+    y = np.ones(4)
+    b = np.array([1.0, 0.5, 1.0, 3.0])  # d[0] = 2^-12: inside a bf16 ulp (2^-7) of 1
+    noise = noise_of(module, [x, y, b])
+    flipped = [d for d in noise.discontinuities if d.flipped]
+    assert [d.name for d in flipped] == ["p"] and flipped[0].elements == 1
+    spread = noise.high - noise.low
+    assert spread[0] >= 1.0  # either side: 1 (d > 0) or sign(d) = -1
+    # Far from the threshold: the same side in every sample (select's 1).
+    assert np.all(spread[1:] == 0)
+    again = noise_of(module, [x, y, b])
+    assert np.array_equal(noise.low, again.low) and np.array_equal(noise.high, again.high)
