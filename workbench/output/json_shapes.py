@@ -244,6 +244,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "ratio": _number(bound.ratio), "truth": _number(bound.truth),
             "actual": _number(bound.actual), "reference": _number(bound.reference)},
         "no_bound_because": c.shadow_problem,
+        "no_noise_stage_because": c.noise_problem,
         "widened_by": [{"instruction": d.name, "opcode": d.opcode,
                         "computation": d.computation, "op_name": d.op_name,
                         "elements": d.elements, "how": "flips" if d.flipped else "jumps"}

@@ -107,7 +107,8 @@ def noise_text(comparison: Comparison) -> str:
     """Where rounding noise inside the program widened the bound ("" when it did not)."""
     found = comparison.widened_by
     if not found:
-        return ""
+        problem = comparison.noise_problem
+        return f"; no noise stage: {problem}" if problem and not comparison.ok else ""
     listed = ", ".join(str(d) for d in found[:3])
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
     return (f"; the bound includes rounding noise inside the program, which decides values "

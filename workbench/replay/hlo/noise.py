@@ -128,7 +128,7 @@ _FLOAT_TYPES = frozenset(
 
 
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
-TRACKED_BYTES = 256 * 2**20  # most bytes of intermediate ranges kept to find jumps
+TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips and jumps
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,10 @@ class _Recorder:
         if not discrete:
             return
         if self.sample == 0:
-            self.first[key] = discrete
+            size = sum(part.nbytes for part in discrete)
+            if self.tracked + size <= TRACKED_BYTES:
+                self.tracked += size
+                self.first[key] = discrete
             return
         before = self.first.get(key)
         if before is None:
