@@ -431,7 +431,7 @@ class _ValueTruth:
     def stages(self) -> tuple[Stage, ...]:
         """The verdicts' stages; the noise stage where the value has a region (its rounding
         noise is then modelled from values both steps made alike, see `hlo/noise.py`)."""
-        return (False, True, NOISE)
+        return (False, True) if self.identical is None else (False, True, NOISE)
 
     def truth(self, conditioning: Stage) -> Truth | None:
         localizer, key = self.localizer, self.key
