@@ -96,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
     bound = "" if args.linear else f" (bound {evaluation_bound(count)})"
     shadow = (f"; {verdict.shadow_evaluations} higher-precision evaluations of the reference "
               "for the rounding error bound" if verdict.shadow_evaluations else "")
+    if verdict.noise_evaluations:
+        from workbench.replay.hlo.noise import SAMPLES
+
+        shadow += (f", and {verdict.noise_evaluations} with random rounding "
+                   f"({SAMPLES} samples) for the noise inside the program")
     print(f"{verdict.evaluations} evaluations of {count} steps{bound}{shadow}.")
     if isinstance(localization, str):
         print(f"\nno culprit instruction: {localization}")

@@ -244,6 +244,11 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "ratio": _number(bound.ratio), "truth": _number(bound.truth),
             "actual": _number(bound.actual), "reference": _number(bound.reference)},
         "no_bound_because": c.shadow_problem,
+        "no_noise_stage_because": c.noise_problem,
+        "widened_by": [{"instruction": d.name, "opcode": d.opcode,
+                        "computation": d.computation, "op_name": d.op_name,
+                        "elements": d.elements, "how": "flips" if d.flipped else "jumps"}
+                       for d in c.widened_by],
         "summary": c.summary,
     }
 
@@ -267,6 +272,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         "culprit_candidates": [step_ref_json(step) for step in v.candidates],
         "evaluations": v.evaluations,
         "shadow_evaluations": v.shadow_evaluations,
+        "noise_evaluations": v.noise_evaluations,
         "steps": v.steps,
         "linear": v.linear,
         "detail": v.detail,
@@ -312,7 +318,7 @@ def triage_result_json(r: TriageResult) -> dict[str, Any]:
         full = verdict_json(verdict)
         payload.update({key: full[key] for key in (
             "linear", "culprit_candidates", "recorded", "contradictions", "skipped",
-            "shadow_evaluations")})
+            "shadow_evaluations", "noise_evaluations")})
     return payload
 
 

@@ -20,12 +20,15 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
 from workbench.model import Execution, Module, Step
 from workbench.replay.errors import Unsupported
 from workbench.replay.inputs import ParamSpec
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.noise import Noise
 
 
 @runtime_checkable
@@ -174,6 +177,13 @@ class HloBackend:
         from workbench.replay.hlo.shadow import shadow_module
 
         return evaluate_module(shadow_module(self.load(step)), arguments)
+
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
+        """`step` evaluated in f64 a few times with random rounding at each op's declared
+        precision (`hlo/noise.py`), on widened arguments: the rounding noise inside it."""
+        from workbench.replay.hlo.noise import noise_of
+
+        return noise_of(self.load(step), arguments)
 
 
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:

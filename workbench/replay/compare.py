@@ -36,11 +36,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from workbench.hlo_ir import ARRAY_TYPES, LiteralValue, numpy_dtype
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.noise import Discontinuity
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,10 @@ class Comparison:
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
     bound: BoundCheck | None = None  # set when elements beyond the tolerance met the bound
     shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
+    noise_problem: str | None = None  # why rounding noise inside the program was not modelled
+    # Where rounding noise inside the program decided values, when the bound that judged
+    # some output had to include it (the noise stage; `hlo/noise.py`).
+    widened_by: tuple[Discontinuity, ...] = ()
 
     @property
     def location(self) -> str:
@@ -197,6 +204,7 @@ class BoundCheck:
     truth: Any
     actual: Any
     reference: Any
+    widened_by: tuple[Discontinuity, ...] = ()  # where noise decided values (noise stage)
 
     @property
     def ratio(self) -> float:
@@ -206,28 +214,36 @@ class BoundCheck:
 @dataclass(frozen=True)
 class Truth:
     """What judging by a bound needs: the higher-precision result and the per-element bound,
-    both with the structure of the result (None for integer and pred arrays)."""
+    both with the structure of the result (None for integer and pred arrays).
+    `widened_by` names where rounding noise inside the program widened the bound."""
 
     value: Any
     bound: Any
+    widened_by: tuple[Discontinuity, ...] = ()
 
     def at(self, path: tuple[int, ...]) -> Truth:
         """The part for the output at tuple path `path`."""
         value, bound = self.value, self.bound
         for index in path:
             value, bound = value[index], None if bound is None else bound[index]
-        return Truth(value, bound)
+        return Truth(value, bound, self.widened_by)
+
+
+# A stage of the bound: False (the reference's own rounding), True (and the conditioning on
+# perturbed inputs), NOISE (and rounding noise inside the program, discontinuities included).
+Stage = bool | str
+NOISE = "noise"
 
 
 class TruthSource(Protocol):
     """Truths made on demand, in stages of growing bounds (each contains the one before):
     a comparison asks for them only when an element is beyond the tolerance."""
 
-    def stages(self) -> Sequence[bool]:
-        """The stages to try, in order (a stage is whether the conditioning term is in)."""
+    def stages(self) -> Sequence[Stage]:
+        """The stages to try, in order."""
         ...
 
-    def truth(self, conditioning: bool) -> Truth | None:
+    def truth(self, conditioning: Stage) -> Truth | None:
         """The truth of a stage; None when there is none (`problem` says why)."""
         ...
 
@@ -242,10 +258,10 @@ class Given:
     known: Truth
     problem: str | None = None
 
-    def stages(self) -> Sequence[bool]:
+    def stages(self) -> Sequence[Stage]:
         return (True,)
 
-    def truth(self, conditioning: bool) -> Truth | None:
+    def truth(self, conditioning: Stage) -> Truth | None:
         return self.known
 
 
@@ -389,9 +405,14 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
                     path: tuple[int, ...]) -> np.ndarray:
     """The elements beyond the tolerance that are beyond their bound too, at the first stage
     of the source that passes them all, or else its last; records the worst element."""
+    check: BoundCheck | None = None
+    still = beyond_tolerance
     for stage in source.stages():
         truth = source.truth(stage)
         if truth is None:
+            if stage == NOISE and check is not None:  # the bound without the noise stands
+                result.noise_problem = source.problem
+                break
             result.shadow_problem = source.problem
             return beyond_tolerance
         part = truth.at(path)
@@ -400,6 +421,10 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
         check, still = _within_bound(expected, actual, beyond_tolerance, part, path)
         if not np.any(still):
             break
+    assert check is not None
+    for discontinuity in check.widened_by:
+        if discontinuity not in result.widened_by:
+            result.widened_by += (discontinuity,)
     if result.bound is None or check.ratio > result.bound.ratio:
         result.bound = check
     return still
@@ -421,5 +446,5 @@ def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np
                              actual.shape)
     check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),
                        float(bound[worst]), _scalar(value[worst]), _scalar(actual[worst]),
-                       _scalar(expected[worst]))
+                       _scalar(expected[worst]), truth.widened_by)
     return check, still

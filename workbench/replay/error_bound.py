@@ -25,12 +25,15 @@ Everything here is deterministic (the perturbation is a fixed pattern).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.replay.compare import Truth, dtype_category
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.noise import Noise
 
 C = 4.0  # how much further than the strict reference a legal result may stray
 U = 4.0  # ulps of the output type at the truth's magnitude
@@ -118,3 +121,31 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
         magnitude = np.where(finite, np.abs(t), 0.0)
         bound = C * spread + absolute + U * _eps(reference.dtype) * magnitude
     return np.where(np.isfinite(bound), bound, 0.0)
+
+
+def with_noise(truth: Truth, noise: Noise) -> Truth:
+    """`truth` with each element's bound widened by `C` times how far the random-rounding
+    samples of the reference (`hlo/noise.py`) strayed from the truth there: no array-wide
+    term, so noise that crosses a discontinuity widens the bound only downstream of it."""
+    return Truth(truth.value, _noisy(truth.value, truth.bound, noise.low, noise.high),
+                 noise.discontinuities)
+
+
+def _noisy(value: Any, bound: Any, low: Any, high: Any) -> Any:
+    if isinstance(value, tuple):
+        if not isinstance(low, tuple) or len(low) != len(value):
+            raise ValueError("the random-rounding result has another structure")
+        return tuple(_noisy(v, b, lo, hi) for v, b, lo, hi in zip(value, bound, low, high,
+                                                                   strict=True))
+    if bound is None:
+        return None
+    t = np.asarray(value)
+    lo, hi = np.asarray(low), np.asarray(high)
+    if lo.shape != t.shape:
+        raise ValueError(f"the random-rounding result has shape {lo.shape}, the truth "
+                         f"{t.shape}")
+    with np.errstate(invalid="ignore", over="ignore"):
+        spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
+        spread = np.where(np.isfinite(spread), spread, 0.0)
+        widened = np.asarray(bound) + C * spread
+    return np.where(np.isfinite(widened), widened, bound)

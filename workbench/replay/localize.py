@@ -42,7 +42,7 @@ import numpy as np
 from workbench.gc_pause import gc_paused
 from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
-from workbench.replay.compare import Comparison, Truth, compare, same_bits
+from workbench.replay.compare import NOISE, Comparison, Stage, Truth, compare, same_bits
 from workbench.replay.localize_match import (
     ALIASING,
     CALLS,
@@ -57,6 +57,7 @@ from workbench.replay.localize_match import (
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
+    from workbench.replay.hlo.noise import Noise
     from workbench.replay.localize_mlir import MlirCulprit
 
 MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
@@ -427,13 +428,17 @@ class _ValueTruth:
     problem: str | None = None
     last: Truth | None = None  # the truth of the last stage asked for
 
-    def stages(self) -> tuple[bool, ...]:
-        return (False, True)
+    def stages(self) -> tuple[Stage, ...]:
+        """The verdicts' stages; the noise stage where the value has a region (its rounding
+        noise is then modelled from values both steps made alike, see `hlo/noise.py`)."""
+        return (False, True) if self.identical is None else (False, True, NOISE)
 
-    def truth(self, conditioning: bool) -> Truth | None:
+    def truth(self, conditioning: Stage) -> Truth | None:
         localizer, key = self.localizer, self.key
         region = (localizer.region(key, self.identical) if self.identical is not None
                   else None)
+        if conditioning == NOISE:
+            return self._noisy(region)
         if region is not None:
             shadow = lambda: localizer.region_truth(key, region, perturbed=False)  # noqa: E731
             moved = lambda: localizer.region_truth(key, region, perturbed=True)  # noqa: E731
@@ -447,6 +452,31 @@ class _ValueTruth:
             return None
         self.last = truth
         return truth
+
+    def _noisy(self, region: Region | None) -> Truth | None:
+        """The conditioning stage's truth widened by the region's rounding noise."""
+        from workbench.replay.error_bound import with_noise
+
+        if region is None:
+            self.problem = "no region to model the rounding noise in"
+            return None
+        base = self.truth(True)
+        if base is None:
+            return None
+        try:
+            noise = self.localizer.region_noise(self.key, region)
+        except LocalizeError as error:
+            self.problem = f"no random-rounding evaluation: {error}"
+            return None
+        if noise is None:
+            self.problem = "the random-rounding evaluation made no such value"
+            return None
+        try:
+            self.last = with_noise(base, noise)
+        except ValueError as error:
+            self.problem = str(error)
+            return None
+        return self.last
 
 
 @contextmanager
@@ -765,6 +795,7 @@ class Localizer:
         self._cones: dict[frozenset[str], HloModule] = {}
         self._regions: dict[DynKey, Region | None] = {}
         self._region_values: dict[tuple[DynKey, bool], LiteralValue | None] = {}
+        self._region_noise: dict[DynKey, Noise | None] = {}
         self._interpreters: dict[int, Interpreter] = {}  # by module: plans compiled once
         self._same, self._visit_info = pair.same, pair.visit_info
         self._same_bodies, self._same_shapes = pair.same_bodies, pair.same_shapes
@@ -1062,6 +1093,26 @@ class Localizer:
         self._region_values[(key, perturbed)] = found
         return found
 
+    def region_noise(self, key: DynKey, region: Region) -> Noise | None:
+        """The value at `key` made by its region with random rounding (`hlo/noise.py`) on
+        the earlier step's values it starts from (made once per key)."""
+        from workbench.replay.error_bound import widen
+        from workbench.replay.hlo.noise import noise_of
+
+        if key in self._region_noise:
+            return self._region_noise[key]
+        module, starts = region
+        values: list[LiteralValue] = []
+        for start in starts:
+            value = self.before_value(start)
+            if value is None:
+                return None
+            values.append(value)
+        with _evaluation_errors(module.name):
+            found = noise_of(module, [widen(v) for v in values])
+        self._region_noise[key] = found
+        return found
+
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
                   sink: Callable[[DynKey, Instruction, Any], None],
                   known: Callable[[DynKey], Any] | None = None) -> LiteralValue | None:
@@ -1103,6 +1154,7 @@ class Localizer:
         self._cones.clear()
         self._regions.clear()
         self._region_values.clear()
+        self._region_noise.clear()
         self._shadow_module = None
         self.earlier = None
 

@@ -103,8 +103,24 @@ def bound_text(bound: BoundCheck) -> str:
             f"{bound.truth!r}, actual {bound.actual!r})")
 
 
+def noise_text(comparison: Comparison) -> str:
+    """Where rounding noise inside the program widened the bound ("" when it did not)."""
+    found = comparison.widened_by
+    if not found:
+        problem = comparison.noise_problem
+        return f"; no noise stage: {problem}" if problem and not comparison.ok else ""
+    listed = ", ".join(str(d) for d in found[:3])
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return (f"; the bound includes rounding noise inside the program, which decides values "
+            f"at {listed}{more}")
+
+
 def comparison_text(comparison: Comparison) -> str:
     """The verdict of one comparison, how far off, the bound, and where."""
+    return _comparison_text(comparison) + noise_text(comparison)
+
+
+def _comparison_text(comparison: Comparison) -> str:
     c = comparison
     if c.problem is not None:
         where = where_text(c.first_element, c.first_index)

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module, Step
 from workbench.replay.backends import Backend, open_backend
-from workbench.replay.compare import Comparison, Truth, compare
+from workbench.replay.compare import NOISE, Comparison, Stage, Truth, compare
 from workbench.replay.inputs import (
     InputError,
     InputSpec,
@@ -192,6 +192,19 @@ class ShadowBackend:
         return self.inner.evaluate_shadow(step, arguments)  # type: ignore[attr-defined]
 
 
+@dataclass(frozen=True)
+class NoiseBackend(ShadowBackend):
+    """`backend` evaluating with random rounding (its `evaluate_noise`), through the runners
+    like the shadow."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name} (random rounding)"
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
+        return self.inner.evaluate_noise(step, arguments)  # type: ignore[attr-defined]
+
+
 @dataclass
 class StepResult:
     """One step's verdict. `position` counts replayable steps (0 is the reference)."""
@@ -239,10 +252,12 @@ class Replay:
     cancel: threading.Event | None = None
     keep_values: bool = False
     error_bound: bool = True
+    noise: bool = True  # the bound's last stage: rounding noise inside the program
     results: dict[int, StepResult] = field(default_factory=dict)
     recorded_comparison: Comparison | None = None
     evaluations: int = 0
     shadow_evaluations: int = 0
+    noise_evaluations: int = 0  # random-rounding evaluations of the reference (SAMPLES each)
     shadow_seconds: float = 0.0
 
     def __post_init__(self) -> None:
@@ -250,8 +265,9 @@ class Replay:
         self._reference_value: LiteralValue | None = None
         self._shadow: LiteralValue | None = None  # the reference in f64
         self._perturbed: LiteralValue | None = None  # ... on perturbed inputs
-        self._truths: dict[bool, Truth] = {}  # by whether the conditioning term is in
+        self._truths: dict[Stage, Truth] = {}
         self._shadow_problem: str | None = None
+        self._noise_problem: str | None = None
 
     def close(self) -> None:
         self.runner.close()
@@ -321,25 +337,42 @@ class Replay:
             return compare(reference, value, self.atol, self.rtol)  # the user's tolerance
         return compare(reference, value, truth=self)
 
-    def stages(self) -> tuple[bool, ...]:
-        """The bound's stages still worth trying: the second contains the first, so once
-        it is known, it alone decides."""
-        return (True,) if self._perturbed is not None else (False, True)
+    def stages(self) -> tuple[Stage, ...]:
+        """The bound's stages still worth trying: each contains the one before, so once the
+        conditioning is known the first is not tried again; the noise stage comes last."""
+        stages: tuple[Stage, ...] = (True,) if self._perturbed is not None else (False, True)
+        return (*stages, NOISE) if self.noise else stages
 
     @property
     def problem(self) -> str | None:
-        """Why there is no truth (the comparison then judges by the tolerance alone)."""
-        return self._shadow_problem
+        """Why there is no truth (the comparison then judges by the tolerance alone), or no
+        noise stage (the bound without it then stands)."""
+        return self._shadow_problem or self._noise_problem
 
-    def truth(self, conditioning: bool = True) -> Truth | None:
+    def truth(self, conditioning: Stage = True) -> Truth | None:
         """The reference evaluated in f64 with its rounding error bound, with the
-        conditioning term (a second evaluation, on perturbed inputs) or without; each
-        evaluation made once per replay. None when the backend cannot, with the reason kept.
+        conditioning term (a second evaluation, on perturbed inputs) or without, or with the
+        rounding noise inside the program too (`NOISE`: random-rounding evaluations); each
+        made once per replay. None when the backend cannot, with the reason kept.
         Raises `Cancelled`."""
-        from workbench.replay.error_bound import perturb, truth_of, widen
+        from workbench.replay.error_bound import perturb, truth_of, widen, with_noise
 
         if self._shadow_problem is not None:
             return None
+        if conditioning == NOISE:
+            if NOISE not in self._truths:
+                base = self.truth(True)
+                if base is None or self._noise_problem is not None:
+                    return None
+                noise = self._evaluate_noise([widen(a) for a in self.inputs.arguments])
+                if noise is None:
+                    return None
+                try:
+                    self._truths[NOISE] = with_noise(base, noise)
+                except ValueError as error:
+                    self._noise_problem = str(error)
+                    return None
+            return self._truths[NOISE]
         if self._shadow is None:
             self._shadow = self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
             if self._shadow is None:
@@ -359,6 +392,20 @@ class Replay:
                 return None
             self._truths[conditioning] = truth
         return truth
+
+    def _evaluate_noise(self, arguments: list[LiteralValue]) -> Any:
+        if not hasattr(self.backend, "evaluate_noise"):
+            self._noise_problem = f"the {self.backend.name} backend has no random rounding"
+            return None
+        evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
+                                          arguments, self.cancel)
+        self.noise_evaluations += 1
+        self.shadow_seconds += evaluation.seconds
+        if evaluation.kind != "value":
+            self._noise_problem = (f"the reference with random rounding is {evaluation.kind}: "
+                                   f"{evaluation.reason}")
+            return None
+        return evaluation.value
 
     def _evaluate_shadow(self, arguments: list[LiteralValue]) -> LiteralValue | None:
         if not hasattr(self.backend, "evaluate_shadow"):

@@ -1,0 +1,354 @@
+"""Rounding noise inside a program: the reference evaluated with random rounding.
+
+A bound computed at the output from the reference's own rounding cannot see rounding noise
+that crosses a discontinuity inside the program: AdamW's first update is `lr * sign(g)`, and
+where `g` nearly cancels, legal rounding flips its sign, so the update moves by `2 lr`. This is
+Monte Carlo arithmetic's *random rounding* (as CESTAC/CADNA and Verificarlo use it): the f64
+shadow of the reference is evaluated `SAMPLES` times, and each rounding operation's result is
+moved by a random fraction (-1 to 1) of one ulp of the type it is declared in, the rounding its
+own precision allows (a convert to bf16 by a bf16 ulp, an f32 add by an f32 ulp). The seeds are
+fixed, so the samples are the same on every run and machine.
+
+Where a sample lands on the other side of a discontinuity (compare, sign, floor/ceil/round,
+convert to an integer or pred, sort, a variadic reduce such as argmax) everything downstream of
+that element takes the other side's value in that sample too: the samples' spread per element
+is the noise, large exactly downstream of such an element and about the rounding elsewhere.
+`Noise` keeps the per-element range of the samples (not the samples) and the discontinuities
+whose outputs differed between samples, by instruction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.hlo_ir import HloModule, Instruction, LiteralValue
+from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.hlo.registry import Handler, Value
+
+SAMPLES = 8  # random-rounding evaluations of the reference
+SEED = 20261126
+
+# Ops whose result is some operand's values moved or copied: they do not round.
+_EXACT = frozenset(
+    (
+        "parameter",
+        "constant",
+        "tuple",
+        "get-tuple-element",
+        "bitcast",
+        "reshape",
+        "broadcast",
+        "transpose",
+        "slice",
+        "dynamic-slice",
+        "dynamic-update-slice",
+        "concatenate",
+        "pad",
+        "copy",
+        "gather",
+        "scatter",
+        "reverse",
+        "select",
+        "iota",
+        "while",
+        "conditional",
+        "call",
+        "fusion",
+        "custom-call",
+        "sort",
+        "optimization-barrier",
+        "abs",
+        "negate",
+        "maximum",
+        "minimum",
+        "clamp",
+        "real",
+        "imag",
+        "bitcast-convert",
+        "reduce-precision",
+        "stochastic-convert",
+        "rng",
+        "floor",
+        "ceil",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "sign",
+        "after-all",
+        "add-dependency",
+        "map",
+        "reduce",
+        "reduce-window",
+        "select-and-scatter",
+        "all-reduce",
+        "copy-start",
+        "copy-done",
+        "domain",
+        "get-dimension-size",
+        "set-dimension-size",
+    )
+)
+# Ops whose result jumps where an operand crosses a threshold.
+DISCONTINUOUS = frozenset(
+    (
+        "compare",
+        "sign",
+        "floor",
+        "ceil",
+        "round-nearest-afz",
+        "round-nearest-even",
+        "convert",
+        "sort",
+        "reduce",
+        "is-finite",
+    )
+)
+_FLOAT_TYPES = frozenset(
+    (
+        "f16",
+        "bf16",
+        "f32",
+        "f64",
+        "c64",
+        "c128",
+        "f8e5m2",
+        "f8e4m3fn",
+        "f8e4m3b11fnuz",
+        "f8e5m2fnuz",
+        "f8e4m3fnuz",
+        "f8e4m3",
+        "f8e3m4",
+        "f4e2m1fn",
+        "f8e8m0fnu",
+    )
+)
+
+
+JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
+TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips and jumps
+
+
+@dataclass(frozen=True)
+class Discontinuity:
+    """Where rounding noise inside the reference decides a value: a discontinuous instruction
+    whose output differed between samples (`flipped`), or one whose samples jump across more
+    than `JUMP` of its array's magnitude (the operand within its own noise; a steep function
+    such as AdamW's first update g / (|g| + eps)); `elements` over all its runs."""
+
+    name: str
+    opcode: str
+    computation: str
+    op_name: str
+    elements: int
+    flipped: bool
+
+    def __str__(self) -> str:
+        where = f", {self.op_name}" if self.op_name else ""
+        how = "flips" if self.flipped else "jumps"
+        return f"{self.name} ({self.opcode}{where}) {how} at {self.elements} element(s)"
+
+
+@dataclass
+class Noise:
+    """The samples' per-element range (`low`, `high`, in f64, with the reference's structure)
+    and where the noise decided values (discontinuities first, then jumps in evaluation
+    order)."""
+
+    low: Any
+    high: Any
+    discontinuities: tuple[Discontinuity, ...] = ()
+
+
+def _eps(element_type: str) -> float:
+    import ml_dtypes
+
+    from workbench.replay.hlo.dtypes import dtype_of
+
+    dtype = dtype_of(element_type)
+    base = np.float32 if dtype == np.complex64 else np.float64 if dtype.kind == "c" else dtype
+    return float(ml_dtypes.finfo(base).eps)
+
+
+def _is_float(instruction: Instruction) -> bool:
+    shape = instruction.shape
+    return not shape.is_tuple and shape.element_type in _FLOAT_TYPES
+
+
+@dataclass
+class _Recorder:
+    """Each discontinuity's outputs in the first sample and where later samples differ; each
+    rounding op's range over the samples (while within `TRACKED_BYTES`)."""
+
+    first: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    differing: dict[tuple[str, str], int] = field(default_factory=dict)
+    ranges: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    instructions: dict[tuple[str, str], Instruction] = field(default_factory=dict)
+    occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
+    sample: int = 0
+    tracked: int = 0
+
+    def _occurrence(self, computation: str, instruction: Instruction) -> tuple[str, str, int]:
+        key = (computation, instruction.name)
+        occurrence = self.occurrences.get(key, 0)
+        self.occurrences[key] = occurrence + 1
+        if self.sample == 0:
+            self.instructions.setdefault(key, instruction)
+        return (*key, occurrence)
+
+    def see(self, computation: str, instruction: Instruction, value: Value) -> None:
+        key = self._occurrence(computation, instruction)
+        parts = value if isinstance(value, tuple) else (value,)
+        discrete = tuple(np.array(p, copy=True) for p in parts if np.asarray(p).dtype.kind in "biu")
+        if not discrete:
+            return
+        if self.sample == 0:
+            size = sum(part.nbytes for part in discrete)
+            if self.tracked + size <= TRACKED_BYTES:
+                self.tracked += size
+                self.first[key] = discrete
+            return
+        before = self.first.get(key)
+        if before is None:
+            return
+        count = sum(int(np.count_nonzero(a != b)) for a, b in zip(before, discrete, strict=True))
+        if count:
+            self.differing[key[:2]] = max(self.differing.get(key[:2], 0), count)
+
+    def see_float(self, computation: str, instruction: Instruction, value: np.ndarray) -> None:
+        key = self._occurrence(computation, instruction)
+        if value.dtype.kind != "f":
+            return
+        known = self.ranges.get(key)
+        if known is None:
+            if self.sample != 0 or self.tracked + 2 * value.nbytes > TRACKED_BYTES:
+                return
+            self.tracked += 2 * value.nbytes
+            self.ranges[key] = (np.array(value, copy=True), np.array(value, copy=True))
+            return
+        np.fmin(known[0], value, out=known[0])
+        np.fmax(known[1], value, out=known[1])
+
+    def jumps(self) -> dict[tuple[str, str], int]:
+        """Elements whose sample range exceeds `JUMP` of their array's magnitude, by
+        instruction, in the order the first sample made them (so operands come first)."""
+        found: dict[tuple[str, str], int] = {}
+        for (computation, name, _), (low, high) in self.ranges.items():
+            with np.errstate(invalid="ignore", over="ignore"):
+                magnitude = np.maximum(np.abs(low), np.abs(high))
+                finite = np.isfinite(magnitude)
+                if not np.any(finite):
+                    continue
+                scale = float(magnitude[finite].max())
+                count = int(np.count_nonzero(finite & (high - low > JUMP * scale)))
+            if count and scale > 0:
+                found[(computation, name)] = found.get((computation, name), 0) + count
+        return found
+
+
+class _NoisyInterpreter(Interpreter):
+    """Evaluates the f64 shadow with each rounding op's result moved by up to one ulp of its
+    declared type, and reports the discontinuities' outputs to a recorder."""
+
+    def __init__(
+        self, shadow: HloModule, declared: dict[tuple[str, str], Instruction], recorder: _Recorder
+    ) -> None:
+        super().__init__(shadow)
+        self.declared = declared
+        self.recorder = recorder
+        self.rng = np.random.default_rng(SEED)
+
+    def reseed(self, sample: int) -> None:
+        self.rng = np.random.default_rng((SEED, sample))
+        self.recorder.sample = sample
+        self.recorder.occurrences.clear()
+
+    def _handler(self, computation: Any, instruction: Instruction, batched: bool) -> Handler:
+        handler = super()._handler(computation, instruction, batched)
+        original = self.declared.get((computation.name, instruction.name))
+        if original is None:
+            return handler
+        if original.opcode not in _EXACT and _is_float(original):
+            return self._rounding(
+                handler, _eps(original.shape.element_type), None if batched else computation.name
+            )
+        if original.opcode in DISCONTINUOUS and not batched and self._discrete(original):
+            return self._recording(handler, computation.name)
+        return handler
+
+    @staticmethod
+    def _discrete(instruction: Instruction) -> bool:
+        shape = instruction.shape
+        parts = shape.tuple_shapes if shape.is_tuple else (shape,)
+        return any(p.is_array and p.element_type not in _FLOAT_TYPES for p in parts)
+
+    def _rounding(self, handler: Handler, eps: float, computation: str | None) -> Handler:
+        def rounded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+            value = np.asarray(handler(interpreter, instruction, operands))
+            if value.dtype.kind not in "fc":
+                return value
+            moved = self.rng.uniform(-eps, eps, size=value.shape)
+            value = (value * (1.0 + moved)).astype(value.dtype, copy=False)
+            if computation is not None:
+                self.recorder.see_float(computation, instruction, value)
+            return value
+
+        return rounded
+
+    def _recording(self, handler: Handler, computation: str) -> Handler:
+        def recorded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+            value = handler(interpreter, instruction, operands)
+            self.recorder.see(computation, instruction, value)
+            return value
+
+        return recorded
+
+
+def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
+    """The reference `module` evaluated `samples` times in f64 with random rounding at each
+    op's declared precision, on `arguments` already widened to the shadow's types."""
+    from workbench.replay.hlo import evaluate_module
+    from workbench.replay.hlo.shadow import widened_module
+
+    shadow = widened_module(module)
+    declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
+    recorder = _Recorder()
+    interpreter = _NoisyInterpreter(shadow, declared, recorder)
+    low = high = None
+    for sample in range(samples):
+        interpreter.reseed(sample)
+        value = evaluate_module(shadow, arguments, interpreter=interpreter)
+        low = value if low is None else _combine(low, value, np.fmin)
+        high = value if high is None else _combine(high, value, np.fmax)
+    found = []
+    for key, count in sorted(recorder.differing.items(), key=lambda item: -item[1]):
+        found.append(_discontinuity(recorder.instructions[key], key[0], count, flipped=True))
+    jumps = recorder.jumps()
+    for key, count in jumps.items():
+        instruction = recorder.instructions[key]
+        if any((key[0], operand) in jumps for operand in instruction.operands):
+            continue  # downstream of a jump: the jump is named, not what follows it
+        found.append(_discontinuity(instruction, key[0], count, flipped=False))
+    return Noise(low, high, tuple(found))
+
+
+def _combine(a: Any, b: Any, pick: Any) -> Any:
+    if isinstance(a, tuple):
+        return tuple(_combine(x, y, pick) for x, y in zip(a, b, strict=True))
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "fc":
+        return a
+    if a.dtype.kind == "c":  # range of each part
+        return pick(a.real, b.real) + 1j * pick(a.imag, b.imag)
+    return pick(a, b)
+
+
+def _discontinuity(
+    instruction: Instruction, computation: str, elements: int, flipped: bool
+) -> Discontinuity:
+    op_name = instruction.metadata.op_name if instruction.metadata else ""
+    return Discontinuity(
+        instruction.name, instruction.opcode, computation, op_name, elements, flipped
+    )
