@@ -176,3 +176,40 @@ def test_the_codec_builds_only_its_own_classes() -> None:
                    "[" * 100000 + "]" * 100000):
         with pytest.raises(DecodeError):
             loads(forged)
+
+
+def test_every_class_a_verdict_can_hold_is_storable() -> None:
+    """Walks the type hints from Verdict down: a class a result may hold that the codec does
+    not know would make every such result go uncached, silently."""
+    import dataclasses
+    import typing
+    from enum import Enum
+
+    import workbench.hlo_ir
+    import workbench.model
+    import workbench.replay.bisect
+    import workbench.replay.compare
+    import workbench.replay.hlo.noise
+    import workbench.replay.outcome
+    import workbench.replay.steps
+    from workbench.replay.bisect import Verdict
+    from workbench.replay.result_codec import _classes
+
+    names: dict[str, object] = {}  # what the annotations name, imported for type checking only
+    for module in (workbench.hlo_ir, workbench.model, workbench.replay.bisect,
+                   workbench.replay.compare, workbench.replay.hlo.noise,
+                   workbench.replay.outcome, workbench.replay.steps):
+        names.update(vars(module))
+    seen: set[type] = set()
+    pending: list[object] = [Verdict]
+    while pending:
+        hint = pending.pop()
+        if isinstance(hint, type) and (dataclasses.is_dataclass(hint) or issubclass(hint, Enum)
+                                       or hasattr(hint, "_fields")):
+            if hint in seen:
+                continue
+            seen.add(hint)
+            if not issubclass(hint, Enum):
+                pending.extend(typing.get_type_hints(hint, localns=names).values())
+        pending.extend(typing.get_args(hint))
+    assert {kind.__name__ for kind in seen} <= set(_classes()), seen

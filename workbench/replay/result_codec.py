@@ -29,11 +29,12 @@ def _classes() -> dict[str, type]:
     from workbench.model import Source, Step
     from workbench.replay.bisect import Verdict
     from workbench.replay.compare import BoundCheck, Comparison, Tolerance
+    from workbench.replay.hlo.noise import Discontinuity
     from workbench.replay.outcome import Kind, Outcome
     from workbench.replay.steps import StepResult
 
     kinds: tuple[type, ...] = (Verdict, StepResult, Step, Comparison, Outcome, Tolerance,
-                               BoundCheck, Source, Kind)
+                               BoundCheck, Discontinuity, Source, Kind)
     return {kind.__name__: kind for kind in kinds}
 
 
