@@ -74,6 +74,7 @@ class _Step:
     instruction: Instruction
     operands: tuple[int, ...]
     release: tuple[int, ...]  # slots whose last use is this step
+    declared: object  # what the result must be: see `_declared`
 
 
 @dataclass
@@ -261,6 +262,7 @@ class Interpreter:
                 handler, instruction,
                 tuple(slots[o] for o in instruction.operands),
                 tuple(released.get(position, ())),
+                None if batched else _declared(instruction.shape),
             )))
         return _Plan(computation, len(computation.instructions), tuple(parameters),
                      tuple(steps), root, batched)
@@ -297,8 +299,10 @@ class Interpreter:
         step = None
         try:
             for slot, step in plan.steps:
-                values[slot] = step.handler(self, step.instruction,
-                                            [values[i] for i in step.operands])
+                value = values[slot] = step.handler(self, step.instruction,
+                                                    [values[i] for i in step.operands])
+                if step.declared is not None:
+                    _check_result(step, value, step.declared)
                 if step.release:
                     for released in step.release:
                         values[released] = None
@@ -320,8 +324,10 @@ class Interpreter:
                 observer.value(instructions[slot], values[slot])
             for slot, step in plan.steps:
                 known = observer.before(step.instruction)
-                values[slot] = known if known is not None else step.handler(
+                value = values[slot] = known if known is not None else step.handler(
                     self, step.instruction, [values[i] for i in step.operands])
+                if step.declared is not None:
+                    _check_result(step, value, step.declared)
                 observer.value(step.instruction, values[slot])
                 for released in step.release:
                     values[released] = None
@@ -363,6 +369,55 @@ def _shape_bytes(shape: Shape) -> int:
         return memory.array_bytes(dtype_of(shape.element_type), shape.dims)
     except Unsupported:
         return 0  # evaluating it will say so
+
+
+def _declared(shape: Shape) -> object:
+    """What a result of `shape` must be, to check each result cheaply: (dims, dtype) for an
+    array, a tuple of those for a tuple, None where nothing is checked (token, opaque, a type
+    the evaluator cannot hold, which its handler reports)."""
+    if shape.is_tuple:
+        elements = tuple(_declared(element) for element in shape.tuple_shapes)
+        return elements if any(e is not None for e in elements) else None
+    if not shape.is_array:
+        return None
+    try:
+        return tuple(shape.dims), dtype_of(shape.element_type)
+    except Unsupported:
+        return None
+
+
+def _check_result(step: _Step, value: Value, declared: object) -> None:
+    """Raise when a result is not of its declared shape and type: a module whose attributes
+    disagree with its shapes (a `pad` giving f32[10] for f32[4]) is not judged on made-up
+    values, and no result grows past what the memory check sized."""
+    if isinstance(declared, tuple) and len(declared) == 2 and isinstance(declared[1], np.dtype):
+        dims, dtype = declared
+        shape = getattr(value, "shape", None)
+        if shape == dims and getattr(value, "dtype", None) == dtype:
+            return
+        if shape is None and not isinstance(value, tuple):
+            value = np.asarray(value)  # a handler's numpy or Python scalar
+            if value.shape == dims and value.dtype == dtype:
+                return
+        raise _wrong_result(step, value)
+    if not isinstance(value, tuple) or len(value) != len(declared):  # type: ignore[arg-type]
+        raise _wrong_result(step, value)
+    for element, expected in zip(value, declared, strict=True):  # type: ignore[call-overload]
+        if expected is not None:
+            _check_result(step, element, expected)
+
+
+def _wrong_result(step: _Step, value: Value) -> EvaluationError:
+    instruction = step.instruction
+    if isinstance(value, tuple):
+        got = f"a tuple of {len(value)}"
+    else:
+        array = np.asarray(value)
+        got = f"{array.dtype}[{','.join(str(d) for d in array.shape)}]"
+    return EvaluationError(
+        f"{instruction.name} ({instruction.opcode}): its result is {got}, its declared "
+        f"shape {_describe_shape(instruction.shape)}; the module's attributes and shapes "
+        "disagree")
 
 
 def _describe_shape(shape: Shape) -> str:
