@@ -253,6 +253,7 @@ class Verdict:
     untested: int = 0
     results: list[StepResult] = field(default_factory=list)  # in evaluation order
     shadow_evaluations: int = 0
+    recorded_environment: str | None = None  # see `Replay.recorded_environment`
 
     @property
     def contradictions(self) -> list[str]:
@@ -321,7 +322,8 @@ def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> 
                       inputs=replay.inputs.origin, reference=reference.step,
                       reference_outcome=reference.outcome,
                       recorded=replay.recorded_comparison, results=order,
-                      shadow_evaluations=replay.shadow_evaluations)
+                      shadow_evaluations=replay.shadow_evaluations,
+                      recorded_environment=replay.recorded_environment)
     if reference.kind != Kind.OK:
         verdict.status = reference.kind
         return verdict

@@ -27,6 +27,7 @@ from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import sub_byte
 from workbench.replay.hlo.dtypes import contiguous, dtype_of
+from workbench.replay.hlo.float_environment import flushing
 from workbench.replay.hlo.registry import Handler, Value, handler_for
 
 # Ops that stay exact when every scalar in a scalar computation becomes an array of scalars.
@@ -97,9 +98,11 @@ def _is_scalar_shape(instruction: Instruction) -> bool:
 class Interpreter:
     """Evaluates computations of one module; plans are compiled once and reused."""
 
-    def __init__(self, module: HloModule, observer: Observer | None = None) -> None:
+    def __init__(self, module: HloModule, observer: Observer | None = None,
+                 flush_subnormals: bool = False) -> None:
         self.module = module
         self.observer = observer
+        self.flush_subnormals = flush_subnormals  # the platform's DAZ/FTZ (float_environment)
         self._plans: dict[tuple[str, bool], _Plan] = {}
         self._peaks: dict[str, int] = {}  # most bytes a computation holds at once
         self._memory_limit = memory.memory_limit()
@@ -222,7 +225,8 @@ class Interpreter:
         else:
             handler = handler_for(instruction.opcode)
         operand_shapes = [computation.by_name[o].shape for o in instruction.operands]
-        return sub_byte.adapt(handler, instruction, operand_shapes)
+        handler = sub_byte.adapt(handler, instruction, operand_shapes)
+        return flushing(handler) if self.flush_subnormals else handler
 
     def _plan(self, name: str, batched: bool) -> _Plan:
         plan = self._plans.get((name, batched))
