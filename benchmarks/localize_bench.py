@@ -22,8 +22,9 @@ The interleaved runs never localize the same pair twice in a row, so each pays t
 does for each execution of a module), when those of the same two modules are reused.
 
 The goal: localization within 3 evaluations' time. Peak memory: the bytes of intermediate
-values localization holds at once (its own count, bounded by `MEMORY_LIMIT`), and the peak of
-traced allocations during a localization (tracemalloc, a separate untimed run).
+values localization holds at once (its own count, bounded with what its evaluations hold by
+`--memory-limit`), and the peak of traced allocations during a localization (tracemalloc, a
+separate untimed run).
 """
 
 from __future__ import annotations

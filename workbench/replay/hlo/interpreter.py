@@ -291,6 +291,12 @@ class Interpreter:
         memory.check(peak, f"the values {computation.name} holds at once", self._memory_limit)
         self._peaks[computation.name] = peak
 
+    def holds_at_once(self, name: str) -> int:
+        """The most bytes an evaluation of computation `name` holds at once, from its
+        declared shapes (what the memory check counts); raises `OverMemoryLimit` beyond the
+        limit."""
+        return self._peak(name)
+
     def _peak(self, name: str) -> int:
         if name not in self._peaks:
             self._plan(name, batched=False)  # compiling checks it and records its peak
