@@ -1,6 +1,7 @@
 """Localization time and memory on the largest module, against one evaluation of it.
 
     python benchmarks/localize_bench.py [--dump DIR | --layers 4] [--module KEY] [--repeat 3]
+        [--pair A B [--as-dumped]] [--memory-limit SIZE]
 
 On the largest module of the large transformer dump (made or reused as `replay_large.py`
 does; `--dump` for another), first execution, the pair of steps around the middle of the
@@ -21,9 +22,16 @@ The interleaved runs never localize the same pair twice in a row, so each pays t
 (and what is worked out per site); the late case is then also timed run after run (as triage
 does for each execution of a module), when those of the same two modules are reused.
 
+At model size (issue 21): `--pair A B` localizes between the steps at timeline indices A and
+B (the culprit pass's, e.g. of a dump with a bug planted by `tests/planting.py`), and
+`--as-dumped` measures that pair alone, unplanted: with `--dump` the GPT-style AdamW training
+step of `benchmarks/gpt_adamw_step.py` (8 layers: about 8,000 instructions mid-pipeline). The
+process's peak RSS is printed against the memory limit (`--memory-limit`, else the default).
+
 The goal: localization within 3 evaluations' time. Peak memory: the bytes of intermediate
-values localization holds at once (its own count, bounded by `MEMORY_LIMIT`), and the peak of
-traced allocations during a localization (tracemalloc, a separate untimed run).
+values localization holds at once (its own count, bounded with what its evaluations hold by
+`--memory-limit`), and the peak of traced allocations during a localization (tracemalloc, a
+separate untimed run).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import resource
 import sys
 import tracemalloc
 from collections.abc import Callable
@@ -48,10 +57,12 @@ from timing import interleaved_best
 
 from workbench.hlo_ir import HloModule
 from workbench.loader import load_step_hlo
+from workbench.replay import memory
 from workbench.replay.backends import open_backend
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.inputs import InputSpec, resolve_inputs
 from workbench.replay.localize import Localizer
+from workbench.sizes import format_size, parse_size
 
 
 def plant(module: HloModule, where: float = 0.0) -> tuple[HloModule, str]:
@@ -74,17 +85,32 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_module_arguments(parser)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pair", nargs=2, type=int, metavar=("A", "B"),
+                        help="the steps to localize between (timeline indices; default the "
+                        "middle two)")
+    parser.add_argument("--as-dumped", action="store_true",
+                        help="only the pair as dumped (no bug planted by this script)")
+    parser.add_argument("--memory-limit", type=parse_size, metavar="SIZE")
     args = parser.parse_args()
+    if args.memory_limit is not None:
+        memory.set_memory_limit(args.memory_limit)
     folder, dump, module = module_of(args, "localize_bench")
     backend = open_backend(dump.root, module)
     inputs = resolve_inputs(backend, module.executions[0], InputSpec())
     steps = backend.steps()
-    middle = len(steps) // 2
-    before_step, after_step = steps[middle - 1], steps[middle]
+    if args.pair:
+        by_index = {step.index: step for step in steps}
+        before_step, after_step = by_index[args.pair[0]], by_index[args.pair[1]]
+    else:
+        middle = len(steps) // 2
+        before_step, after_step = steps[middle - 1], steps[middle]
     before = load_step_hlo(dump.root, before_step)
     after = load_step_hlo(dump.root, after_step)
-    cases = {"early": plant(after, 0.0), "middle": plant(after, 0.5),
-             "late": plant(after, 1.0), "clean": (after, "")}
+    if args.as_dumped:
+        cases = {"dumped": (after, "")}
+    else:
+        cases = {"early": plant(after, 0.0), "middle": plant(after, 0.5),
+                 "late": plant(after, 1.0), "clean": (after, "")}
     arguments = inputs.arguments
     print(f"{folder}: {module.key} ({module.name}), steps {before_step.index} -> "
           f"{after_step.index} ({after_step.pass_name}), {after.instruction_count()} "
@@ -116,12 +142,17 @@ def main() -> int:
               f"{found}, {result.matched} matched, {len(result.unmatched)} unmatched); values "
               f"kept at most {result.kept_bytes / 2**20:.1f} MB, traced peak "
               f"{traced / 2**20:.1f} MB")
-    late = cases["late"][0]
-    again, _ = interleaved_best(args.repeat, {"again": lambda: Localizer(
-        before, late, arguments).run(before_step, after_step)})["again"]
-    print(f"  late, the same pair again (another execution: the matching is reused): "
-          f"{again:.3f} s = {again / evaluation:.2f} evaluations")
+    if "late" in cases:
+        late = cases["late"][0]
+        again, _ = interleaved_best(args.repeat, {"again": lambda: Localizer(
+            before, late, arguments).run(before_step, after_step)})["again"]
+        print(f"  late, the same pair again (another execution: the matching is reused): "
+              f"{again:.3f} s = {again / evaluation:.2f} evaluations")
     print(f"worst: {worst:.2f} evaluations' time (goal: at most 3)")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    limit = memory.memory_limit()
+    print(f"process peak RSS {format_size(peak)} = {peak / limit:.2f}x the memory limit of "
+          f"{format_size(limit)} (the modules, the inputs and every run above)")
     return 0
 
 

@@ -50,7 +50,9 @@ def read_hlo_file(root: Path, source: Source, kind: str) -> HloModule:
 
 
 def read_snapshot_file(root: Path, source: Source) -> Snapshot:
-    """Parse one snapshot file, uncached."""
+    """Parse one snapshot file, uncached; one larger than the memory limit allows to read
+    (`snapshot.check_memory`) is refused before its bytes are read."""
+    snapshot.check_size(root / source.file, source)
     data = read_bytes(root, source)
     if not data:
         raise ReadError(source.file, "empty file (still being written?)")

@@ -31,6 +31,25 @@ def size_from_environment(variable: str) -> int | None:
     return None
 
 
+MEMORY_LIMIT_VARIABLE = "WORKBENCH_MEMORY_LIMIT"  # see `replay.memory`
+_FALLBACK_MEMORY_LIMIT = 4 << 30  # where the machine's memory cannot be read
+
+
+def default_memory_limit() -> int:
+    """A quarter of the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (ValueError, OSError, AttributeError):
+        return _FALLBACK_MEMORY_LIMIT
+
+
+def memory_limit() -> int:
+    """The memory limit in force (`--memory-limit`, `replay.memory`): the environment's, else
+    the default. Here so that readers below the replay (a snapshot's) can be bounded by it."""
+    configured = size_from_environment(MEMORY_LIMIT_VARIABLE)
+    return default_memory_limit() if configured is None else configured
+
+
 def format_size(size: int) -> str:
     """Bytes as a person reads them: `7.2 GB`, `512 MB`, `12 KB`."""
     for unit, scale in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):

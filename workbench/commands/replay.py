@@ -236,6 +236,9 @@ def run(args: argparse.Namespace) -> int:
         print(status_line(result))
         if result.position == 0 and replay.recorded_comparison is not None:
             print(f"recorded result vs reference: {replay.recorded_comparison.summary}")
+            if replay.recorded_environment is not None:
+                print(f"  decided by the platform's floating-point environment: "
+                      f"{replay.recorded_environment}")
         print(flush=True)
         if result.position and not args.dump_literals:
             result.value = None  # printed: no need to hold every step's result

@@ -170,6 +170,19 @@ class HloBackend:
 
         return evaluate_module(self.load(step), arguments)
 
+    def evaluate_flushed(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        """The result of `step` as XLA CPU computes it: every subnormal read and written as
+        zero (`hlo.float_environment`)."""
+        from workbench.replay.hlo import evaluate_module
+
+        return evaluate_module(self.load(step), arguments, flush_subnormals=True)
+
+    def platform(self) -> str | None:
+        """The platform the module was compiled for (`cpu`, `gpu`), from its
+        `<platform>_after_optimizations` dump; None when the dump has none."""
+        return next((s.pipeline for s in self.steps() if s.kind == "after" and s.pipeline),
+                    None)
+
     def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
         """The result of `step` with every float type computed in f64 (complex in c128), on
         arguments already widened so: the truth a result is judged against."""

@@ -254,6 +254,7 @@ class Verdict:
     results: list[StepResult] = field(default_factory=list)  # in evaluation order
     shadow_evaluations: int = 0
     noise_evaluations: int = 0  # random-rounding evaluations of the reference (noise stage)
+    recorded_environment: str | None = None  # see `Replay.recorded_environment`
 
     @property
     def contradictions(self) -> list[str]:
@@ -323,7 +324,8 @@ def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> 
                       reference_outcome=reference.outcome,
                       recorded=replay.recorded_comparison, results=order,
                       shadow_evaluations=replay.shadow_evaluations,
-                      noise_evaluations=replay.noise_evaluations)
+                      noise_evaluations=replay.noise_evaluations,
+                      recorded_environment=replay.recorded_environment)
     if reference.kind != Kind.OK:
         verdict.status = reference.kind
         return verdict

@@ -22,8 +22,10 @@ of the later step, only what it does not make bit for bit as the earlier step di
 (`Localizer.settled`: an instruction computing the same as its counterpart on such values,
 whatever the inputs; `unsettled_module`), judged as it is made up to the culprit, so it is not
 kept (where the values turn out alike anyway, the earlier step's are taken, `_Search.known`);
-and the regions of the values judged beyond the tolerance. Values kept are counted, and
-beyond `memory_limit` bytes localization stops with a clear error.
+and the regions of the values judged beyond the tolerance. Values kept are counted with
+what the evaluations running at once hold (`Interpreter.holds_at_once`: the earlier and the
+later step, and a shadow, each sized from its declared shapes), and beyond the memory limit
+(`--memory-limit`, `replay.memory`) localization stops with a clear error.
 """
 
 from __future__ import annotations
@@ -59,8 +61,6 @@ if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
     from workbench.replay.hlo.noise import Noise
     from workbench.replay.localize_mlir import MlirCulprit
-
-MEMORY_LIMIT = 200 * 1024 * 1024  # bytes of intermediate values kept at most
 
 DynKey = tuple[Key, tuple[int, ...]]  # a site and the loop iterations it was made in
 Region = tuple[HloModule, list[DynKey]]  # a value's region and the values it starts from
@@ -776,11 +776,17 @@ class Localizer:
     """Localize the departure between `before` and `after` (two loaded HLO modules)."""
 
     def __init__(self, before: HloModule, after: HloModule,
-                 arguments: Sequence[LiteralValue], memory_limit: int = MEMORY_LIMIT) -> None:
+                 arguments: Sequence[LiteralValue], memory_limit: int | None = None) -> None:
+        from workbench.replay import memory
+
         self.before = before
         self.after = after
         self.arguments = list(arguments)
-        self.memory_limit = memory_limit
+        # The values kept plus what the evaluations hold stay within it (default: the limit
+        # in force, `--memory-limit`).
+        self.memory_limit = memory.memory_limit() if memory_limit is None else memory_limit
+        self.evaluations_hold = 0  # bytes the evaluations under way hold at once, at most
+        self._holds: dict[int, int] = {}  # by module: what one evaluation of it holds
         pair = self._pair = pair_of(before, after)
         self.matching: Matching = pair.matching
         root = ((), before.entry.root_name)
@@ -809,10 +815,17 @@ class Localizer:
     def _keep(self, value: Any) -> None:
         self.kept += _nbytes(value)
         self.peak = max(self.peak, self.kept)
-        if self.kept > self.memory_limit:
+        self._check_memory()
+
+    def _check_memory(self) -> None:
+        if self.kept + self.evaluations_hold > self.memory_limit:
+            from workbench.sizes import format_size
+
             raise LocalizeError(
-                f"the values localization keeps exceed {self.memory_limit // 2**20} MB; "
-                "localize a smaller module or a pair of steps closer to the output")
+                f"the values localization keeps ({format_size(self.kept)}) and what its "
+                f"evaluations hold at once ({format_size(self.evaluations_hold)}) exceed the "
+                f"memory limit of {format_size(self.memory_limit)}; raise it with "
+                "--memory-limit, or localize a pair of steps closer to the output")
 
     def before_value(self, key: DynKey) -> LiteralValue | None:
         """The earlier step's value at `key`, made now if the earlier step has not got there
@@ -1125,6 +1138,12 @@ class Localizer:
         interpreter = self._interpreters.get(id(module))
         if interpreter is None or interpreter.module is not module:
             interpreter = self._interpreters[id(module)] = Interpreter(module)
+            with _evaluation_errors(module.name):
+                self._holds[id(module)] = interpreter.holds_at_once(module.entry.name)
+            # The earlier and the later step run in turns, a shadow or a region inside a
+            # visit: at most three evaluations are under way at once.
+            self.evaluations_hold = sum(sorted(self._holds.values())[-3:])
+            self._check_memory()
         with _evaluation_errors(module.name):
             try:
                 return evaluate_module(module, arguments, Recorder(sink, known), interpreter)
@@ -1151,6 +1170,7 @@ class Localizer:
         self.shadows.values.clear()
         self.perturbed.values.clear()
         self._interpreters.clear()
+        self._holds.clear()
         self._cones.clear()
         self._regions.clear()
         self._region_values.clear()
@@ -1160,7 +1180,8 @@ class Localizer:
 
     def _run(self, before_step: Step, after_step: Step) -> Localization:
         start = time.perf_counter()
-        self.evaluations = self.kept = self.peak = 0
+        self.evaluations = self.kept = self.peak = self.evaluations_hold = 0
+        self._holds.clear()
         self.shadows = _Shadows(self, perturbed=False)
         self.perturbed = _Shadows(self, perturbed=True)
         search = _Search(self)
@@ -1306,14 +1327,14 @@ def differing_elements(before: LiteralValue, after: LiteralValue | None,
 
 def localize_modules(before: HloModule, after: HloModule, arguments: Sequence[LiteralValue],
                      before_step: Step, after_step: Step,
-                     memory_limit: int = MEMORY_LIMIT) -> Localization:
+                     memory_limit: int | None = None) -> Localization:
     """Localize between two loaded modules (no text lines; see `localize_steps`)."""
     return Localizer(before, after, arguments, memory_limit).run(before_step, after_step)
 
 
 def localize_steps(root: Path, before_step: Step, after_step: Step,
                    arguments: Sequence[LiteralValue],
-                   memory_limit: int = MEMORY_LIMIT) -> Localization:
+                   memory_limit: int | None = None) -> Localization:
     """Localize the departure between two HLO steps of a dump, with the instructions' text
     lines and neighbours from the steps' text dumps. Raises `LocalizeError`."""
     from workbench.loader import ReadError, load_step_hlo

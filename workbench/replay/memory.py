@@ -19,28 +19,16 @@ import os
 import numpy as np
 
 from workbench.replay.errors import EvaluationError
-from workbench.sizes import format_size, size_from_environment
+from workbench.sizes import MEMORY_LIMIT_VARIABLE as ENVIRONMENT_VARIABLE
+from workbench.sizes import default_memory_limit as default_limit
+from workbench.sizes import format_size, memory_limit
 
-ENVIRONMENT_VARIABLE = "WORKBENCH_MEMORY_LIMIT"
-_FALLBACK_LIMIT = 4 << 30  # where the machine's memory cannot be read
+__all__ = ["ENVIRONMENT_VARIABLE", "OverMemoryLimit", "array_bytes", "check", "default_limit",
+           "memory_limit", "set_memory_limit"]
 
 
 class OverMemoryLimit(EvaluationError):
     """An array, or the arrays live at once, would exceed the memory limit."""
-
-
-def default_limit() -> int:
-    """A quarter of the machine's physical memory."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
-    except (ValueError, OSError, AttributeError):
-        return _FALLBACK_LIMIT
-
-
-def memory_limit() -> int:
-    """The limit in force: the environment's, else the default."""
-    configured = size_from_environment(ENVIRONMENT_VARIABLE)
-    return default_limit() if configured is None else configured
 
 
 def set_memory_limit(size: int) -> None:

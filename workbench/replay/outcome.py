@@ -185,6 +185,9 @@ def verdict_text(verdict: Verdict) -> str:
         agreement = "matches" if recorded.ok else "differs from"
         parts.append(f"the recorded result {agreement} the reference "
                      f"({comparison_text(recorded)})")
+        if v.recorded_environment is not None:
+            parts.append(f"the platform's floating-point environment decided it: "
+                         f"{v.recorded_environment}")
     elif recorded is None:
         parts.append(f"no recorded result to check (inputs: {v.inputs})")
     if v.skipped:

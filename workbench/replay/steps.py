@@ -205,6 +205,19 @@ class NoiseBackend(ShadowBackend):
         return self.inner.evaluate_noise(step, arguments)  # type: ignore[attr-defined]
 
 
+@dataclass(frozen=True)
+class FlushedBackend(ShadowBackend):
+    """`backend` evaluating with subnormals read and written as zero (its
+    `evaluate_flushed`), through the same runners as any step."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name} (subnormals as zero)"
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        return self.inner.evaluate_flushed(step, arguments)  # type: ignore[attr-defined]
+
+
 @dataclass
 class StepResult:
     """One step's verdict. `position` counts replayable steps (0 is the reference)."""
@@ -255,6 +268,9 @@ class Replay:
     noise: bool = True  # the bound's last stage: rounding noise inside the program
     results: dict[int, StepResult] = field(default_factory=dict)
     recorded_comparison: Comparison | None = None
+    # Set when the recording matches only the reference as the platform computes it (its
+    # subnormals read and written as zero): what decided it, for the verdict to say.
+    recorded_environment: str | None = None
     evaluations: int = 0
     shadow_evaluations: int = 0
     noise_evaluations: int = 0  # random-rounding evaluations of the reference (SAMPLES each)
@@ -319,6 +335,8 @@ class Replay:
                 # The reference is what the program should compute; the recording is what
                 # the real run did: "expected" is the reference.
                 self.recorded_comparison = self.judge(self.inputs.recorded)
+                if not self.recorded_comparison.ok:
+                    self._judge_recorded_as_the_platform_computes(self.inputs.recorded)
             return StepResult(0, step, Outcome(Kind.OK), seconds=evaluation.seconds,
                               value=value)
         comparison = self.judge(value)
@@ -336,6 +354,37 @@ class Replay:
         if not self.error_bound or self.atol is not None or self.rtol is not None:
             return compare(reference, value, self.atol, self.rtol)  # the user's tolerance
         return compare(reference, value, truth=self)
+
+    def _judge_recorded_as_the_platform_computes(self, recorded: LiteralValue) -> None:
+        """Judge the recording again, each element against the reference evaluated either
+        way: as IEEE arithmetic does, or as the platform does (XLA CPU reads and writes
+        subnormals as zero, `hlo.float_environment`). Both are legal; where that turns the
+        comparison ok, `recorded_environment` says so. One more evaluation of the reference,
+        only for a recording that differs, and only for a platform known to flush (or one
+        the dump does not name)."""
+        from workbench.replay.hlo.float_environment import PLATFORMS_THAT_FLUSH, either_way
+
+        backend = self.backend
+        if not hasattr(backend, "evaluate_flushed"):
+            return
+        platform = backend.platform()  # type: ignore[attr-defined]
+        if platform is not None and platform not in PLATFORMS_THAT_FLUSH:
+            return
+        evaluation = self.runner.evaluate(FlushedBackend(backend), self.steps[0],
+                                          self.inputs.arguments, self.cancel)
+        if evaluation.kind != "value":
+            return
+        assert self._reference_value is not None
+        mixed = either_way(self._reference_value, evaluation.value, recorded)
+        if mixed is None:
+            return
+        expected, note = mixed
+        comparison = compare(expected, recorded, truth=self)
+        if comparison.ok:
+            self.recorded_comparison = comparison
+            self.recorded_environment = (
+                f"{note}, as XLA {(platform or 'cpu').upper()} runs (denormals-are-zero, "
+                "flush-to-zero)")
 
     def stages(self) -> tuple[Stage, ...]:
         """The bound's stages still worth trying: each contains the one before, so once the

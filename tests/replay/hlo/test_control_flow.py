@@ -66,8 +66,9 @@ def test_conditional_picks_branch(selector: np.ndarray, expected: float) -> None
 
 
 def test_call_fusion_and_map() -> None:
-    double = computation("double", [Instruction("x", "parameter", F32, parameter_number=0),
-                                    Instruction("r", "add", F32, ["x", "x"])])
+    f32_3 = Shape("f32", (3,))
+    double = computation("double", [Instruction("x", "parameter", f32_3, parameter_number=0),
+                                    Instruction("r", "add", f32_3, ["x", "x"])])
     x = np.array([1, -0.0, 3], np.float32)
     for opcode in ("call", "fusion"):
         assert_same(run(opcode, "f32", x, called_computations=["double"],

@@ -112,6 +112,27 @@ def test_memory_limit_is_a_clear_error() -> None:
         localizer.run(step, step)
 
 
+def test_the_limit_is_the_memory_limit_and_counts_what_the_evaluations_hold(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No fixed cap: by default the limit in force (`--memory-limit` sets it), and the values
+    kept plus what the evaluations under way hold at once must fit in it."""
+    from workbench.replay import memory
+
+    step = Step(0, "p", "hlo", "after-pass")
+    before, after = parse_hlo_text(cases.FUSION_BEFORE), parse_hlo_text(cases.FUSION_AFTER)
+    monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, "8G")
+    localizer = Localizer(before, after, cases.FUSION_ARGS)
+    assert localizer.memory_limit == 8 << 30
+    assert localizer.run(step, step).instruction is not None
+    holds, kept = localizer.evaluations_hold, localizer.peak
+    assert holds > 0 and kept > 0
+    just_enough = Localizer(before, after, cases.FUSION_ARGS, memory_limit=holds + kept)
+    assert just_enough.run(step, step).instruction is not None
+    short = Localizer(before, after, cases.FUSION_ARGS, memory_limit=holds + kept - 1)
+    with pytest.raises(LocalizeError, match=r"exceed the memory limit of .*--memory-limit"):
+        short.run(step, step)
+
+
 def test_observer_sees_fusion_and_loop_values_and_changes_nothing() -> None:
     seen: list[tuple[int, str]] = []
 

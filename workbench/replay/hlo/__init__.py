@@ -34,6 +34,7 @@ from workbench.replay.hlo import (  # noqa: F401  (each module registers its ops
     sub_byte,
 )
 from workbench.replay.hlo.dtypes import dtype_of
+from workbench.replay.hlo.float_environment import flush_subnormals as flush_subnormals_of
 from workbench.replay.hlo.interpreter import Interpreter, Observer
 from workbench.replay.hlo.registry import supported_opcodes
 
@@ -67,10 +68,12 @@ def _materialize(value: object) -> LiteralValue:
 def evaluate_computation(module: HloModule, computation: Computation,
                          arguments: Sequence[LiteralValue],
                          observer: Observer | None = None,
-                         interpreter: Interpreter | None = None) -> LiteralValue:
+                         interpreter: Interpreter | None = None,
+                         flush_subnormals: bool = False) -> LiteralValue:
     """Evaluate one computation of `module` on `arguments` (one per parameter); `observer`
     sees every intermediate value (see `interpreter.Observer`). `interpreter` (of `module`)
-    reuses the plans an earlier evaluation compiled."""
+    reuses the plans an earlier evaluation compiled. `flush_subnormals`: as XLA CPU runs,
+    every subnormal argument and result read as zero (`float_environment`)."""
     parameters = computation.parameters
     if len(arguments) != len(parameters):
         raise EvaluationError(
@@ -79,11 +82,15 @@ def evaluate_computation(module: HloModule, computation: Computation,
                  for parameter, argument in zip(parameters, arguments, strict=True)]
     for parameter, argument in zip(parameters, arguments, strict=True):
         _check_argument(parameter.shape, argument, f"argument {parameter.parameter_number}")
+    if flush_subnormals:
+        arguments = [flush_subnormals_of(argument) for argument in arguments]
     with np.errstate(all="ignore"):
         if interpreter is None:
-            interpreter = Interpreter(module)
+            interpreter = Interpreter(module, flush_subnormals=flush_subnormals)
         elif interpreter.module is not module:
             raise ValueError("the interpreter is another module's")
+        elif interpreter.flush_subnormals != flush_subnormals:
+            raise ValueError("the interpreter runs in another floating-point environment")
         interpreter.observer = observer
         result = interpreter.call(computation.name, arguments)
     return _materialize(sub_byte.from_storage(result, computation.root.shape))
@@ -91,6 +98,8 @@ def evaluate_computation(module: HloModule, computation: Computation,
 
 def evaluate_module(module: HloModule, arguments: Sequence[LiteralValue],
                     observer: Observer | None = None,
-                    interpreter: Interpreter | None = None) -> LiteralValue:
+                    interpreter: Interpreter | None = None,
+                    flush_subnormals: bool = False) -> LiteralValue:
     """Evaluate the entry computation of `module` on `arguments`."""
-    return evaluate_computation(module, module.entry, arguments, observer, interpreter)
+    return evaluate_computation(module, module.entry, arguments, observer, interpreter,
+                                flush_subnormals)

@@ -57,7 +57,7 @@ def convolution(interpreter: Interpreter, instruction: Instruction,
     if any(low) or any(high) or any(interior):
         if (any(v > 0 for v in low + high) or any(interior)) and not np.isfinite(k).all():
             raise Unsupported("convolution of a non-finite kernel over padding")
-        x = pad_array(x, np.zeros((), x.dtype), low, high, interior)
+        x = pad_array(x, np.zeros((), x.dtype), low, high, interior, instruction.name)
     batch, channels = x.shape[:2]
     out_features, kernel_channels = k.shape[:2]
     sizes = k.shape[2:]

@@ -27,6 +27,7 @@ from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import sub_byte
 from workbench.replay.hlo.dtypes import contiguous, dtype_of
+from workbench.replay.hlo.float_environment import flushing
 from workbench.replay.hlo.registry import Handler, Value, handler_for
 
 # Ops that stay exact when every scalar in a scalar computation becomes an array of scalars.
@@ -74,6 +75,7 @@ class _Step:
     instruction: Instruction
     operands: tuple[int, ...]
     release: tuple[int, ...]  # slots whose last use is this step
+    declared: object  # what the result must be: see `_declared`
 
 
 @dataclass
@@ -96,9 +98,11 @@ def _is_scalar_shape(instruction: Instruction) -> bool:
 class Interpreter:
     """Evaluates computations of one module; plans are compiled once and reused."""
 
-    def __init__(self, module: HloModule, observer: Observer | None = None) -> None:
+    def __init__(self, module: HloModule, observer: Observer | None = None,
+                 flush_subnormals: bool = False) -> None:
         self.module = module
         self.observer = observer
+        self.flush_subnormals = flush_subnormals  # the platform's DAZ/FTZ (float_environment)
         self._plans: dict[tuple[str, bool], _Plan] = {}
         self._peaks: dict[str, int] = {}  # most bytes a computation holds at once
         self._memory_limit = memory.memory_limit()
@@ -221,7 +225,8 @@ class Interpreter:
         else:
             handler = handler_for(instruction.opcode)
         operand_shapes = [computation.by_name[o].shape for o in instruction.operands]
-        return sub_byte.adapt(handler, instruction, operand_shapes)
+        handler = sub_byte.adapt(handler, instruction, operand_shapes)
+        return flushing(handler) if self.flush_subnormals else handler
 
     def _plan(self, name: str, batched: bool) -> _Plan:
         plan = self._plans.get((name, batched))
@@ -261,6 +266,7 @@ class Interpreter:
                 handler, instruction,
                 tuple(slots[o] for o in instruction.operands),
                 tuple(released.get(position, ())),
+                None if batched else _declared(instruction.shape),
             )))
         return _Plan(computation, len(computation.instructions), tuple(parameters),
                      tuple(steps), root, batched)
@@ -285,6 +291,12 @@ class Interpreter:
         memory.check(peak, f"the values {computation.name} holds at once", self._memory_limit)
         self._peaks[computation.name] = peak
 
+    def holds_at_once(self, name: str) -> int:
+        """The most bytes an evaluation of computation `name` holds at once, from its
+        declared shapes (what the memory check counts); raises `OverMemoryLimit` beyond the
+        limit."""
+        return self._peak(name)
+
     def _peak(self, name: str) -> int:
         if name not in self._peaks:
             self._plan(name, batched=False)  # compiling checks it and records its peak
@@ -297,8 +309,10 @@ class Interpreter:
         step = None
         try:
             for slot, step in plan.steps:
-                values[slot] = step.handler(self, step.instruction,
-                                            [values[i] for i in step.operands])
+                value = values[slot] = step.handler(self, step.instruction,
+                                                    [values[i] for i in step.operands])
+                if step.declared is not None:
+                    _check_result(step, value, step.declared)
                 if step.release:
                     for released in step.release:
                         values[released] = None
@@ -320,8 +334,10 @@ class Interpreter:
                 observer.value(instructions[slot], values[slot])
             for slot, step in plan.steps:
                 known = observer.before(step.instruction)
-                values[slot] = known if known is not None else step.handler(
+                value = values[slot] = known if known is not None else step.handler(
                     self, step.instruction, [values[i] for i in step.operands])
+                if step.declared is not None:
+                    _check_result(step, value, step.declared)
                 observer.value(step.instruction, values[slot])
                 for released in step.release:
                     values[released] = None
@@ -363,6 +379,55 @@ def _shape_bytes(shape: Shape) -> int:
         return memory.array_bytes(dtype_of(shape.element_type), shape.dims)
     except Unsupported:
         return 0  # evaluating it will say so
+
+
+def _declared(shape: Shape) -> object:
+    """What a result of `shape` must be, to check each result cheaply: (dims, dtype) for an
+    array, a tuple of those for a tuple, None where nothing is checked (token, opaque, a type
+    the evaluator cannot hold, which its handler reports)."""
+    if shape.is_tuple:
+        elements = tuple(_declared(element) for element in shape.tuple_shapes)
+        return elements if any(e is not None for e in elements) else None
+    if not shape.is_array:
+        return None
+    try:
+        return tuple(shape.dims), dtype_of(shape.element_type)
+    except Unsupported:
+        return None
+
+
+def _check_result(step: _Step, value: Value, declared: object) -> None:
+    """Raise when a result is not of its declared shape and type: a module whose attributes
+    disagree with its shapes (a `pad` giving f32[10] for f32[4]) is not judged on made-up
+    values, and no result grows past what the memory check sized."""
+    if isinstance(declared, tuple) and len(declared) == 2 and isinstance(declared[1], np.dtype):
+        dims, dtype = declared
+        shape = getattr(value, "shape", None)
+        if shape == dims and getattr(value, "dtype", None) == dtype:
+            return
+        if shape is None and not isinstance(value, tuple):
+            value = np.asarray(value)  # a handler's numpy or Python scalar
+            if value.shape == dims and value.dtype == dtype:
+                return
+        raise _wrong_result(step, value)
+    if not isinstance(value, tuple) or len(value) != len(declared):  # type: ignore[arg-type]
+        raise _wrong_result(step, value)
+    for element, expected in zip(value, declared, strict=True):  # type: ignore[call-overload]
+        if expected is not None:
+            _check_result(step, element, expected)
+
+
+def _wrong_result(step: _Step, value: Value) -> EvaluationError:
+    instruction = step.instruction
+    if isinstance(value, tuple):
+        got = f"a tuple of {len(value)}"
+    else:
+        array = np.asarray(value)
+        got = f"{array.dtype}[{','.join(str(d) for d in array.shape)}]"
+    return EvaluationError(
+        f"{instruction.name} ({instruction.opcode}): its result is {got}, its declared "
+        f"shape {_describe_shape(instruction.shape)}; the module's attributes and shapes "
+        "disagree")
 
 
 def _describe_shape(shape: Shape) -> str:

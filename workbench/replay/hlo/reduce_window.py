@@ -27,12 +27,14 @@ class Windows:
     """The window positions of one input: `slice(offset)` is, for every output element, the
     padded input element at that window offset; `valid(offset)` says which are real."""
 
-    def __init__(self, shape: tuple[int, ...], window: tuple[WindowDimension, ...]) -> None:
+    def __init__(self, shape: tuple[int, ...], window: tuple[WindowDimension, ...],
+                 where: str) -> None:
         if len(window) != len(shape):
             raise EvaluationError(f"window of rank {len(window)} on rank {len(shape)}")
         if any(w.window_reversal for w in window):
             raise Unsupported("window reversal outside convolution")
         self.window = window
+        self.where = where  # the instruction, named when its padding exceeds the memory limit
         self.low = [w.padding_low for w in window]
         self.high = [w.padding_high for w in window]
         self.interior = [w.base_dilation - 1 for w in window]
@@ -47,7 +49,8 @@ class Windows:
     def _pad(self, x: np.ndarray, value: object) -> np.ndarray:
         if not any(self.low) and not any(self.high) and not any(self.interior):
             return x
-        return pad_array(x, np.asarray(value, x.dtype), self.low, self.high, self.interior)
+        return pad_array(x, np.asarray(value, x.dtype), self.low, self.high, self.interior,
+                         self.where)
 
     def pad(self, x: np.ndarray) -> np.ndarray:
         return self._pad(np.asarray(x), np.zeros((), np.asarray(x).dtype))
@@ -74,7 +77,7 @@ def reduce_window(interpreter: Interpreter, instruction: Instruction,
     inits = [np.asarray(v) for v in operands[count:]]
     if instruction.window is None:
         raise EvaluationError(f"{instruction.name}: reduce-window without window")
-    windows = Windows(inputs[0].shape, instruction.window)
+    windows = Windows(inputs[0].shape, instruction.window, instruction.name)
     padded = [windows.pad(x) for x in inputs]
     combiner = Combiner(interpreter, instruction.called_computations[0],
                         [x.dtype for x in inputs])
@@ -101,7 +104,7 @@ def select_and_scatter(interpreter: Interpreter, instruction: Instruction,
     if any(w.base_dilation != 1 for w in instruction.window):
         raise Unsupported("select-and-scatter with base dilation")
     select_name, scatter_name = instruction.called_computations[:2]
-    windows = Windows(operand.shape, instruction.window)
+    windows = Windows(operand.shape, instruction.window, instruction.name)
     if windows.out_shape != source.shape:
         raise EvaluationError(f"{instruction.name}: source shape {source.shape} does not "
                               f"match the {windows.out_shape} windows")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.hlo_ir import Instruction, Shape
+from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import dtypes
 from workbench.replay.hlo.registry import Value, handles
@@ -140,10 +141,15 @@ def iota(interpreter: object, instruction: Instruction, operands: list[Value]) -
 
 
 def pad_array(x: np.ndarray, value: np.ndarray, low: list[int], high: list[int],
-              interior: list[int]) -> np.ndarray:
-    """Edge and interior padding; negative edge padding removes elements (after interior)."""
+              interior: list[int], where: str) -> np.ndarray:
+    """Edge and interior padding; negative edge padding removes elements (after interior).
+    The padded array is sized from the attributes before it is made (pad, and the base
+    dilation of convolution and reduce-window, may grow a small operand past any memory)."""
     dilated = [(n - 1) * (i + 1) + 1 if n else 0 for n, i in zip(x.shape, interior, strict=True)]
     full = [max(lo, 0) + d + max(hi, 0) for lo, d, hi in zip(low, dilated, high, strict=True)]
+    memory.check(memory.array_bytes(x.dtype, tuple(full)),
+                 f"{where}: {x.dtype}[{','.join(map(str, x.shape))}] padded or dilated to "
+                 f"[{','.join(map(str, full))}]")
     out = np.full(full, value, dtype=x.dtype)
     out[tuple(slice(max(lo, 0), max(lo, 0) + d, i + 1)
               for lo, d, i in zip(low, dilated, interior, strict=True))] = x
@@ -157,7 +163,7 @@ def pad(interpreter: object, instruction: Instruction, operands: list[Value]) ->
     config = _attribute(instruction, instruction.padding_config, "padding")
     return pad_array(np.asarray(x), value, [d.edge_padding_low for d in config],
                      [d.edge_padding_high for d in config],
-                     [d.interior_padding for d in config])
+                     [d.interior_padding for d in config], instruction.name)
 
 
 def _start_indices(operands: list[Value], rank: int) -> list[int]:
@@ -169,7 +175,11 @@ def _start_indices(operands: list[Value], rank: int) -> list[int]:
 
 
 def clamped_starts(starts: list[int], dims: tuple[int, ...], sizes: tuple[int, ...]) -> list[int]:
-    """XLA clamps dynamic start indices so the slice stays inside the operand."""
+    """XLA clamps dynamic start indices so the slice stays inside the operand (a slice
+    larger than the operand is an error: no start keeps it inside)."""
+    if len(sizes) != len(dims) or any(not 0 <= n <= d for n, d in zip(sizes, dims, strict=True)):
+        raise ValueError(f"a slice of size [{','.join(map(str, sizes))}] does not fit "
+                              f"in an operand of [{','.join(map(str, dims))}]")
     return [min(max(s, 0), d - n) for s, d, n in zip(starts, dims, sizes, strict=True)]
 
 

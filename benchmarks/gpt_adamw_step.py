@@ -1,0 +1,63 @@
+"""A GPT-style decoder's training step (bf16 compute, f32 parameters, optax AdamW, the whole
+step under `jax.jit`), the program issue 21's model-size localization is measured on.
+
+    PYENV_VERSION=3.12.1 python3.12 benchmarks/gpt_adamw_step.py [LAYERS]
+
+Needs JAX, Flax and optax; run under XLA's dump flags (`large_dump.py --program gpt-adamw`).
+2 layers, d_model 256, 4 heads, sequence 128, vocabulary 1,000, batch 8.
+"""
+
+import sys
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+
+LAYERS = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+D, HEADS, T, V, B = 256, 4, 128, 1000, 8
+
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        h = nn.LayerNorm(dtype=jnp.bfloat16)(x)
+        mask = nn.make_causal_mask(jnp.ones((x.shape[0], T)))
+        x = x + nn.SelfAttention(num_heads=HEADS, dtype=jnp.bfloat16)(h, mask=mask)
+        h = nn.LayerNorm(dtype=jnp.bfloat16)(x)
+        h = nn.Dense(4 * D, dtype=jnp.bfloat16)(h)
+        return x + nn.Dense(D, dtype=jnp.bfloat16)(nn.gelu(h))
+
+
+class Gpt(nn.Module):
+    @nn.compact
+    def __call__(self, tokens: jax.Array) -> jax.Array:
+        x = nn.Embed(V, D, dtype=jnp.bfloat16)(tokens)
+        x = x + self.param("position", nn.initializers.normal(0.02), (T, D)).astype(x.dtype)
+        for _ in range(LAYERS):
+            x = Block()(x)
+        return nn.Dense(V, dtype=jnp.bfloat16)(nn.LayerNorm(dtype=jnp.bfloat16)(x))
+
+
+model = Gpt()
+optimizer = optax.adamw(1e-3)
+
+
+@jax.jit
+def train_step(params, state, tokens, targets):
+    def loss(p):
+        logits = model.apply(p, tokens).astype(jnp.float32)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+
+    value, grads = jax.value_and_grad(loss)(params)
+    updates, state = optimizer.update(grads, state, params)
+    return optax.apply_updates(params, updates), state, value
+
+
+key = jax.random.PRNGKey(0)
+tokens = jax.random.randint(key, (B, T), 0, V)
+targets = jnp.roll(tokens, -1, axis=1)
+params = model.init(key, tokens)
+state = optimizer.init(params)
+params, state, value = train_step(params, state, tokens, targets)
+print(float(value))
