@@ -256,11 +256,14 @@ class _Converter:
             metadata = self.metadata_of(present["metadata"])
             if metadata is not None:
                 fields["metadata"] = metadata
+        attrs = _attrs(present, names)
+        if opcode == "scan":
+            attrs.update(_scan_attrs(proto))
         return Instruction(
             name=name, opcode=opcode, shape=shape, operands=operands, called_computations=called,
             id=present.get("id", 0), feature_group_count=present.get("feature_group_count", 1),
             batch_group_count=present.get("batch_group_count", 1),
-            is_stable=present.get("is_stable", False), attrs=_attrs(present, names), **fields)
+            is_stable=present.get("is_stable", False), attrs=attrs, **fields)
 
     def metadata_of(self, proto: xla_data_pb2.OpMetadata) -> Metadata | None:
         key = proto.SerializeToString()
@@ -338,6 +341,32 @@ def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
     thread = present.get("async_execution_thread")
     if thread and thread != "main":
         attrs["async_execution_thread"] = f'"{thread}"'
+    return attrs
+
+
+# A scan's fields, newer than the schema this reader is built from: the numbers XLA 0.11
+# writes (`num_carries=1, is_associative=true` as 95=1, 96=1; 82 is an empty message every
+# instruction of that XLA carries). Any other field set on a scan is named, so the evaluator
+# says it cannot read it instead of guessing (a reversed scan, say).
+_SCAN_FIELDS = {95: "num_carries", 96: "is_associative"}
+_EMPTY_FIELDS = frozenset((82,))
+
+
+def _scan_attrs(proto: hlo_pb2.HloInstructionProto) -> dict[str, str]:
+    """A scan's attributes as the text printer spells them."""
+    attrs: dict[str, str] = {}
+    unread: list[str] = []
+    for field in UnknownFieldSet(proto):
+        number, data = field.field_number, field.data
+        if number in _SCAN_FIELDS and isinstance(data, int):
+            name = _SCAN_FIELDS[number]
+            attrs[name] = str(data) if name == "num_carries" else ("true" if data else "false")
+        elif not (number in _EMPTY_FIELDS and not data):
+            unread.append(str(number))
+    if attrs.get("is_associative") == "false":
+        del attrs["is_associative"]
+    if unread:
+        attrs["unread_proto_fields"] = ",".join(sorted(set(unread), key=int))
     return attrs
 
 
