@@ -749,6 +749,11 @@ class _Parser:
             fields["comparison_direction"] = value
         elif key == "type" and opcode == "compare":
             fields["comparison_type"] = value
+        elif key == "order" and opcode == "compare":  # newer XLA: TOTAL or PARTIAL
+            if value == "TOTAL":
+                fields["comparison_type"] = "TOTALORDER"
+            elif value != "PARTIAL":
+                pending.loose[key] = value
         elif key == "kind" and opcode == "fusion":
             fields["fusion_kind"] = value
         elif key == "custom_call_target":
