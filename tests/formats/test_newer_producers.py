@@ -111,6 +111,14 @@ def test_gpu_tuple_operand_text_parses() -> None:
     assert element.operands == ["fusion.1"] and element.tuple_index == 0
 
 
+def test_thunk_sequence_after_thunk_passes_is_an_artifact() -> None:
+    """Written by XLA GPU for a module with a while loop (`conv_bn_f32`'s `jit_step`)."""
+    info = parse_xla_name("module_4639.jit_step.thunk_sequence_after_thunk_passes.txt")
+    assert info is not None
+    assert (info.kind, info.role, info.name) == (
+        "artifact", "thunk-sequence-after-thunk-passes", "jit_step")
+
+
 @pytest.mark.parametrize("shape", [
     "sm_9.0a_gpu", "sm_8.6_gpu", "sm_10.0a_gpu", "sm_12.0_gpu", "gfx942_gpu", "cpu"])
 def test_optimized_module_of_any_platform(shape: str) -> None:
@@ -154,3 +162,18 @@ def test_a_gap_in_the_per_pass_numbering_is_a_problem(tmp_path: Path) -> None:
         "module_0004.jit_topk_sort_take",
         "per-pass steps 0005, 0009-0010 of 22 are missing (not written, or removed)")]
     assert scan(JAX12).problems == []
+
+
+def test_newer_compare_order_is_read_from_text_and_proto() -> None:
+    """JAX 0.12 writes a total-order float compare as `order=TOTAL` (text) and in a proto
+    field of its own: both readers give TOTALORDER (sorting NaN and -0.0 depends on it), and
+    an integer compare keeps its default."""
+    name = "module_0004.jit_topk_sort_take.before_optimizations"
+    text = parse_hlo_text((JAX12 / f"{name}.txt").read_text(), name)
+    proto = read_hlo_proto((JAX12 / f"{name}.hlo.pb").read_bytes(), name)
+    for module in (text, proto):
+        kinds = {(i.name, i.comparison_type) for c in module.computations
+                 for i in c.instructions if i.opcode == "compare"}
+        assert ("lt_to.1", "TOTALORDER") in kinds
+        assert ("lt.1", None) in kinds  # s32 < 0, printed without an order
+        assert all("order" not in i.attrs for c in module.computations for i in c.instructions)

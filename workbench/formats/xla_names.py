@@ -60,6 +60,7 @@ _NAMED_ARTIFACTS = {
     "gpu_target_config.pbtxt": "gpu-target-config",
     "priority_fusion_dump.txt": "priority-fusion-dump",
     "thunk_metadata.txt": "thunk-metadata",
+    "thunk_sequence_after_thunk_passes.txt": "thunk-sequence-after-thunk-passes",
     "config.pbtxt": "module-config",
     "after_spmd_partitioner.txt": "after-spmd-partitioner",
     "after_spmd_partitioner.hlo.pb": "after-spmd-partitioner-proto",
