@@ -11,6 +11,7 @@ from textual.fuzzy import Matcher
 from textual.widget import Widget
 
 from workbench.model import Module
+from workbench.output.short_names import short_name
 from workbench.replay.outcome import Kind
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
@@ -102,7 +103,7 @@ class ModulesPane(FilteredTablePane):
         return [
             (status.symbol, status.style),
             (short_key(module), "dim"),
-            (module.name or module.key, ""),
+            (short_name(module.name) or module.key, ""),
             (status.text, status.style),
             (str(module.step_count), ""),
             (str(len(module.executions)), ""),
