@@ -43,7 +43,7 @@ class ReadError(Exception):
 ENTRY_READERS: dict[str, Callable[[bytes, int, str], str]] = {}
 # Modules that register entry readers when imported. A process that reads an entry without
 # having scanned the dump (a replay worker) imports them on first need.
-ENTRY_READER_MODULES = ("workbench.formats.mlir_trace",)
+ENTRY_READER_MODULES = ("workbench.formats.mlir_trace", "workbench.formats.hlo_print")
 
 
 def _entry_reader(file: str) -> Callable[[bytes, int, str], str] | None:

@@ -12,6 +12,7 @@ from workbench.index import scan
 from workbench.model import Dump
 from workbench.output.json_shapes import write_dump_json
 from workbench.output.safe_text import raw_stream
+from workbench.output.short_names import short_name, with_short_name
 
 COLUMNS = ("module", "name", "format", "steps", "per-pass", "executions", "artifacts")
 
@@ -48,7 +49,8 @@ def _list(dump: Dump, as_json: bool) -> int:
             write_dump_json(dump, sys.stdout.write)
         sys.stdout.write("\n")
         return 0
-    rows = [(module.key, module.name, module.format, str(module.step_count),
+    rows = [(with_short_name(module.key, module.name), short_name(module.name),
+             module.format, str(module.step_count),
              str(module.pass_step_count), str(len(module.executions)),
              str(len(module.artifacts))) for module in dump.modules]
     # A framed table only when it fits on the terminal: more rows than a screen, or output

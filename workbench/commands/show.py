@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from workbench.output.safe_text import plain, terminal_console
+    from workbench.output.short_names import with_short_name
 
     console = terminal_console()
     table = Table(title=plain(f"{module.key} {module.name} ({module.format})"),
@@ -47,20 +48,23 @@ def run(args: argparse.Namespace) -> int:
                else ("#", "step", "pipeline", "pass", "next", "changed", "file"))
     for column in columns:
         table.add_column(column, overflow="fold")
+    def short(file: str | None) -> str:
+        return with_short_name(file or "", module.name)
+
     for step in module.steps:
         changed = {True: "yes", False: "no", None: ""}[step.changed]
         if mlir:  # MLIR steps: what the dump shows and the pass's time say more than XLA's
             timing = "" if step.timing_s is None else f"{step.timing_s:.4f}"
             table.add_row(str(step.index), step.kind, plain(step.pass_name),
-                          plain(step.scope or ""), timing, changed, plain(step.file or ""))
+                          plain(step.scope or ""), timing, changed, plain(short(step.file)))
             continue
         table.add_row(str(step.index), "" if step.xla_step is None else f"{step.xla_step:04d}",
                       plain(step.pipeline or ""), plain(step.pass_name),
-                      plain(step.next_pass or ""), changed, plain(step.file or ""))
+                      plain(step.next_pass or ""), changed, plain(short(step.file)))
     console.print(table)
     for execution in module.executions:
-        console.print(plain(f"execution {execution.id}: {execution.file}"))
+        console.print(plain(f"execution {execution.id}: {short(execution.file)}"))
     for artifact in module.artifacts:
         label = f" ({artifact.label})" if artifact.label else ""
-        console.print(plain(f"artifact {artifact.kind}{label}: {artifact.file}"))
+        console.print(plain(f"artifact {artifact.kind}{label}: {short(artifact.file)}"))
     return 0

@@ -86,10 +86,13 @@ def describe(step: Step) -> str:
 
 
 def step_source(step: Step) -> Source:
-    if step.text is None:
-        raise ReadError(step.file or step.pass_name,
-                        "this step has no text dump (only a proto); diff needs the text")
-    return step.text
+    """The step's text, or the text printed from its proto when it has no text dump."""
+    from workbench.formats.hlo_print import printed_source
+
+    source = printed_source(step)
+    if source is None:
+        raise ReadError(step.file or step.pass_name, "this step has no text dump")
+    return source
 
 
 def load_normalized(root: Path, source: Source, kind: TextKind | None = None,

@@ -100,6 +100,7 @@ def module_from_proto(proto: hlo_pb2.HloModuleProto, file: str = "") -> HloModul
     attributes: dict[str, str] = {}
     if proto.schedule.sequences:
         attributes["is_scheduled"] = "true"
+        _in_schedule_order(computations, proto.schedule)
     if proto.frontend_attributes.map:
         attributes["frontend_attributes"] = _frontend_attributes(proto.frontend_attributes)
     layout = None
@@ -110,6 +111,20 @@ def module_from_proto(proto: hlo_pb2.HloModuleProto, file: str = "") -> HloModul
     return HloModule(name=proto.name, computations=computations, entry_name=entry_name,
                      id=proto.id, entry_computation_layout=layout, attributes=attributes,
                      source=_source_tables(proto.stack_frame_index))
+
+
+def _in_schedule_order(computations: list[Computation],
+                       schedule: hlo_pb2.HloScheduleProto) -> None:
+    """Put a scheduled module's instructions in their schedule's order, the order XLA prints
+    them in (the proto lists them in another)."""
+    for computation in computations:
+        sequence = schedule.sequences.get(computation.id or 0)
+        if sequence is None:
+            continue
+        position = {id_: n for n, id_ in enumerate(sequence.instruction_ids)}
+        if len(position) == len(computation.instructions) and all(
+                i.id in position for i in computation.instructions):
+            computation.instructions.sort(key=lambda i: position[i.id])
 
 
 class _Converter:
@@ -176,7 +191,8 @@ class _Converter:
             fields["comparison_direction"] = present.get("comparison_direction")
             operand_ids = present.get("operand_ids", ())
             operand_type = shapes[operand_ids[0]].element_type if operand_ids else ""
-            kind = present.get("comparison_type")
+            kind = present.get("comparison_type") or (
+                _comparison_order(proto) if operand_type in _FLOAT_TYPES else None)
             if kind and kind != _default_comparison(operand_type):
                 fields["comparison_type"] = kind
         elif opcode == "fusion":
@@ -256,11 +272,14 @@ class _Converter:
             metadata = self.metadata_of(present["metadata"])
             if metadata is not None:
                 fields["metadata"] = metadata
+        attrs = _attrs(present, names)
+        if opcode == "scan":
+            attrs.update(_scan_attrs(proto))
         return Instruction(
             name=name, opcode=opcode, shape=shape, operands=operands, called_computations=called,
             id=present.get("id", 0), feature_group_count=present.get("feature_group_count", 1),
             batch_group_count=present.get("batch_group_count", 1),
-            is_stable=present.get("is_stable", False), attrs=_attrs(present, names), **fields)
+            is_stable=present.get("is_stable", False), attrs=attrs, **fields)
 
     def metadata_of(self, proto: xla_data_pb2.OpMetadata) -> Metadata | None:
         key = proto.SerializeToString()
@@ -338,6 +357,45 @@ def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
     thread = present.get("async_execution_thread")
     if thread and thread != "main":
         attrs["async_execution_thread"] = f'"{thread}"'
+    return attrs
+
+
+# Newer XLA (JAX 0.11 on) records a compare's order in a field of its own, 102, as "TOTAL" or
+# "PARTIAL" (its text: `order=TOTAL`), instead of `comparison_type`.
+_COMPARISON_ORDER_FIELD = 102
+
+
+def _comparison_order(proto: hlo_pb2.HloInstructionProto) -> str | None:
+    """TOTALORDER when a newer XLA's compare says `order=TOTAL`; None otherwise."""
+    for field in UnknownFieldSet(proto):
+        if field.field_number == _COMPARISON_ORDER_FIELD and field.data == b"TOTAL":
+            return "TOTALORDER"
+    return None
+
+
+# A scan's fields, newer than the schema this reader is built from: the numbers XLA 0.11
+# writes (`num_carries=1, is_associative=true` as 95=1, 96=1; 82 is an empty message every
+# instruction of that XLA carries). Any other field set on a scan is named, so the evaluator
+# says it cannot read it instead of guessing (a reversed scan, say).
+_SCAN_FIELDS = {95: "num_carries", 96: "is_associative"}
+_EMPTY_FIELDS = frozenset((82,))
+
+
+def _scan_attrs(proto: hlo_pb2.HloInstructionProto) -> dict[str, str]:
+    """A scan's attributes as the text printer spells them."""
+    attrs: dict[str, str] = {}
+    unread: list[str] = []
+    for field in UnknownFieldSet(proto):
+        number, data = field.field_number, field.data
+        if number in _SCAN_FIELDS and isinstance(data, int):
+            name = _SCAN_FIELDS[number]
+            attrs[name] = str(data) if name == "num_carries" else ("true" if data else "false")
+        elif not (number in _EMPTY_FIELDS and not data):
+            unread.append(str(number))
+    if attrs.get("is_associative") == "false":
+        del attrs["is_associative"]
+    if unread:
+        attrs["unread_proto_fields"] = ",".join(sorted(set(unread), key=int))
     return attrs
 
 

@@ -96,6 +96,11 @@ _ATTR_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)=")
 _ATTR_NAME_EQUALS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
 _BARE = re.compile(r'[^\s,{}()\[\]"]+')
 _FLAT_GROUP = re.compile(r'\{[^{}"]*(?:"(?:[^"\\]|\\.)*"[^{}"]*)*\}')  # `{...}`, no nesting
+# Newer XLA prints a get-tuple-element as its use, `%sort.11#0` (element 0 of `%sort.11`;
+# `#0#1` goes one level deeper), and not as an instruction of its own. The reader makes that
+# get-tuple-element, named as written, just before its first user.
+TUPLE_ELEMENT = "#"
+_ELEMENT_SUFFIX = re.compile(r"(?:#\d+)+")
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _NON_ARRAY_TYPES = ("token", "opaque")
 
@@ -505,7 +510,13 @@ class _Parser:
                 else:
                     is_root = self.keyword("ROOT")
                     instruction = self.instruction(refs)
-                undefined.extend(ref for ref in refs if ref[0] not in defined)
+                for ref in refs:
+                    if ref[0] in defined:
+                        continue
+                    if TUPLE_ELEMENT in ref[0] and self.tuple_elements(
+                            ref, instructions, defined, name):
+                        continue
+                    undefined.append(ref)
                 refs.clear()
             if instruction.name in defined:
                 raise self.error(f"instruction {instruction.name!r} is defined twice",
@@ -539,6 +550,31 @@ class _Parser:
                              f"computation {name!r}", self.operand_position(operand, pos))
         return Computation(name=name, instructions=instructions,
                            root_name=root or instructions[-1].name, is_entry=is_entry)
+
+    def tuple_elements(self, ref: tuple[str, int], instructions: list[Instruction],
+                       defined: dict[str, str], computation: str) -> bool:
+        """Define the get-tuple-elements an operand `%x#N[#M...]` stands for, each after the
+        instructions read so far; False when `%x` is not defined above (reported as such)."""
+        written, pos = ref
+        base, *indices = written.split(TUPLE_ELEMENT)
+        if base not in defined:
+            return False
+        tuple_name = base
+        shape = next(i.shape for i in reversed(instructions) if i.name == base)
+        for index_text in indices:
+            index = int(index_text)
+            if not shape.is_tuple or index >= len(shape.tuple_shapes):
+                raise self.error(f"%{written}: %{tuple_name} has no tuple element {index} "
+                                 f"(its shape is {shape}) in computation {computation!r}",
+                                 self.operand_position(written, pos))
+            shape = shape.tuple_shapes[index]
+            name = f"{tuple_name}{TUPLE_ELEMENT}{index}"
+            if name not in defined:
+                instructions.append(Instruction(name, "get-tuple-element", shape, [tuple_name],
+                                                tuple_index=index))
+                defined[name] = name
+            tuple_name = name
+        return True
 
     def operand_position(self, operand: str, pos: int) -> int:
         """Where `operand` is written in the operand list starting at `pos`."""
@@ -640,6 +676,10 @@ class _Parser:
                 self.skip()
             pos = self.pos
             operand = self.name("an operand name")
+            element = _ELEMENT_SUFFIX.match(self.text, self.pos)
+            if element is not None:  # `%sort.11#0`: that element of a tuple (see TUPLE_ELEMENT)
+                operand += element.group()
+                self.pos = element.end()
             operands.append(operand)
             operand_refs.append((operand, pos))
             if self.peek() == ",":
@@ -709,6 +749,11 @@ class _Parser:
             fields["comparison_direction"] = value
         elif key == "type" and opcode == "compare":
             fields["comparison_type"] = value
+        elif key == "order" and opcode == "compare":  # newer XLA: TOTAL or PARTIAL
+            if value == "TOTAL":
+                fields["comparison_type"] = "TOTALORDER"
+            elif value != "PARTIAL":
+                pending.loose[key] = value
         elif key == "kind" and opcode == "fusion":
             fields["fusion_kind"] = value
         elif key == "custom_call_target":

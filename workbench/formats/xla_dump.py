@@ -29,7 +29,7 @@ from workbench.formats.xla_names import (
     split_module_prefix,
     split_pass_stem,
 )
-from workbench.model import Artifact, Dump, Execution, Module, Source, Step
+from workbench.model import Artifact, Dump, Execution, Module, Problem, Source, Step
 
 # Timeline order: input, before_optimizations, per-pass steps, after_optimizations.
 _INPUT, _BEFORE, _PASS, _AFTER = 0, 1, 2, 3
@@ -223,7 +223,40 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             label = rest[len(name) + 1 :] if name else rest
             module.artifacts.append(Artifact(kind=role, file=path, label=label))
         dump.modules.append(_finish(module))
+        gap = _missing_steps(module)
+        if gap is not None:
+            dump.problems.append(gap)
     return unclaimed
+
+
+def _missing_steps(module: _PendingModule) -> Problem | None:
+    """A gap in a module's per-pass numbering: XLA numbers the steps it dumps from 0000 on
+    without a gap (`--xla_dump_hlo_pass_re` narrows what is numbered), so a number missing
+    is a step whose file was not written (TensorFlow's "File name too long") or was removed."""
+    numbers = {key[0] for key in module.pairs} | {key[0] for key in module.passes}
+    if not numbers:
+        return None
+    missing = sorted(set(range(max(numbers))) - numbers)
+    if not missing:
+        return None
+    runs: list[list[int]] = []
+    for number in missing:
+        if runs and runs[-1][1] == number - 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    spans = ", ".join(f"{a:04d}" if a == b else f"{a:04d}-{b:04d}" for a, b in runs)
+    head = "/".join(filter(None, (module.folder, ".".join(filter(None, (
+        module.timestamp, module.module_id, _own_name(module.names)))))))
+    count = len(missing)
+    return Problem(head, f"per-pass step{'s' if count > 1 else ''} {spans} of {max(numbers) + 1} "
+                         f"{'are' if count > 1 else 'is'} missing (not written, or removed)")
+
+
+def _own_name(names: set[str]) -> str:
+    """The module's own name among those its files give (see `_finish`)."""
+    names = names - {""}
+    return min(names, key=lambda n: (len(n), n)) if names else ""
 
 
 def _passes(module: _PendingModule) -> dict[tuple, Step]:
@@ -250,8 +283,7 @@ def _passes(module: _PendingModule) -> dict[tuple, Step]:
 def _finish(pending: _PendingModule) -> Module:
     # Several names under one id happen only when runs share a folder without timestamps;
     # the shortest is the module's own name.
-    names = pending.names - {""}
-    name = min(names, key=lambda n: (len(n), n)) if names else ""
+    name = _own_name(pending.names)
     key = pending.module_id
     if pending.timestamp:
         key = f"{pending.timestamp}.{key}"

@@ -52,6 +52,24 @@ _MLIR_TRACE_RE = re.compile(
     r"^(?:(?P<name>.*?)\.)?mlir-trace\.(?P<ext>pb|txt|pbtxt)$"
 )
 _DEBUG_OPTIONS_RE = re.compile(r"^(?:(?P<name>.*?)\.)?debug_options$")
+# A module's other files, named `<module name>.<tail>`: the GPU compiler's (autotuning results,
+# the target it compiled for, priority fusion's decisions, each thunk's metadata), the module's
+# config, and the HLO dumped at two points of the GPU pipeline outside the per-pass numbering.
+_NAMED_ARTIFACTS = {
+    "autotune_results.pbtxt": "autotune-results",
+    "gpu_target_config.pbtxt": "gpu-target-config",
+    "priority_fusion_dump.txt": "priority-fusion-dump",
+    "thunk_metadata.txt": "thunk-metadata",
+    "thunk_sequence_after_thunk_passes.txt": "thunk-sequence-after-thunk-passes",
+    "config.pbtxt": "module-config",
+    "after_spmd_partitioner.txt": "after-spmd-partitioner",
+    "after_spmd_partitioner.hlo.pb": "after-spmd-partitioner-proto",
+    "before_config_assignment.txt": "before-config-assignment",
+    "before_config_assignment.hlo.pb": "before-config-assignment-proto",
+}
+_NAMED_ARTIFACT_RE = re.compile(
+    r"^(?:(?P<name>.*?)\.)?(?P<tail>" + "|".join(map(re.escape, _NAMED_ARTIFACTS)) + r")$"
+)
 # Files named after a kernel inside the module: the module name cannot be split off by shape.
 _KERNEL_SUFFIXES = (
     (".ir-no-opt.ll", "llvm-ir-no-opt"),
@@ -60,12 +78,18 @@ _KERNEL_SUFFIXES = (
     (".o", "object-file"),
     (".ptx", "ptx"),
     (".thunk_sequence.txt", "thunk-sequence"),
+    # XLA's MLIR kernel emitters (`--xla_dump_emitter_re`; TensorFlow's CPU dumps have hundreds)
+    ("-pre-optimization.mlir", "emitter-pre-optimization"),
+    ("-post-optimization.mlir", "emitter-post-optimization"),
+    ("-post-lowering.mlir", "emitter-post-lowering"),
 )
 # Files in the per-module folder JAX's PJRT path writes: module_NNNN.<name>/<file>.
 MODULE_FOLDER_FILES = {
     "module.mlir": "input",
     "compile_options.pb": "compile-options",
     "topology.pb": "topology",
+    "compile_options.textproto": "compile-options",  # JAX 0.12 writes these as text
+    "topology.textproto": "topology",
 }
 
 
@@ -224,6 +248,9 @@ def _parse_by_patterns(basename: str) -> XlaName | None:
         return XlaName(ts, module_id, "mlir-trace", m["ext"], name=m["name"] or "")
     if rest.endswith("debug_options") and (m := _DEBUG_OPTIONS_RE.match(rest)):
         return XlaName(ts, module_id, "artifact", "debug-options", name=m["name"] or "")
+    if (m := _NAMED_ARTIFACT_RE.match(rest)) is not None:
+        return XlaName(ts, module_id, "artifact", _NAMED_ARTIFACTS[m["tail"]],
+                       name=m["name"] or "")
     for suffix, role in _KERNEL_SUFFIXES:
         if rest.endswith(suffix):
             return XlaName(ts, module_id, "kernel-artifact", role, rest=rest[: -len(suffix)])

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from workbench.model import Module
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.modules import ModulesPane, is_helper_module
 
@@ -62,3 +63,12 @@ def test_helper_names(example: Path) -> None:
     helpers = {m.name for m in scan(example).modules if is_helper_module(m)}
     assert helpers == {"jit_iota", "jit_reshape", "jit_true_divide", "jit_convert_element_type",
                        "jit_broadcast_in_dim", "jit__reduce_sum"}
+
+
+def test_a_users_program_is_never_a_helper() -> None:
+    """JAX's internal helpers by name; a lambda or a user's own `_step` is the user's."""
+    for name in ("jit__lambda", "jit__step", "jit__train_step", "jit_f", "jit_mlp"):
+        assert not is_helper_module(Module(id="module_0001", name=name, format="xla")), name
+    for name in ("jit__normal", "jit__threefry_seed", "jit__reduce_max", "jit__roll_static",
+                 "jit__cumsum_with_promotion", "jit_true_divide"):
+        assert is_helper_module(Module(id="module_0001", name=name, format="xla")), name

@@ -27,6 +27,7 @@ from workbench.replay.hlo import (  # noqa: F401  (each module registers its ops
     reduce,
     reduce_window,
     rng,
+    scan,
     scatter,
     shape_ops,
     sort,

@@ -4,6 +4,7 @@
   one device: their results are their operands.
 - jaxlib's LAPACK kernels (`lapack_{s,d,c,z}<routine>_ffi`): `lapack.py`, via SciPy.
 - jaxlib's `tridiagonal_solve_perturbed_ffi`: `tridiagonal_solve.py`.
+- XLA's own targets (`TopK`): `xla_internal_calls.py`.
 
 Any other target is `unsupported: custom-call <target>`.
 """
@@ -19,6 +20,7 @@ from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import lapack
 from workbench.replay.hlo.registry import Value, handles
 from workbench.replay.hlo.tridiagonal_solve import tridiagonal_solve_perturbed
+from workbench.replay.hlo.xla_internal_calls import XLA_INTERNAL_TARGETS
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
@@ -56,6 +58,8 @@ def custom_call(interpreter: Interpreter, instruction: Instruction,
     target = instruction.custom_call_target or ""
     if target in ANNOTATION_TARGETS:
         return _annotation(instruction, operands)
+    if target in XLA_INTERNAL_TARGETS:
+        return XLA_INTERNAL_TARGETS[target](interpreter, instruction, operands)
     if target.startswith("lapack_"):
         return lapack.evaluate(instruction, operands)
     if target == "tridiagonal_solve_perturbed_ffi":

@@ -146,6 +146,14 @@ def sort(interpreter: Interpreter, instruction: Instruction, operands: list[Valu
     name = instruction.called_computations[0]
     if arrays[0].ndim == 0 or arrays[0].shape[axis] <= 1:
         return arrays[0] if len(arrays) == 1 else tuple(arrays)
+    order = sort_order(interpreter, name, arrays, axis)
+    results = [np.take_along_axis(a, order, axis) for a in arrays]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def sort_order(interpreter: Interpreter, name: str, arrays: list[np.ndarray],
+               axis: int) -> np.ndarray:
+    """The stable order comparator `name` puts the rows of `arrays` along `axis` in."""
     order = _key_order(interpreter, name, arrays, axis)
     if order is None:
         count = arrays[0].shape[axis]
@@ -153,8 +161,7 @@ def sort(interpreter: Interpreter, instruction: Instruction, operands: list[Valu
             order = _pairwise_order(interpreter, name, arrays, axis)
         else:
             order = _row_by_row_order(interpreter, name, arrays, axis)
-    results = [np.take_along_axis(a, order, axis) for a in arrays]
-    return results[0] if len(results) == 1 else tuple(results)
+    return order
 
 
 @handles("topk")

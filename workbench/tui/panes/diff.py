@@ -155,9 +155,12 @@ class DiffPane(Pane):
         diff: IRDiff | None = None
         try:
             if request.base is None:
-                if request.step.text is None:
+                from workbench.formats.hlo_print import printed_source
+
+                source = printed_source(request.step)
+                if source is None:
                     raise ReadError(request.step.file or "?", "no printed IR for this step")
-                document = text_document(read_text(root, request.step.text))
+                document = text_document(read_text(root, source))
             else:
                 options = NormalizeOptions.raw() if request.raw else NormalizeOptions()
                 diff = diff_steps(root, request.base, request.step, options)

@@ -11,6 +11,7 @@ from textual.fuzzy import Matcher
 from textual.widget import Widget
 
 from workbench.model import Module
+from workbench.output.short_names import short_name
 from workbench.replay.outcome import Kind
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
@@ -21,10 +22,23 @@ if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
 
 # JAX compiles one small module per eagerly executed jax.numpy / lax operation (`x / 7.0` gives
-# `jit_true_divide`); leading-underscore names are jax.numpy internals (`jit__reduce_sum`).
+# `jit_true_divide`), and one per internal function it jits (`jit__reduce_sum`, `jit__normal`):
+# those are named here one by one. A user's own function with a leading underscore, or a
+# lambda (`jit__lambda`), is the user's program and is never hidden.
+_JAX_INTERNALS = (
+    "_reduce_sum|_reduce_prod|_reduce_max|_reduce_min|_reduce_any|_reduce_all|_reduce_or|"
+    "_reduce_and|_reduce_xor|_mean|_var|_std|_average|_ptp|_nanmean|_count_nonzero|"
+    "_cumsum_with_promotion|_cumprod_with_promotion|_cumulative_reduction|_roll_static|"
+    "_roll_dynamic|_linspace|_logspace|_geomspace|_squeeze|_where|_take|_rewriting_take|_gather|"
+    "_einsum|_argmax|_argmin|_isclose|_searchsorted|_multi_slice|_split|_normal|_normal_real|"
+    "_uniform|_randint|_bernoulli|_gumbel|_categorical|_truncated_normal|_exponential|_gamma|"
+    "_beta|_dirichlet|_poisson|_permutation|_shuffle|_random_bits|_threefry_seed|"
+    "_threefry_split|_threefry_split_original|_threefry_split_foldlike|_threefry_fold_in|"
+    "_threefry_random_bits|_threefry_random_bits_original|_convert_and_clip_integer"
+)
 _HELPER_RE = re.compile(
-    r"^jit_(?:_.*|iota|convert_element_type|broadcast_in_dim|reshape|squeeze|expand_dims|"
-    r"concatenate|transpose|true_divide|divide|add|subtract|mul|multiply|negative|equal|"
+    r"^jit_(?:" + _JAX_INTERNALS + r"|iota|convert_element_type|broadcast_in_dim|reshape|"
+    r"squeeze|expand_dims|concatenate|transpose|true_divide|divide|add|subtract|mul|multiply|negative|equal|"
     r"not_equal|less|greater|abs|isnan|where|select_n|clip|astype|copy|pad|slice|"
     r"dynamic_slice|dynamic_update_slice|gather|full|zeros_like|ones_like|arange|stack|split)$"
 )
@@ -89,7 +103,7 @@ class ModulesPane(FilteredTablePane):
         return [
             (status.symbol, status.style),
             (short_key(module), "dim"),
-            (module.name or module.key, ""),
+            (short_name(module.name) or module.key, ""),
             (status.text, status.style),
             (str(module.step_count), ""),
             (str(len(module.executions)), ""),
