@@ -213,3 +213,19 @@ def test_every_class_a_verdict_can_hold_is_storable() -> None:
                 pending.extend(typing.get_type_hints(hint, localns=names).values())
         pending.extend(typing.get_args(hint))
     assert {kind.__name__ for kind in seen} <= set(_classes()), seen
+
+
+def test_other_code_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict computed by other code of the same version number is not reused."""
+    from workbench.replay import results_cache
+
+    cache = tmp_path / "cache"
+    _triage(cache)
+    store = ResultsCache(cache)
+    dump = scan(DUMP)
+    job = triage_jobs(dump)[0]
+    key = store.key(job, _options(), store.hashes(DUMP))
+    assert store.get(key, job) is not None
+    monkeypatch.setattr(results_cache, "code_digest", lambda: "0" * 64)
+    other = ResultsCache(cache)
+    assert other.key(job, _options(), other.hashes(DUMP)) != key

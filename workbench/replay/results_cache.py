@@ -3,10 +3,10 @@
 An entry is keyed by everything a verdict depends on: the bytes of the module's step files and
 of the execution's snapshot, the module's timeline, the triage options (tolerances, inputs,
 backend, linear, localize), the limits it ran under (memory, read size, links followed) and
-the workbench version. A dump that grew, or whose files changed, misses only for what is new
-or changed. The cache lives outside the dump folder (the user's cache directory), is written
-atomically (a temporary file renamed into place, so concurrent writers never show a
-half-written entry), and every entry is validated on read: a damaged, truncated or foreign
+the workbench's version and source code. A dump that grew, or whose files changed, misses
+only for what is new or changed. The cache lives outside the dump folder (the user's cache
+directory), is written atomically (a temporary file renamed into place, so concurrent writers
+never show a half-written entry), and every entry is validated on read: a damaged, truncated or foreign
 entry is ignored and recomputed, never trusted.
 
 Entries are data, never code: JSON (`result_codec`), signed with HMAC-SHA256 under a secret
@@ -109,6 +109,18 @@ def user_secret() -> bytes:
             os.unlink(temporary)
         raise
     return secret
+
+
+@functools.cache
+def code_digest() -> str:
+    """The sha256 of the workbench's own source: a verdict computed by other code (a change
+    within one version number) is not reused."""
+    package = Path(workbench.__file__).parent
+    hasher = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        hasher.update(os.fsencode(path.relative_to(package)) + b"\0")
+        hasher.update(path.read_bytes())
+    return hasher.hexdigest()
 
 
 def _limits() -> tuple:
@@ -302,7 +314,8 @@ class ResultsCache:
         npy = [(str(path), FileHashes(Path(path).parent).digest(Path(path).name))
                for path in options.inputs.npy]
         steps = sorted({s.file for step in module.steps for s in (step.text, step.proto) if s})
-        described = (workbench.__version__, _schema(), repr(options), _limits(), npy,
+        described = (workbench.__version__, code_digest(), _schema(), repr(options), _limits(),
+                     npy,
                      (module.key, module.name, module.format), [repr(s) for s in module.steps],
                      [(name, hashes.digest(name)) for name in steps])
         part = hashlib.sha256(repr(described).encode()).hexdigest()
