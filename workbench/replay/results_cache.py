@@ -6,8 +6,8 @@ backend, linear, localize), the limits it ran under (memory, read size, links fo
 the workbench's version and source code. A dump that grew, or whose files changed, misses
 only for what is new or changed. The cache lives outside the dump folder (the user's cache
 directory), is written atomically (a temporary file renamed into place, so concurrent writers
-never show a half-written entry), and every entry is validated on read: a damaged, truncated or foreign
-entry is ignored and recomputed, never trusted.
+never show a half-written entry), and every entry is validated on read: a damaged, truncated
+or foreign entry is ignored and recomputed, never trusted.
 
 Entries are data, never code: JSON (`result_codec`), signed with HMAC-SHA256 under a secret
 only this user can read (`secret`, made on first use in the user's own cache folder, mode
