@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from damage import manifest
+from patience import PATIENCE
 
 from workbench.check import check_dump
 from workbench.cli import main
@@ -53,7 +54,7 @@ def keys(dump: Dump) -> list[str]:
     return [module.key for module in dump.modules]
 
 
-def finishes(function: Callable[[], object], seconds: float = 20) -> object:
+def finishes(function: Callable[[], object], seconds: float = PATIENCE) -> object:
     """The result of `function`, run in a thread; fails the test if it blocks."""
     outcome: list[object] = []
     worker = threading.Thread(target=lambda: outcome.append(function()), daemon=True)

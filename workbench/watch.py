@@ -138,7 +138,8 @@ class WatchdogWatcher(FolderWatcher):
         self.only = only
         self.tick = tick
         self.min_interval = min_interval
-        self.queue = queue or SettlingQueue()
+        # Not `queue or ...`: a SettlingQueue has a length, and every new one is empty (falsy).
+        self.queue = queue if queue is not None else SettlingQueue()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._observer: BaseObserver | None = None

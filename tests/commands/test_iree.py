@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from patience import PATIENCE
 
 from workbench.cli import main
 
@@ -139,7 +140,7 @@ sys.exit(main(sys.argv[1:]))
 def test_missing_tools_say_what_to_install(capture: str, extra: list[str]) -> None:
     env = {**os.environ, "PATH": _path_without_iree_tools()}
     done = subprocess.run([sys.executable, "-c", _WITHOUT_TOOLS_BESIDE, "iree", capture,
-                           *extra], capture_output=True, text=True, env=env, timeout=60)
+                           *extra], capture_output=True, text=True, env=env, timeout=PATIENCE)
     assert done.returncode == 3
     assert "Traceback" not in done.stderr + done.stdout
     shown = json.loads(done.stdout)["error"] if "--json" in extra else done.stderr

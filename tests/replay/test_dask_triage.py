@@ -231,25 +231,34 @@ def _sleeping_dump(folder: Path, modules: int) -> Path:
     return folder
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child before it runs: SIGINT's default action. A test run started in the
+    background (`pytest &` in a script, CI under `nohup`) ignores SIGINT, its children inherit
+    that, and Python then never turns SIGINT into KeyboardInterrupt, as a terminal's Ctrl-C
+    would be."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_and_sigterm_cancel_every_task(cluster: Cluster, tmp_path: Path,
                                               stop: signal.Signals) -> None:
     dump = _sleeping_dump(tmp_path / "dump", 6)
-    # Ctrl-C as a terminal delivers it: a test run started in the background (`pytest &`, a
-    # CI script) has SIGINT ignored, and the command would inherit that.
     run = subprocess.Popen(
         [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler", cluster.address,
          "--backend", FAKE, "--no-cache"],
         env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        preexec_fn=_ctrl_c_as_in_a_terminal)
     try:
-        wait_for(lambda: cluster.running_jobs() == 2, "two jobs running")
+        wait_for(lambda: run.poll() is not None or cluster.running_jobs() == 2,
+                 "two jobs running")
+        assert run.poll() is None, run.communicate()
         run.send_signal(stop)
-        _, stderr = run.communicate(timeout=PATIENCE)  # the sleeps last an hour: stopped
-    finally:
-        if run.poll() is None:  # the next test must not meet this run's jobs
+        # The sleeps last an hour: a run that ended stopped them.
+        _, stderr = run.communicate(timeout=PATIENCE)
+    finally:  # a run left behind would hold the module's workers for the tests after this one
+        if run.poll() is None:
             run.kill()
-            run.wait()
+            run.communicate()
     if stop == signal.SIGINT:
         assert run.returncode == 130, stderr
         assert "interrupted; no job is left running" in stderr

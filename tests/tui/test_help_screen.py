@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -34,7 +34,7 @@ def test_help_lists_keys_of_every_pane(example: Path, drive) -> None:
     drive(app, scenario)
 
 
-def test_palette_commands_cover_pane_bindings(example: Path, drive, wait) -> None:
+def test_palette_commands_cover_pane_bindings(example: Path, drive, wait, until) -> None:
     app = WorkbenchApp(example, watch=False)
 
     async def scenario(pilot: Pilot) -> None:
@@ -46,7 +46,10 @@ def test_palette_commands_cover_pane_bindings(example: Path, drive, wait) -> Non
         await pilot.press("ctrl+p")
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"timeline unchanged")
-        await pilot.pause(0.5)
+        hits = app.screen.query_one(CommandList)
+        # The palette searches in the background: wait for the hit before choosing it.
+        await until(pilot, lambda: hits.highlighted == 0 and "Timeline: Unchanged"
+                    in str(hits.get_option_at_index(0).prompt))
         await pilot.press("enter")
         await wait(pilot)
         pane = app.pane(TimelinePane)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -25,7 +24,7 @@ def test_files_copied_in_appear_in_modules_and_timeline(
         modules = app.pane(ModulesPane).table
         timeline = app.pane(TimelinePane).table
         assert modules.rows == []
-        await asyncio.sleep(0.2)  # the watcher is running
+        assert app.watcher is not None  # armed on mount, before this runs
         for file in rest:
             shutil.copy(file, tmp_path)
         await until(pilot, lambda: [m.name for m in modules.rows] == ["jit_ln"])

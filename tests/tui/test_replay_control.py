@@ -71,8 +71,7 @@ def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("r")
-        await until(pilot, lambda: any(k[0] == "module_0010" for k in app.book.steps),
-                    timeout=60)
+        await until(pilot, lambda: any(k[0] == "module_0010" for k in app.book.steps))
         hold[0] = False
         await pilot.press("escape")
         await until(pilot, lambda: not app.jobs.busy)
