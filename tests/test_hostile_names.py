@@ -36,6 +36,18 @@ def test_no_markup_or_control_code_reaches_the_output(dump: Path, command: list[
     for stream in (out, err):
         assert "\x1b" not in stream and "\x07" not in stream
     if command[0] in ("ls", "show", "triage"):
-        # The name is shown with its brackets and its escapes made visible (tables may wrap it).
-        for fragment in ("jit_ln[bold", "[link=https:evil]", "[@click=app.quit]", "␛]0;pwned␇"):
+        # The name is shown with its brackets and its escapes made visible (tables may wrap it;
+        # `ls` shows a long name's head and tail, `ls --json` the whole name).
+        whole = ("jit_ln[bold", "[link=https:evil]", "[@click=app.quit]", "␛]0;pwned␇")
+        for fragment in ("jit_ln[bold", "…", "0;pwned␇") if command[0] == "ls" else whole:
             assert fragment in out, fragment
+
+
+def test_ls_json_keeps_the_whole_name(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from hostile_names import NAME
+
+    main(["ls", str(dump), "--json"])
+    names = {module["name"] for module in json.loads(capsys.readouterr().out)["modules"]}
+    assert NAME in names
