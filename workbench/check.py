@@ -36,7 +36,8 @@ def check_dump(dump: Dump, progress: Callable[[int, int], None] | None = None) -
 
 
 def _checks(root: Path, dump: Dump) -> Iterator[tuple[str, Check]]:
-    seen: set[Source] = set()
+    # Files the listing already named as problems (a FIFO, a dangling link) are not opened.
+    seen = {Source(problem.file) for problem in dump.problems}
     for module in dump.modules:
         for step in module.steps:
             sources = [(step.text, "text"), (step.proto, "proto")]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.index import claim_paths, list_files
+from workbench.index import claim_paths, classify_entry, list_files
 from workbench.model import Dump, Module, Problem
 
 if TYPE_CHECKING:
@@ -327,10 +327,30 @@ class LiveIndex:
             prefixes = tuple(p + "/" for p in batch.deleted)
             removed = {p for p in self._paths if p in batch.deleted or p.startswith(prefixes)}
             self._paths -= removed
-            self._paths |= batch.changed
-            if not removed and not batch.changed:
+            changed = self._classify(batch.changed, removed)
+            self._paths |= changed
+            if not removed and not changed:
                 return None
             return self._rebuild(batch.changed, frozenset(removed))
+
+    def _classify(self, changed: frozenset[str], removed: set[str]) -> set[str]:
+        """The changed paths the listing takes, by the rules `list_files` applies (a FIFO or a
+        link out of the dump is listed as a problem, a link to a folder not at all); the
+        listing's problems updated for them and for the removed paths."""
+        taken: set[str] = set()
+        reasons: dict[str, str] = {}
+        for path in changed:
+            how, reason = ("file", None) if self.single_file else classify_entry(self.root, path)
+            if how in ("file", "problem"):
+                taken.add(path)
+            if reason is not None:
+                reasons[path] = reason
+        if reasons or any(p.file in changed or p.file in removed
+                          for p in self._listing_problems):
+            kept = [p for p in self._listing_problems
+                    if p.file not in changed and p.file not in removed]
+            self._listing_problems = kept + [Problem(f, r) for f, r in sorted(reasons.items())]
+        return taken
 
     @property
     def file_count(self) -> int:
