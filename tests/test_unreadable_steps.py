@@ -17,6 +17,7 @@ from workbench.cli import main
 from workbench.index import scan
 from workbench.replay.outcome import Kind
 from workbench.replay.triage import triage
+from workbench.sources import FOLLOW_LINKS_VARIABLE
 
 BROKEN = Path(__file__).parent / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 CULPRIT = "module_0010.jit_ln.0028.HLO_passes_after_layout_assignment.after_fusion." \
@@ -63,7 +64,9 @@ HOSTILE = {
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_an_unreadable_culprit_step_is_an_error_not_another_culprit(
-        tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(FOLLOW_LINKS_VARIABLE, raising=False)
     root = tmp_path / "dump"
     shutil.copytree(BROKEN, root)
     make, reason = HOSTILE[kind]
