@@ -78,7 +78,7 @@ def _difference(text: dict[str, Counter[str]], proto: dict[str, Counter[str]]) -
 
 def _checks(root: Path, dump: Dump) -> Iterator[tuple[str, Check]]:
     # Files the listing already named as problems (a FIFO, a dangling link) are not opened.
-    seen = {Source(problem.file) for problem in dump.problems}
+    seen = {Source(problem.file) for problem in dump.problems if problem.unreadable}
     for module in dump.modules:
         for step in module.steps:
             sources = [(step.text, "text"), (step.proto, "proto")]

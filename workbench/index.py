@@ -147,7 +147,7 @@ def list_files(
                     elif how != "skip":
                         found.append(path)
                         if reason is not None:
-                            problems.append(Problem(path, reason))
+                            problems.append(Problem(path, reason, unreadable=True))
         except OSError as error:
             problems.append(Problem(relative or ".", f"cannot list folder: {error.strerror}"))
         if progress is not None:
@@ -226,7 +226,7 @@ def claim_paths(dump: Dump, paths: list[str], *, expand: bool = True) -> Dump:
     # places them by name alone, so a step named by one stays in its timeline and fails when
     # read; the other claimers would open them to sniff their format, so they never see them,
     # and nothing made of them alone is listed.
-    unreadable = {problem.file for problem in dump.problems}
+    unreadable = {problem.file for problem in dump.problems if problem.unreadable}
     # Claiming allocates several objects per file, none of them in a cycle.
     with gc_paused():
         for claimer in CLAIMERS:

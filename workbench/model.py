@@ -40,6 +40,9 @@ class Problem:
 
     file: str
     reason: str
+    # Found by the listing to be no regular file (a FIFO, a dangling link...): never opened,
+    # and whatever needs it cannot be judged.
+    unreadable: bool = False
 
 
 @dataclass

@@ -392,7 +392,8 @@ class LiveIndex:
                           for p in self._listing_problems):
             kept = [p for p in self._listing_problems
                     if p.file not in changed and p.file not in removed]
-            self._listing_problems = kept + [Problem(f, r) for f, r in sorted(reasons.items())]
+            self._listing_problems = kept + [Problem(f, r, unreadable=True)
+                                              for f, r in sorted(reasons.items())]
         return taken
 
     @property

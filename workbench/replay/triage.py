@@ -53,7 +53,7 @@ def _fail_unreadable(dump: Dump, work: list[TriageJob],
     """The jobs whose files can all be read; the others are reported as errors naming the
     file the listing found unreadable (a FIFO, a dangling link, a link out of the dump):
     bisecting a timeline with a step missing could name the wrong pass."""
-    unreadable = {problem.file: problem.reason for problem in dump.problems}
+    unreadable = {p.file: p.reason for p in dump.problems if p.unreadable}
     if not unreadable:
         return work
     readable = []
