@@ -129,3 +129,23 @@ def test_damaged_large_module(tmp_path: Path, damage: Callable[[str], str],
     assert check_dump(scan(tmp_path)) == []
     (tmp_path / name).write_text(damage(text))
     assert [(p.file, p.reason) for p in check_dump(scan(tmp_path))] == [(name, reason)]
+
+
+def test_text_and_proto_that_disagree(tmp_path: Path) -> None:
+    """A step whose text says `add` where its proto says `multiply`: the app shows one, the
+    replay judges the other, so the check names both files."""
+    source = Path(__file__).parent / "data" / "corpus" / "xla" / "layernorm"
+    root = tmp_path / "dump"
+    shutil.copytree(source, root)
+    (text,) = root.glob("module_0010.jit_ln.0028.*.txt")
+    content = text.read_text()
+    assert " multiply(" in content
+    text.write_text(content.replace(" multiply(", " add(", 1))
+    problems = check_dump(scan(root))
+    (problem,) = [p for p in problems if "disagrees" in p.reason]
+    assert problem.file == text.name
+    assert problem.reason.startswith(f"disagrees with {text.name[:-4]}.hlo.pb: ")
+    assert "add 2 against 1, multiply 2 against 3" in problem.reason
+    assert "the replay judges the proto" in problem.reason
+    text.write_text(content)
+    assert not [p for p in check_dump(scan(root)) if "disagrees" in p.reason]

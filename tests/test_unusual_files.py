@@ -69,7 +69,7 @@ def finishes(function: Callable[[], object], seconds: float = PATIENCE) -> objec
 
 FIFO_NAMES = ("loops/stderr.log", "loops/input.mlir", "trace/module_0003.jit_g.mlir-trace.pb",
               "xla/module_0010.jit_ln.snapshot.5.pb",
-              "xla/module_0010.jit_ln.0099.p.after_x.before_y.txt",
+              "xla/module_0010.jit_ln.0036.p.after_x.before_y.txt",  # next after the last
               "tree/builtin_module_m/func_func_f/0_1_cse.mlir")
 
 
@@ -87,29 +87,41 @@ def fifos(tmp_path: Path):
             os.close(os.open(root / name, os.O_WRONLY | os.O_NONBLOCK))
 
 
-def test_fifos_do_not_block_the_index(fifos: Path) -> None:
+def test_fifos_are_problems_never_opened(fifos: Path) -> None:
+    """A FIFO is never opened (a plain open waits for a writer): the listing names it as a
+    problem, it makes no module of its own, and one named like a step or a snapshot of a
+    module stays in that module as a file that cannot be read. The live index, told about
+    the FIFOs by the watcher, takes them by the same rules."""
     before = manifest(fifos)
     dump = finishes(lambda: scan(fifos))
     assert keys(dump) == keys(scan(small_dump(fifos.parent / "plain")))
-    # The live index adds what the watcher reports, fifos too, without the listing's filter.
-    listing = list_files(fifos, [])
-    watched = finishes(lambda: claim_paths(Dump(root=fifos), sorted([*listing, *FIFO_NAMES])))
-    assert "loops/print-ir-after-change.log" in keys(watched)
+    reason = "cannot read: a FIFO, not a regular file"
+    assert {(p.file, p.reason) for p in dump.problems} == {(n, reason) for n in FIFO_NAMES}
+    assert not set(FIFO_NAMES) & set(dump.others)
+    module = dump.find_module("module_0010")
+    assert "xla/module_0010.jit_ln.0036.p.after_x.before_y.txt" in module.step_files()
+    assert "xla/module_0010.jit_ln.snapshot.5.pb" in [e.file for e in module.executions]
+    assert finishes(lambda: check_dump(dump)) == []  # the listing named them already
+
+    def refused() -> str:
+        with pytest.raises(ReadError) as caught:
+            read_bytes(fifos, Source("loops/stderr.log"))
+        return caught.value.reason
+
+    assert finishes(refused) == reason
+    assert manifest(fifos) == before
     live = LiveIndex(fifos)
     live.scan()
+    for name in FIFO_NAMES:
+        os.unlink(fifos / name)
+    live.apply(ChangeBatch(deleted=frozenset(FIFO_NAMES)))
+    assert live.dump.problems == []
+    for name in FIFO_NAMES:
+        os.mkfifo(fifos / name)
     finishes(lambda: live.apply(ChangeBatch(changed=frozenset(FIFO_NAMES))))
-    # A fifo with no writer reads as an empty file: the reason every reader gives for those.
-    empty = "empty file (still being written?)"
-    assert ("trace/module_0003.jit_g.mlir-trace.pb", empty) in \
-        [(p.file, p.reason) for p in watched.problems]
-    problems = {p.file: p.reason for p in finishes(lambda: check_dump(watched))}
-    for name in FIFO_NAMES[3:]:
-        assert problems[name] == empty, name
-    assert manifest(fifos) == before
-
-
-def test_reading_a_fifo_with_no_writer_is_reading_an_empty_file(fifos: Path) -> None:
-    assert finishes(lambda: read_bytes(fifos, Source("loops/stderr.log"))) == b""
+    assert keys(live.dump) == keys(dump)
+    assert {(p.file, p.reason) for p in live.dump.problems} == \
+        {(p.file, p.reason) for p in dump.problems}
 
 
 # --- names that are not UTF-8 ---------------------------------------------------------------
@@ -161,8 +173,9 @@ def test_symlink_loops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     dump = finishes(lambda: scan(root))
     assert keys(dump) == expected
     reasons = {p.file: p.reason for p in dump.problems}
-    assert reasons == {name: "cannot stat: Too many levels of symbolic links"
-                       for name in ("self.log", "ping.mlir", "pong.mlir")}
+    assert reasons == {**{name: "cannot stat: Too many levels of symbolic links"
+                          for name in ("self.log", "ping.mlir", "pong.mlir")},
+                       "loops/gone.log": "dangling link: its target does not exist"}
     assert main(["ls", str(root), "--check", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["problems"] == [
         {"file": p.file, "reason": p.reason} for p in dump.problems]
@@ -247,14 +260,15 @@ def test_files_replaced_by_folders(tmp_path: Path, capsys: pytest.CaptureFixture
         (root / name).mkdir()
     reasons = {p.file: p.reason for p in check_dump(dump)}
     for name in (step.text.file, step.proto.file, snapshot):
-        assert reasons[name] == "is a folder, not a file", name
-    with pytest.raises(ReadError, match="is a folder, not a file"):
+        assert reasons[name] == "cannot read: a folder, not a regular file", name
+    with pytest.raises(ReadError, match="a folder, not a regular file"):
         load_step_hlo(root, step)
-    with pytest.raises(ReadError, match="is a folder, not a file"):
+    with pytest.raises(ReadError, match="a folder, not a regular file"):
         open_replay(root, module, module.executions[0])
-    # Listed again, the folder is no snapshot: the module has no execution left.
+    # Listed again, the folder stands where the snapshot was: a problem, never read.
     assert main(["replay", str(root / "xla"), "module_0010"]) == 2
-    assert "this module has no recorded execution" in capsys.readouterr().err
+    assert f"{Path(snapshot).name}: cannot read: a folder, not a regular file" in \
+        capsys.readouterr().err
     assert main(["ls", str(root), "--check", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert "xla/module_0010" in [m["key"] for m in listed["modules"]]
@@ -352,9 +366,9 @@ def test_devices_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert keys(finishes(lambda: scan(root))) == keys(scan(small_dump(tmp_path / "plain")))
     listing = sorted([*list_files(root, []), *names])  # as the live index may have it
     dump = finishes(lambda: claim_paths(Dump(root=root), listing))
-    assert ("loops/zero.log", "cannot read: a device, not a file") in \
+    assert ("loops/zero.log", "cannot read: a device, not a regular file") in \
         [(p.file, p.reason) for p in dump.problems]
-    assert (names[0], "cannot read: a device, not a file") in \
+    assert (names[0], "cannot read: a device, not a regular file") in \
         [(p.file, p.reason) for p in finishes(lambda: check_dump(dump))]
 
 

@@ -250,3 +250,42 @@ def test_live_index_rebuilds_without_making_steps(corpus: Path, tmp_path: Path,
     assert len(made) == 36 and len(steps) == change.dump.find_module("jit_ln").step_count
     step_28 = next(s for s in steps if s.xla_step == 28)
     assert step_28.proto is None and step_28.text is not None
+
+
+def _wait_for(condition, seconds: float = 30) -> bool:  # type: ignore[no-untyped-def]
+    """Whether `condition()` came true within a generous time (polled, not timed)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_watch_follows_a_folder_deleted_and_made_again(corpus: Path, tmp_path: Path) -> None:
+    """What test runners do: the dump folder is removed and written again. The live index
+    empties, then lists the new folder's modules (the old watch died with the old folder)."""
+    root = tmp_path / "dump"
+    root.mkdir()
+    for file in _ln_files(corpus, "module_0010"):
+        shutil.copy(file, root)
+    live = LiveIndex(root)
+    live.scan()
+    watcher = watch_index(live, lambda change: None)
+    try:
+        first = live.file_count
+        (root / "probe.txt").write_text("probe\n")  # the watch is live once this is seen
+        assert _wait_for(lambda: live.file_count == first + 1)
+        shutil.rmtree(root)
+        assert _wait_for(lambda: live.file_count == 0), "the deletion was not seen"
+        assert live.dump.modules == []
+        root.mkdir()
+        files = _ln_files(corpus, "module_0004")
+        for file in files:
+            shutil.copy(file, root)
+        assert _wait_for(lambda: live.file_count == len(files)), "the new folder is not watched"
+        assert [m.name for m in live.dump.modules] == ["jit_true_divide"]
+        (root / files[0].name).unlink()  # and changes inside it are seen
+        assert _wait_for(lambda: live.file_count == len(files) - 1)
+    finally:
+        watcher.stop()

@@ -17,14 +17,24 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from workbench.formats.xla_dump import claim_xla
+from workbench.formats.xla_names import parse_xla_name
 from workbench.gc_pause import gc_paused
 from workbench.model import Dump, Module, Problem
-from workbench.sources import ReadError, link_outside, outside_reason
+from workbench.sources import (
+    DANGLING_LINK,
+    ReadError,
+    link_outside,
+    not_regular,
+    not_regular_reason,
+    outside_reason,
+)
 
 Claimer = Callable[[Dump, list[str]], list[str]]
 
@@ -93,19 +103,21 @@ EXPANDERS: list[tuple[str, str, Callable[[Module], bool]]] = [
 def list_files(
     root: Path, problems: list[Problem], progress: Callable[[list[str]], None] | None = None
 ) -> list[str]:
-    """Every regular file under `root`, as sorted POSIX paths relative to it.
+    """Every file under `root`, as sorted POSIX paths relative to it: the regular files, and
+    the entries that are problems (each also added to `problems`, see `classify_entry`), so
+    that a step named by one stays in its module's timeline as a step that cannot be read.
 
     Sorted although `claim_paths` takes any order: claiming a module's files one after the
     other keeps its objects together in memory, which saves more than the sort costs.
 
-    Uses `os.scandir` so the directory entry types come with the listing (no `stat` per file,
-    as `find -type f` does). Symlinked folders are not followed (they can loop). `progress`, when
-    given, is called every few thousand files and after each folder with the (unsorted) paths
-    found so far, so a live view can show modules while a large folder is still being listed.
+    Uses `os.scandir` so the directory entry types come with the listing (no `stat` per plain
+    file or folder, as `find -type f` does); anything else is classified by `classify_entry`.
+    `progress`, when given, is called every few thousand files and after each folder with the
+    (unsorted) paths found so far, so a live view can show modules while a large folder is
+    still being listed.
     """
     found: list[str] = []
     stack = [""]
-    top = os.path.realpath(root)
     while stack:
         relative = stack.pop()
         directory = os.path.join(root, relative) if relative else os.fspath(root)
@@ -115,26 +127,77 @@ def list_files(
                 for entry in entries:
                     path = prefix + entry.name
                     try:
-                        if entry.is_symlink():  # free: the listing says so
-                            outside = link_outside(top, path)
-                            if outside is not None:
-                                problems.append(Problem(path, outside_reason(outside)))
+                        # Plain files first: they are most entries, and one test settles them.
+                        if not entry.is_symlink():  # free: the listing says so
+                            if entry.is_file(follow_symlinks=False):
+                                found.append(path)
+                                if progress is not None and len(found) % PROGRESS_EVERY == 0:
+                                    progress(found)
                                 continue
-                        # Files first: they are most entries, and one test settles them.
-                        if entry.is_file():
-                            found.append(path)
-                            if progress is not None and len(found) % PROGRESS_EVERY == 0:
-                                progress(found)
-                        elif entry.is_dir(follow_symlinks=False):
-                            stack.append(path)
+                            if entry.is_dir(follow_symlinks=False) and \
+                                    not named_like_dump_file(entry.name):
+                                stack.append(path)
+                                continue
                     except OSError as error:
                         problems.append(Problem(path, f"cannot stat: {error.strerror}"))
+                        continue
+                    how, reason = classify_entry(root, path)
+                    if how == "folder":
+                        stack.append(path)
+                    elif how != "skip":
+                        found.append(path)
+                        if reason is not None:
+                            problems.append(Problem(path, reason, unreadable=True))
         except OSError as error:
             problems.append(Problem(relative or ".", f"cannot list folder: {error.strerror}"))
         if progress is not None:
             progress(found)
     found.sort()
     return found
+
+
+EntryKind = Literal["file", "folder", "skip", "problem"]
+
+
+def named_like_dump_file(name: str) -> bool:
+    """Whether a folder's name is that of a file XLA dumps (a step, a snapshot): such a folder
+    stands where a file of the module should be."""
+    info = parse_xla_name(name)
+    return info is not None and info.kind != "unknown"
+
+
+def classify_entry(root: Path | str, path: str) -> tuple[EntryKind, str | None]:
+    """How the listing takes the entry `path` (relative to `root`), and the problem's reason.
+
+    "file": a regular file (or a link to one inside the dump). "folder": a folder to list.
+    "skip": gone, or a link to a folder (not followed: links can loop). "problem": listed, and
+    a problem that says why it is never read: a link out of the dump, a dangling link, a FIFO,
+    a socket, a device, a folder named like a dump file. The live watch classifies what it
+    is told about the same way.
+    """
+    full = os.path.join(root, path)
+    try:
+        mode = os.lstat(full).st_mode
+        if stat.S_ISLNK(mode):
+            outside = link_outside(root, path)
+            if outside is not None:
+                return "problem", outside_reason(outside)
+            try:
+                mode = os.stat(full).st_mode
+            except FileNotFoundError:
+                return "problem", DANGLING_LINK
+            if stat.S_ISDIR(mode):
+                return "skip", None
+    except FileNotFoundError:
+        return "skip", None
+    except OSError as error:
+        return "problem", f"cannot stat: {error.strerror}"
+    if stat.S_ISDIR(mode):
+        if named_like_dump_file(path.rpartition("/")[2]):
+            return "problem", not_regular_reason("a folder")
+        return "folder", None
+    kind = not_regular(mode)
+    return ("file", None) if kind is None else ("problem", not_regular_reason(kind))
 
 
 def scan(target: Path | str, *, expand: bool = True) -> Dump:
@@ -159,10 +222,19 @@ def claim_paths(dump: Dump, paths: list[str], *, expand: bool = True) -> Dump:
     `scan` lists then claims; the live watch keeps its own listing up to date and claims again
     after each batch of changes, without listing the folder again.
     """
+    # Entries the listing found unreadable (FIFOs, links out of the dump...): the XLA claimer
+    # places them by name alone, so a step named by one stays in its timeline and fails when
+    # read; the other claimers would open them to sniff their format, so they never see them,
+    # and nothing made of them alone is listed.
+    unreadable = {problem.file for problem in dump.problems if problem.unreadable}
     # Claiming allocates several objects per file, none of them in a cycle.
     with gc_paused():
         for claimer in CLAIMERS:
             paths = claimer(dump, paths)
+            if unreadable and claimer is _claim_xla:
+                paths = [path for path in paths if path not in unreadable]
+    if unreadable:
+        dump.modules = [m for m in dump.modules if not m.files() <= unreadable]
     dump.others.extend(paths)
     if expand:
         for module_name, function, expands in EXPANDERS:

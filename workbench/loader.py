@@ -27,8 +27,9 @@ from workbench.sources import (
     read_text,
 )
 
-__all__ = ["ENTRY_READERS", "ReadError", "decode_text", "load_snapshot", "load_step_hlo",
-           "open_file", "read_bytes", "read_hlo_file", "read_snapshot_file", "read_text"]
+__all__ = ["ENTRY_READERS", "ReadError", "decode_text", "judged_file", "load_snapshot",
+           "load_step_hlo", "open_file", "read_bytes", "read_hlo_file", "read_snapshot_file",
+           "read_text"]
 
 _Input = TypeVar("_Input")
 _Output = TypeVar("_Output")
@@ -90,6 +91,19 @@ def load_step_hlo(root: Path, step: Step) -> HloModule:
             first_error = first_error or error
     assert first_error is not None
     raise first_error
+
+
+def judged_file(root: Path, step: Step) -> tuple[str | None, ReadError | None]:
+    """The file `load_step_hlo` judges `step` from, and, when that is the text standing in for
+    a proto that cannot be read, the proto's error (a replay names both: the text and the
+    proto may disagree). Cheap after a replay: the parsed proto is cached."""
+    if step.proto is None or step.text is None:
+        return step.file, None
+    try:
+        _cached_hlo(root, step.proto, "proto")
+    except ReadError as error:
+        return step.text.file, error
+    return step.proto.file, None
 
 
 def _cached_hlo(root: Path, source: Source, kind: str) -> HloModule:

@@ -40,6 +40,9 @@ class Problem:
 
     file: str
     reason: str
+    # Found by the listing to be no regular file (a FIFO, a dangling link...): never opened,
+    # and whatever needs it cannot be judged.
+    unreadable: bool = False
 
 
 @dataclass
@@ -154,6 +157,21 @@ class Module:
             return deferred[3]
         return tuple((s.pass_name, s.file, s.proto.file if s.proto else None, s.kind)
                      for s in self.steps)
+
+    def step_files(self) -> set[str]:
+        """The files of the timeline's steps, without making deferred steps."""
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None:
+            return set(deferred[3])
+        return {source.file for step in self.steps for source in (step.text, step.proto)
+                if source is not None}
+
+    def files(self) -> set[str]:
+        """Every file the module is made of: steps, executions, artifacts."""
+        files = self.step_files()
+        files.update(execution.file for execution in self.executions)
+        files.update(artifact.file for artifact in self.artifacts)
+        return files
 
     def ir_steps(self, ir: IRKind) -> list[Step]:
         return [step for step in self.steps if step.ir == ir]

@@ -60,15 +60,42 @@ def _open_nonblocking(path: str, flags: int) -> int:
     return os.open(path, flags | _NONBLOCK)
 
 
+def not_regular(mode: int) -> str | None:
+    """What a file of this `st_mode` is when it is not a regular file (`a FIFO`, ...); None
+    for a regular file. Only regular files are opened: opening a FIFO can wait for a writer
+    forever, a device can act on being opened."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+DANGLING_LINK = "dangling link: its target does not exist"
+
+
+def not_regular_reason(kind: str) -> str:
+    return f"cannot read: {kind}, not a regular file"
+
+
 def open_file(path: Path | str) -> BinaryIO:
-    """Open a file of a dump for reading, in binary. A fifo is opened without waiting for a
-    writer (a plain open would wait forever): with none it reads as an empty file, one being
-    written is read to its end. A device is refused (OSError)."""
+    """Open a regular file of a dump for reading, in binary. Anything else (a FIFO, a socket,
+    a device, a folder) is refused before it is opened (OSError), and again after (non
+    blocking, so a FIFO swapped in between cannot make the open wait)."""
+    kind = not_regular(os.stat(path).st_mode)
+    if kind is not None:
+        raise OSError(errno.EINVAL, f"{kind}, not a regular file")
     handle = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115 (returned open)
     try:
-        mode = os.fstat(handle.fileno()).st_mode
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-            raise OSError(errno.ENODEV, "a device, not a file")
+        kind = not_regular(os.fstat(handle.fileno()).st_mode)
+        if kind is not None:
+            raise OSError(errno.EINVAL, f"{kind}, not a regular file")
         if _NONBLOCK:
             os.set_blocking(handle.fileno(), True)
     except BaseException:
@@ -141,12 +168,12 @@ def read_bytes(root: Path, source: Source) -> bytes:
                 raise _too_large(source.file, limit)
             data = handle.read(limit + 1 if size is None else size)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise ReadError(source.file, DANGLING_LINK) from None
         raise ReadError(source.file, "file not found (deleted since the folder was listed?)")\
             from None
     except PermissionError:
         raise ReadError(source.file, "permission denied") from None
-    except IsADirectoryError:
-        raise ReadError(source.file, "is a folder, not a file") from None
     except OSError as error:
         raise ReadError(source.file, f"cannot read: {error.strerror}") from None
     if len(data) > limit:  # a file that grew, or a fifo

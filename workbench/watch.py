@@ -16,6 +16,7 @@ Three parts, none of them knows about the UI:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.index import claim_paths, list_files
+from workbench.index import claim_paths, classify_entry, list_files
 from workbench.model import Dump, Module, Problem
 
 if TYPE_CHECKING:
@@ -78,8 +79,8 @@ class SettlingQueue:
             pending.last_event = now
 
     def removed(self, path: str) -> None:
-        """A file or folder was deleted or moved out."""
-        prefix = path + "/"
+        """A file or folder was deleted or moved out; "" is the watched folder itself."""
+        prefix = path + "/" if path else ""
         for pending_path in [p for p in self._pending if p == path or p.startswith(prefix)]:
             del self._pending[pending_path]
         self._deleted.add(path)
@@ -143,6 +144,8 @@ class WatchdogWatcher(FolderWatcher):
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._observer: BaseObserver | None = None
+        self._handler: object | None = None
+        self._root_watch: object | None = None  # the observer's watch of `root`
         self._thread: threading.Thread | None = None
 
     def start(self, on_batch: Callable[[ChangeBatch], None]) -> None:
@@ -156,16 +159,28 @@ class WatchdogWatcher(FolderWatcher):
             def on_any_event(self, event) -> None:  # type: ignore[no-untyped-def]
                 watcher._on_event(event)
 
+        class ParentHandler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:  # type: ignore[no-untyped-def]
+                watcher._on_parent_event(event)
+
+        self._handler = Handler()
         try:
             observer = Observer()
-            observer.schedule(Handler(), os.fspath(self.root), recursive=self.only is None)
+            self._root_watch = observer.schedule(self._handler, os.fspath(self.root),
+                                                 recursive=self.only is None)
             observer.start()
         except OSError:  # inotify watch limit and the like
             self.polling = True
             observer = PollingObserver(timeout=2.0)
-            observer.schedule(Handler(), os.fspath(self.root), recursive=self.only is None)
+            self._root_watch = observer.schedule(self._handler, os.fspath(self.root),
+                                                 recursive=self.only is None)
             observer.start()
         self._observer = observer
+        if self.only is None and self.root.parent != self.root:
+            # The folder itself deleted and made again (what test runners do): only its
+            # parent sees that.
+            with contextlib.suppress(OSError):
+                observer.schedule(ParentHandler(), os.fspath(self.root.parent), recursive=False)
         self._thread = threading.Thread(
             target=self._run, args=(on_batch,), name="workbench-watch", daemon=True
         )
@@ -209,13 +224,41 @@ class WatchdogWatcher(FolderWatcher):
             else:  # created, modified, closed
                 self._touch(source, event.is_directory, now)
 
+    def _on_parent_event(self, event) -> None:  # type: ignore[no-untyped-def]
+        """The watched folder deleted or moved away (everything in it is gone), or made or
+        moved in again (watched anew, and everything in it is new)."""
+        root = os.path.abspath(self.root)
+        source = os.path.abspath(os.fsdecode(event.src_path))
+        destination = getattr(event, "dest_path", "")
+        destination = os.path.abspath(os.fsdecode(destination)) if destination else ""
+        kind = event.event_type
+        with self._lock:
+            if source == root and kind in ("deleted", "moved"):
+                self.queue.removed("")
+            if (source == root and kind == "created") or destination == root:
+                self._watch_again()
+                self._touch("", True, time.monotonic())
+
+    def _watch_again(self) -> None:
+        """Watch the folder made again under the same name: the old watch died with the old
+        folder."""
+        observer = self._observer
+        if observer is None or not self.root.is_dir():
+            return
+        with contextlib.suppress(KeyError, OSError):
+            observer.unschedule(self._root_watch)
+        with contextlib.suppress(OSError):
+            self._root_watch = observer.schedule(self._handler, os.fspath(self.root),
+                                                 recursive=True)
+
     def _touch(self, path: str, is_directory: bool, now: float) -> None:
         if not is_directory:
             self.queue.touched(path, now)
             return
         # A folder moved or copied in as a whole: its files raise no events of their own.
+        prefix = f"{path}/" if path else ""
         for file in list_files(self.root / path, []):
-            self.queue.touched(f"{path}/{file}", now)
+            self.queue.touched(prefix + file, now)
 
     def _stat(self, path: str) -> FileSignature | None:
         try:
@@ -325,13 +368,34 @@ class LiveIndex:
                     frozenset(p for p in batch.changed if p == self.single_file),
                     frozenset(p for p in batch.deleted if p == self.single_file),
                 )
-            prefixes = tuple(p + "/" for p in batch.deleted)
+            prefixes = tuple(p + "/" if p else "" for p in batch.deleted)  # "": all
             removed = {p for p in self._paths if p in batch.deleted or p.startswith(prefixes)}
             self._paths -= removed
-            self._paths |= batch.changed
-            if not removed and not batch.changed:
+            changed = self._classify(batch.changed, removed)
+            self._paths |= changed
+            if not removed and not changed:
                 return None
             return self._rebuild(batch.changed, frozenset(removed))
+
+    def _classify(self, changed: frozenset[str], removed: set[str]) -> set[str]:
+        """The changed paths the listing takes, by the rules `list_files` applies (a FIFO or a
+        link out of the dump is listed as a problem, a link to a folder not at all); the
+        listing's problems updated for them and for the removed paths."""
+        taken: set[str] = set()
+        reasons: dict[str, str] = {}
+        for path in changed:
+            how, reason = ("file", None) if self.single_file else classify_entry(self.root, path)
+            if how in ("file", "problem"):
+                taken.add(path)
+            if reason is not None:
+                reasons[path] = reason
+        if reasons or any(p.file in changed or p.file in removed
+                          for p in self._listing_problems):
+            kept = [p for p in self._listing_problems
+                    if p.file not in changed and p.file not in removed]
+            self._listing_problems = kept + [Problem(f, r, unreadable=True)
+                                              for f, r in sorted(reasons.items())]
+        return taken
 
     @property
     def file_count(self) -> int:

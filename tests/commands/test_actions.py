@@ -54,3 +54,20 @@ def test_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "bin.log").write_bytes(b"\xff\xfe")
     assert main(["actions", str(tmp_path / "bin.log")]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_many_problems_are_summarised(log: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A real log followed by 20,000 completions that match nothing: the text output shows a
+    few and the count, `--json` all of them."""
+    damaged = tmp_path / "actions.log"
+    extra = "[thread iree-opt] completed `pass-execution`\n" * 20_000
+    damaged.write_text(log.read_text() + extra)
+    assert main(["actions", str(damaged)]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("problem")]
+    assert len(lines) == 6
+    assert "matches no open action" in lines[0]
+    assert "19995 more (20000 in all; --json lists them)" in lines[-1]
+    assert main(["actions", str(damaged), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["problems"]) == 20_000

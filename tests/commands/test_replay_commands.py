@@ -206,3 +206,26 @@ def test_triage_fake_data_for_modules_without_executions(
     assert status == 1
     assert "mismatch    module_0005 (jit_five) fake data: culprit step 1, pass bad" in out
     assert f"dig in: workbench replay {root} module_0005 --fake-data" in out
+
+
+def test_replay_names_the_file_it_judged(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The culprit step's proto damaged beside a good text: the replay judges the text, and
+    says so, naming both files; the first mismatch names the file judged."""
+    import shutil
+
+    root = tmp_path / "dump"
+    shutil.copytree(Path(__file__).parents[1] / "data" / "corpus" / "xla" /
+                    "layernorm-broken-fusion", root)
+    (proto,) = root.glob("module_0010.jit_ln.0028.*.hlo.pb")
+    text = proto.name[: -len(".hlo.pb")] + ".txt"
+    status, out, _ = run_cli(capsys, "replay", root, "module_0010")
+    assert status == 1
+    assert f"first mismatch: step 30 (0028 fusion): {proto.name}" in out
+    assert "judged from its text" not in out
+    proto.write_bytes(proto.read_bytes()[:500])
+    status, out, _ = run_cli(capsys, "replay", root, "module_0010")
+    assert status == 1
+    assert f"step 30 (0028 fusion) judged from its text {text}: {proto.name}: not an HloProto" \
+        in out
+    assert f"first mismatch: step 30 (0028 fusion): {text}" in out

@@ -143,6 +143,20 @@ def test_dangling_ids(corpus: Path) -> None:
         read_hlo_proto(proto.SerializeToString(), "x.pb")
 
 
+def test_duplicate_instruction_ids(corpus: Path) -> None:
+    """Operands name instructions by id: two with one id would make an operand the wrong
+    instruction. The error names the file and both instructions."""
+    proto = hlo_pb2.HloProto.FromString((corpus / f"{LN}.hlo.pb").read_bytes())
+    entry = next(c for c in proto.hlo_module.computations
+                 if c.id == proto.hlo_module.entry_computation_id)
+    first, second = entry.instructions[0], entry.instructions[1]
+    second.id = first.id
+    with pytest.raises(ReadError, match=f"{second.name}: its id {first.id} is also that of "
+                                        f"{first.name}") as caught:
+        read_hlo_proto(proto.SerializeToString(), "dup.hlo.pb")
+    assert caught.value.file == "dup.hlo.pb"
+
+
 def test_sharding_text() -> None:
     sharding = xla_data_pb2.OpSharding
     assert sharding_text(sharding(type=sharding.REPLICATED)) == "{replicated}"

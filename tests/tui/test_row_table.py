@@ -66,3 +66,21 @@ def test_fit() -> None:
     assert fit("ab", 4, "right") == "  ab"
     assert fit("ab", 4) == "ab  "
     assert fit("ab", 0) == ""
+
+
+def test_a_name_that_is_not_utf8_takes_its_cells(lines) -> None:
+    """A module named with the byte 0xff (Python hands it over as U+DCFF): the screen shows
+    U+FFFD in one cell, and the columns after it stay in place."""
+    app = TableApp([1, 2])
+    app.table.render_row = lambda n: [(str(n), ""), (f"jit\udcff{n}" if n == 1 else f"jit_{n}",
+                                                      ""), ("w", "")]
+
+    async def main() -> None:
+        async with app.run_test(size=(30, 12)) as pilot:
+            await pilot.pause()
+            first, second = lines(app.table)[1:3]
+            assert "jit\ufffd1" in first and "\\udc" not in repr(first)
+            assert len(first) == len(second)
+            assert first.index("jit") == second.index("jit")
+
+    asyncio.run(main())

@@ -20,6 +20,10 @@ from workbench.output.destinations import RefusedDestination, check_file, write_
 from workbench.output.json_shapes import actions_json, print_json
 from workbench.sources import ReadError, read_bytes
 
+# Problems printed (a damaged log can have one per line: 100,000 lines of them would bury the
+# summary); `--json` has them all.
+PROBLEMS_SHOWN = 5
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -107,5 +111,8 @@ def _print(log: ActionLog, chosen: list[Action], filtered: bool,
     if args.chrome_trace is not None:
         console.print(f"wrote {markup(str(args.chrome_trace))} (open it in Perfetto or "
                       "chrome://tracing)")
-    for problem in log.problems:
+    for problem in log.problems[:PROBLEMS_SHOWN]:
         console.print(f"[red]problem[/]: {markup(problem.reason)}")
+    if len(log.problems) > PROBLEMS_SHOWN:
+        console.print(f"[red]problem[/]: … {len(log.problems) - PROBLEMS_SHOWN} more "
+                      f"({len(log.problems)} in all; --json lists them)")

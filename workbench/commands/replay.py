@@ -90,6 +90,22 @@ class Selection:
     replay: Replay
 
 
+def _text_stand_ins(root: Path, results: list[StepResult]) -> list[str]:
+    """A line for each HLO step judged from its text because its proto cannot be read: the
+    app and `diff` show the text, a replay judges the proto where it can."""
+    from workbench.loader import judged_file
+
+    lines = []
+    for result in results:
+        if result.step.ir != "hlo":
+            continue
+        file, error = judged_file(root, result.step)
+        if error is not None:
+            lines.append(f"step {result.step.index} ({result.step.label}) judged from its text "
+                         f"{file}: {error}")
+    return lines
+
+
 def pick_execution(module: Module, query: str | None) -> Execution | None:
     if query is None:
         return module.executions[0] if module.executions else None
@@ -207,6 +223,7 @@ def dump_literals(out: Path, selection: Selection, results: list[StepResult]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.loader import judged_file
     from workbench.replay.compare import results_equal
     from workbench.replay.workers import Cancelled
 
@@ -269,9 +286,12 @@ def run(args: argparse.Namespace) -> int:
     counts = {kind: sum(1 for r in results if r.kind == kind) for kind in Kind}
     print(f"{len(results)} of {len(replay.steps)} steps replayed: "
           + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    for line in _text_stand_ins(selection.dump.root, results):
+        print(line)
     if failing:
         first = failing[0].step
-        print(f"first mismatch: step {first.index} ({first.label}): {first.file}")
+        file = judged_file(selection.dump.root, first)[0] if first.ir == "hlo" else first.file
+        print(f"first mismatch: step {first.index} ({first.label}): {file}")
     if written:
         print(f"wrote {written} .npy files and literals.json to {args.dump_literals}")
     return 1 if mismatch else 0

@@ -151,6 +151,9 @@ class _Converter:
         shapes: dict[int, Shape] = {}
         instructions = []
         for instruction in proto.instructions:
+            if instruction.id in names:  # operands name instructions by id
+                raise KeyError(f"{instruction.name}: its id {instruction.id} is also that of "
+                               f"{names[instruction.id]}")
             converted = self.instruction(instruction, names, shapes)
             names[instruction.id] = instruction.name
             shapes[instruction.id] = converted.shape

@@ -98,12 +98,74 @@ def _first_file(record: tuple[tuple, list]) -> str:
 
 def claim_xla(paths: list[str], dump: Dump) -> list[str]:
     """Add the XLA modules found among `paths` (in any order) to `dump`; return the paths not
-    claimed, in their order."""
-    pending: dict[tuple[str, str | None, str], _PendingModule] = {}
+    claimed, in their order.
+
+    Modules are told apart by number and name: two processes writing one folder can both dump
+    a `module_0001` (`jit_f` and `jit_g`). Such a collision is rare, so the files are grouped
+    by number first, and only a group with two names is claimed again by name; it is named
+    as a problem, and its modules get keys that hold their names (see `index`).
+    """
+    pending, unclaimed = _collect(paths, by_name=False)
+    for module in pending.values():
+        names = sorted(module.names - {""})
+        if len(names) < 2:
+            _add(dump, module)
+            continue
+        head = _module_head(module)
+        dump.problems.append(Problem(head, f"{len(names)} modules share the number "
+                                           f"{module.module_id}: {', '.join(names)} (two runs "
+                                           "writing one folder?); they are listed apart"))
+        for part in _split_by_name(module):
+            _add(dump, part)
+    return unclaimed
+
+
+def _add(dump: Dump, module: _PendingModule) -> None:
+    """The module to `dump`, and a gap in its per-pass numbering to its problems."""
+    dump.modules.append(_finish(module))
+    gap = _missing_steps(module)
+    if gap is not None:
+        dump.problems.append(gap)
+
+
+def _module_head(module: _PendingModule) -> str:
+    """`[<folder>/][<timestamp>.]module_<NNNN>`: where the module's files are, and what."""
+    head = f"{module.timestamp}.{module.module_id}" if module.timestamp else module.module_id
+    return f"{module.folder}/{head}" if module.folder else head
+
+
+def _module_files(module: _PendingModule) -> list[str]:
+    return [*module.step_files, *(e.file for e in module.executions),
+            *(a.file for a in module.artifacts), *(path for path, _, _ in module.kernel_files)]
+
+
+def _split_by_name(module: _PendingModule) -> list[_PendingModule]:
+    """The modules of one number's files, one per module name; kernel files go to the module
+    whose name starts theirs, files with no name to a module of their own."""
+    parts, _ = _collect(_module_files(module), by_name=True)
+    unnamed = parts.pop((module.folder, module.timestamp, module.module_id, ""), None)
+    if unnamed is not None:
+        by_name = {min(part.names - {""}): part for part in parts.values()}
+        kernels, unnamed.kernel_files = unnamed.kernel_files, []
+        for path, role, rest in kernels:
+            name = split_module_prefix(rest, set(by_name))
+            (by_name[name] if name else unnamed).kernel_files.append((path, role, rest))
+        if _module_files(unnamed):
+            parts[(module.folder, module.timestamp, module.module_id, "")] = unnamed
+    return list(parts.values())
+
+
+def _collect(paths: list[str], *, by_name: bool
+             ) -> tuple[dict[tuple, _PendingModule], list[str]]:
+    """The pending modules of `paths` by (folder, timestamp, module id[, module name]), and
+    the paths not claimed."""
+    pending: dict[tuple, _PendingModule] = {}
     unclaimed: list[str] = []
 
-    def module_for(folder: str, timestamp: str | None, module_id: str) -> _PendingModule:
-        key = (folder, timestamp, module_id)
+    def module_for(folder: str, timestamp: str | None, module_id: str,
+                   name: str | None) -> _PendingModule:
+        key = (folder, timestamp, module_id, name or "") if by_name else \
+            (folder, timestamp, module_id)
         module = pending.get(key)
         if module is None:
             module = pending[key] = _PendingModule(folder, timestamp, module_id)
@@ -124,7 +186,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
         if module is _UNSEEN:
             head = MODULE_RE.fullmatch(module_head)
             module = by_head[head_key] = None if head is None else module_for(
-                folder, head["ts"], f"module_{head['num']}")
+                folder, head["ts"], f"module_{head['num']}", head["rest"])
             if module is not None:
                 module.names.add(head["rest"] or "")
         if module is None:
@@ -162,7 +224,8 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
             parent_folder, _, parent = folder.rpartition("/")
             head = MODULE_RE.match(parent)
             if head is not None:
-                module = module_for(parent_folder, head["ts"], f"module_{head['num']}")
+                module = module_for(parent_folder, head["ts"], f"module_{head['num']}",
+                                    head["rest"])
                 if head["rest"]:
                     module.names.add(head["rest"])
                 role = MODULE_FOLDER_FILES[basename]
@@ -180,7 +243,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
         if info is None or info.kind == "unknown":
             unclaimed.append(path)
             continue
-        module = module_for(folder, info.timestamp, info.module_id)
+        module = module_for(folder, info.timestamp, info.module_id, info.name)
         if info.name is not None:
             module.names.add(info.name)
         if info.kind == "step":  # per-pass names the fast path did not take (.gz, renderings)
@@ -217,16 +280,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
         else:  # kernel artifacts: the kernel name is split off once all names are known
             module.kernel_files.append((path, info.role, info.rest))
 
-    for module in pending.values():
-        for path, role, rest in module.kernel_files:
-            name = split_module_prefix(rest, module.names)
-            label = rest[len(name) + 1 :] if name else rest
-            module.artifacts.append(Artifact(kind=role, file=path, label=label))
-        dump.modules.append(_finish(module))
-        gap = _missing_steps(module)
-        if gap is not None:
-            dump.problems.append(gap)
-    return unclaimed
+    return pending, unclaimed
 
 
 def _missing_steps(module: _PendingModule) -> Problem | None:
@@ -281,6 +335,10 @@ def _passes(module: _PendingModule) -> dict[tuple, Step]:
 
 
 def _finish(pending: _PendingModule) -> Module:
+    for path, role, rest in pending.kernel_files:
+        name = split_module_prefix(rest, pending.names)
+        label = rest[len(name) + 1 :] if name else rest
+        pending.artifacts.append(Artifact(kind=role, file=path, label=label))
     # Several names under one id happen only when runs share a folder without timestamps;
     # the shortest is the module's own name.
     name = _own_name(pending.names)

@@ -55,6 +55,17 @@ def visible(text: str, *, lines: bool = False) -> str:
     return pattern.sub(_picture, text)
 
 
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+def on_screen(text: str) -> str:
+    """`text` as the app draws it: controls visible, and every byte of a name that is not
+    UTF-8 (a lone surrogate) shown as U+FFFD, one cell wide. Unlike a command's output, which
+    prints such bytes back as they are, the app's screen is written as UTF-8, where a
+    surrogate would come out as the six characters `\\udcff` in a cell measured as one."""
+    return _UNDECODABLE.sub("\ufffd", visible(text))
+
+
 def markup(text: str, *, lines: bool = False) -> str:
     """`text` made safe to put inside a Rich markup string (the CLI's consoles): tags escaped
     and trailing backslashes doubled, so nothing in it opens, closes or escapes a tag (a

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, BinaryIO, Union
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution
 from workbench.replay import memory
 from workbench.replay.compare import describe_array, describe_type, dtype_category
+from workbench.sources import open_file
 
 if TYPE_CHECKING:
     from workbench.replay.backends import Backend
@@ -104,15 +105,26 @@ def _matches(value: LiteralValue, spec: ParamSpec) -> bool:
     return isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == tuple(dims)
 
 
-def _check_npy_size(path: Path) -> None:
+def _check_npy_size(stream: BinaryIO) -> None:
     """Refuse, from its header alone, a `.npy` file whose array is over the memory limit."""
-    with open(path, "rb") as stream:
-        version = np.lib.format.read_magic(stream)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
-        else:
-            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    else:
+        shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
     memory.check(memory.array_bytes(dtype, shape), f"an array {dtype}{list(shape)}")
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    """The array of a `.npy` file (a regular file only: a FIFO would wait for a writer), in
+    the machine's byte order: a big-endian file holds the same numbers."""
+    with open_file(path) as stream:
+        _check_npy_size(stream)
+        stream.seek(0)
+        value = np.load(stream, allow_pickle=False)
+    if not value.dtype.isnative:
+        value = value.astype(value.dtype.newbyteorder("="))
+    return value
 
 
 def load_npy_inputs(paths: tuple[Path, ...], specs: list[ParamSpec] | None) -> list[LiteralValue]:
@@ -120,10 +132,10 @@ def load_npy_inputs(paths: tuple[Path, ...], specs: list[ParamSpec] | None) -> l
     arguments: list[LiteralValue] = []
     for path in paths:
         try:
-            _check_npy_size(path)
-            arguments.append(np.load(path, allow_pickle=False))
+            arguments.append(_load_npy(path))
         except (OSError, ValueError) as error:
-            raise InputError(f"{path}: cannot read as .npy: {error}") from None
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            raise InputError(f"{path}: cannot read as .npy: {reason}") from None
         except memory.OverMemoryLimit as error:
             raise InputError(f"{path}: {error}") from None
     if specs is not None:

@@ -48,12 +48,40 @@ def _look_up(dump: Dump, work: list[TriageJob], options: TriageOptions,
     return hits, remaining, keys
 
 
+def _fail_unreadable(dump: Dump, work: list[TriageJob],
+                     report: Callable[[TriageResult], None]) -> list[TriageJob]:
+    """The jobs whose files can all be read; the others are reported as errors naming the
+    file the listing found unreadable (a FIFO, a dangling link, a link out of the dump):
+    bisecting a timeline with a step missing could name the wrong pass."""
+    unreadable = {p.file: p.reason for p in dump.problems if p.unreadable}
+    if not unreadable:
+        return work
+    readable = []
+    for job in work:
+        needed = job.module.step_files()
+        if job.execution is not None:
+            needed.add(job.execution.file)
+        bad = sorted(needed & unreadable.keys())
+        if not bad:
+            readable.append(job)
+            continue
+        detail = f"cannot read {bad[0]}: {unreadable[bad[0]]}"
+        if len(bad) > 1:
+            detail += f" (and {len(bad) - 1} more unreadable file(s))"
+        report(TriageResult(job.module.key, job.module.name,
+                            job.execution.id if job.execution else None, Kind.ERROR,
+                            detail=detail, steps=len(job.module.steps)))
+    return readable
+
+
 def cached_results(dump: Dump, cache: ResultsCache,
                    options: TriageOptions | None = None) -> list[TriageResult]:
     """What `cache` already knows of `dump`'s triage, evaluating nothing: a reopened dump's
     badges at once."""
     options = options or TriageOptions()
-    return _look_up(dump, triage_jobs(dump, options.inputs), options, cache)[0]
+    failed: list[TriageResult] = []
+    work = _fail_unreadable(dump, triage_jobs(dump, options.inputs), failed.append)
+    return failed + _look_up(dump, work, options, cache)[0]
 
 
 def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
@@ -80,6 +108,7 @@ def triage(dump: Dump, options: TriageOptions | None = None, jobs: int = 1,
         if on_result is not None:
             on_result(result)
 
+    work = _fail_unreadable(dump, work, report)
     keys: dict[int, str] = {}
     if cache is not None:
         hits, work, keys = _look_up(dump, work, options, cache)

@@ -25,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input
 
-from workbench.output.safe_text import visible
+from workbench.output.safe_text import on_screen
 
 Item = TypeVar("Item")
 Cell = tuple[str, str]  # (text, component class giving its style, or "")
@@ -300,7 +300,7 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
                 continue
             if segments:
                 segments.append(Segment(" ", base))
-            segments.append(Segment(fit(visible(text), width, column.align),
+            segments.append(Segment(fit(on_screen(text), width, column.align),
                                     base + self._style(style_name)))
         return Strip(segments)
 

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from workbench.output.safe_text import visible
+from workbench.output.safe_text import on_screen, visible
 
 
 def progress_bar(done: int, total: int, width: int = 10) -> str:
@@ -39,7 +39,7 @@ class StatusBar(Widget):
         room_for_folder = max(width // 3, 12)
         if len(folder) > room_for_folder:  # keep the end of a long path: the dump's own name
             folder = "…" + folder[-(room_for_folder - 1):]
-        left = Text.assemble(("workbench ", "bold"), (visible(folder), ""))
+        left = Text.assemble(("workbench ", "bold"), (on_screen(folder), ""))
         right = Text(visible(self.job), style="bold")
         middle = Text(f"  {self.scan}", style="dim")
         line = Text.assemble(left, middle)
