@@ -32,6 +32,7 @@ from workbench.replay.triage import TriageOptions, triage, triage_jobs
 
 TESTS = Path(__file__).parents[1]
 DUMP = TESTS / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
+STOP_GRACE = 30.0  # seconds a Dask process has to end on SIGTERM before it is killed
 
 
 def _dask_command(*words: str) -> list[str]:
@@ -101,15 +102,19 @@ class Cluster:
         for process in self.processes:
             with contextlib.suppress(psutil.NoSuchProcess):
                 children += psutil.Process(process.pid).children(recursive=True)
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=PATIENCE)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        # The workers first, then the scheduler: a worker told to stop while its scheduler
+        # closes can hang on its way out (seen on a busy machine). One that does not end within
+        # STOP_GRACE is killed: what is checked is that none is left, not how it ended.
+        for group in (self.workers, [self.scheduler]):
+            for process in group:
+                if process.poll() is None:
+                    process.terminate()
+            for process in group:
+                try:
+                    process.wait(timeout=STOP_GRACE)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
         assert all(p.returncode is not None for p in self.processes)
         _, alive = psutil.wait_procs(children, timeout=PATIENCE)
         assert alive == [], f"left running: {alive}"
