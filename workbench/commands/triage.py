@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.commands.replay import add_input_arguments
+from workbench.commands.replay import UsageError, add_input_arguments, attach_recorded_executions
 from workbench.replay.outcome import KIND_ORDER, Kind
 from workbench.replay.triage import TriageResult
 
@@ -124,6 +124,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     cache = None if args.no_cache else ResultsCache(args.cache or default_cache_dir())
     dump = scan(args.dir)
+    try:
+        attach_recorded_executions(dump, args)
+    except UsageError as error:
+        print(f"workbench triage: {error}", file=sys.stderr)
+        return 2
+    if args.recorded is not None:
+        cache = None  # the cache keys executions by their snapshot file
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
                             backend=args.backend, localize=args.localize)

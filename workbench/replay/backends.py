@@ -157,8 +157,14 @@ class HloBackend:
         return specs  # type: ignore[return-value]
 
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
-        from workbench.loader import load_snapshot
+        from workbench.loader import load_snapshot, load_step_hlo
+        from workbench.replay import recorded_io
 
+        if execution.kind == recorded_io.KIND:
+            root = load_step_hlo(self.root, self.steps()[0]).entry.root.shape
+            results = root.tuple_shapes if root.is_tuple else (root,)
+            return recorded_io.load_recorded(execution, self.parameter_specs(), root,
+                                             [shape_spec(s) for s in results])
         snapshot = load_snapshot(self.root, execution)
         return list(snapshot.arguments), snapshot.result
 

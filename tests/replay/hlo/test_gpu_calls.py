@@ -24,6 +24,11 @@ def load(name: str) -> np.ndarray:
     return np.load(DATA / f"{name}.npy")
 
 
+def linalg_input(k: int) -> np.ndarray:
+    """The linear solve's recorded argument k (the matrix, the right-hand sides)."""
+    return np.load(DATA / "linalg_solve" / "io" / "inputs" / f"f.arg{k}.npy")
+
+
 def evaluate(body: str, *arguments: np.ndarray) -> object:
     module = parse_hlo_text(f"HloModule m\n\nENTRY e {{\n{body}\n}}\n")
     return evaluate_module(module, list(arguments))
@@ -34,7 +39,7 @@ def conv_config(scale: float = 1, activation: str = "kNone") -> str:
         "activation_mode": activation, "conv_result_scale": scale, "side_input_scale": 0}})
 
 
-X = "f32[4,16,16,16]"
+X = "f32[1,16,16,16]"
 W = "f32[3,3,16,16]"
 LABELS = "dim_labels=b01f_01io->b01f"
 
@@ -78,7 +83,7 @@ def test_conv_bias_activation_applies_bias_and_relu() -> None:
 
 
 @pytest.mark.parametrize("window, out", [("size=3x3 pad=1_1x1_1", X),
-                                         ("size=3x3 stride=2x2 pad=1_1x1_1", "f32[4,8,8,16]")])
+                                         ("size=3x3 stride=2x2 pad=1_1x1_1", "f32[1,8,8,16]")])
 def test_conv_backward_input_is_the_transpose_of_the_convolution(window: str, out: str) -> None:
     """<dy, conv(x, w)> = <backward_input(dy, w), x> for any x and dy."""
     x, w = load("conv_x"), load("conv_w")
@@ -96,7 +101,7 @@ def test_conv_backward_input_is_the_transpose_of_the_convolution(window: str, ou
 
 
 @pytest.mark.parametrize("window, out", [("size=3x3 pad=1_1x1_1", X),
-                                         ("size=3x3 stride=2x2 pad=1_1x1_1", "f32[4,8,8,16]")])
+                                         ("size=3x3 stride=2x2 pad=1_1x1_1", "f32[1,8,8,16]")])
 def test_conv_backward_filter_is_the_kernel_gradient(window: str, out: str) -> None:
     """<dy, conv(x, v)> = <backward_filter(x, dy), v> for any kernel v."""
     x, w = load("conv_x"), load("conv_w")
@@ -173,14 +178,14 @@ def linalg_call(target: str, result: str, config: str, *arguments: np.ndarray) -
 
 
 def spd() -> np.ndarray:
-    a = load("linalg_a").astype(np.float64)
+    a = linalg_input(0).astype(np.float64)
     return (a @ a.T / 64 + np.eye(64)).astype(np.float32)
 
 
 @pytest.mark.parametrize("transpose", ["NO_TRANSPOSE", "TRANSPOSE"])
 @pytest.mark.parametrize("lower", [True, False])
 def test_cublas_triangular_solve_matches_scipy(transpose: str, lower: bool) -> None:
-    a, b = spd(), load("linalg_b")
+    a, b = spd(), linalg_input(1)
     config = json.dumps({"left_side": True, "lower": lower, "transpose_a": transpose,
                          "unit_diagonal": False})
     x, workspace = linalg_call("__cublas$triangularSolve", "(f32[64,8], s8[0])", config, a, b)
@@ -202,7 +207,7 @@ def test_cusolver_potrf_matches_scipy_cholesky(lower: bool) -> None:
 
 
 def test_cusolver_getrf_and_pivots_to_permutation_rebuild_the_matrix() -> None:
-    a = load("linalg_a")
+    a = linalg_input(0)
     lu, pivots, info = linalg_call("cusolver_getrf_ffi", "(f32[64,64], s32[64], s32[])", "{}", a)
     assert int(info) == 0 and pivots.min() >= 1
     permutation = evaluate("  p = s32[64] parameter(0)\n  ROOT c = s32[64] custom-call(p), "
@@ -216,7 +221,7 @@ def test_cusolver_getrf_and_pivots_to_permutation_rebuild_the_matrix() -> None:
 
 @pytest.mark.parametrize("lower", [True, False])
 def test_cusolver_syevd_matches_scipy_eigh_from_its_triangle(lower: bool) -> None:
-    a = load("linalg_a")  # not symmetric: the triangle read decides the answer
+    a = linalg_input(0)  # not symmetric: the triangle read decides the answer
     vectors, values, info = linalg_call("cusolver_syevd_ffi", "(f32[64,64], f32[64], s32[])",
                                         f"{{algorithm = 0 : ui8, lower = {str(lower).lower()}}}",
                                         a)
