@@ -182,5 +182,20 @@ class HloBackend:
         return evaluate_module(shadow_module(self.load(step)), arguments)
 
 
+    def evaluate_gpu_allowance(self, step: Step, arguments: Sequence[LiteralValue]
+                               ) -> tuple[LiteralValue, set[str]] | None:
+        """The shadow of `step` with dot/convolution operands rounded as a GPU may round them
+        (`gpu_numerics.py`) and the roundings' names; None when the step has none."""
+        from workbench.replay.gpu_numerics import gpu_rounded_module
+        from workbench.replay.hlo import evaluate_module
+        from workbench.replay.hlo.shadow import shadow_module
+
+        rounded = gpu_rounded_module(self.load(step))
+        if rounded is None:
+            return None
+        module, names = rounded
+        return evaluate_module(shadow_module(module), arguments), names
+
+
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:
     return HloBackend(root, module) if module.ir_steps("hlo") else None

@@ -150,6 +150,7 @@ class Comparison:
     tolerances: dict[str, Tolerance] = field(default_factory=dict)
     bound: BoundCheck | None = None  # set when elements beyond the tolerance met the bound
     shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
+    allowance: str | None = None  # the platform's legal rounding judged with ("TF32")
 
     @property
     def location(self) -> str:
@@ -173,7 +174,11 @@ class Comparison:
         """One line a user can read: the verdict, how far off, the bound, and where."""
         from workbench.replay.outcome import comparison_text
 
-        return comparison_text(self)
+        text = comparison_text(self)
+        if self.allowance:
+            verdict = "within" if self.ok else "beyond"
+            text += f" ({verdict} {self.allowance} rounding of the reference)"
+        return text
 
     def to_json(self) -> dict:
         from workbench.output.json_shapes import comparison_json
