@@ -230,3 +230,44 @@ def test_cusolver_syevd_matches_scipy_eigh_from_its_triangle(lower: bool) -> Non
     np.testing.assert_allclose(values, np.linalg.eigvalsh(symmetric), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(symmetric @ vectors, vectors * values, rtol=1e-3, atol=1e-3)
     assert int(info) == 0
+
+
+def gemm(target: str, epilogue: str, alpha: float, *arguments: np.ndarray) -> np.ndarray:
+    config = json.dumps({"gemm_backend_config": {
+        "alpha_real": alpha, "alpha_imag": 0, "beta": 0, "epilogue": epilogue,
+        "dot_dimension_numbers": {"lhs_contracting_dimensions": ["1"],
+                                  "rhs_contracting_dimensions": ["0"],
+                                  "lhs_batch_dimensions": [], "rhs_batch_dimensions": []}}})
+    parameters = "".join(f"  p{i} = f32[{','.join(map(str, a.shape))}] parameter({i})\n"
+                         for i, a in enumerate(arguments))
+    names = ", ".join(f"p{i}" for i in range(len(arguments)))
+    return np.asarray(evaluate(
+        f"{parameters}  c = (f32[8,16], s8[0]) custom-call({names}), "
+        f"custom_call_target=\"{target}\", backend_config={config}\n"
+        "  ROOT r = f32[8,16] get-tuple-element(c), index=0", *arguments))
+
+
+def matmul_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The TF32 matmul program's recorded x, w, b (a corner of them)."""
+    folder = DATA / "matmul_tf32" / "io" / "inputs"
+    return tuple(np.load(folder / f"f.arg{k}.npy") for k in range(3))  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("alpha", [1.0, 2.0])
+def test_cublas_lt_matmul_bias_gelu_is_gelu_of_the_product_plus_bias(alpha: float) -> None:
+    x, w, b = matmul_inputs()
+    got = gemm("__cublas$lt$matmul", "BIAS_GELU", alpha, x, w, b)
+    h = alpha * (x.astype(np.float64) @ w) + b
+    expected = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h**3)))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_cublas_gemm_and_relu_epilogue() -> None:
+    x, w, _ = matmul_inputs()
+    product = x.astype(np.float64) @ w
+    np.testing.assert_allclose(gemm("__cublas$gemm", "DEFAULT", 1.0, x, w), product,
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gemm("__cublas$lt$matmul", "RELU", 1.0, x, w),
+                               np.maximum(product, 0), rtol=1e-4, atol=1e-4)
+    with pytest.raises(Unsupported, match="epilogue GELU_AUX"):
+        gemm("__cublas$lt$matmul", "GELU_AUX", 1.0, x, w)

@@ -12,6 +12,9 @@ Semantics as XLA defines them, read from the instruction:
 - `__cudnn$fmhaSoftmax` (and its `...Bias`/`...Scale...` forms): softmax attention
   `softmax(fmha_scale * Q.K [+ bias] [masked]) . V` with both products' dot dimension numbers
   from `cudnn_fmha_backend_config`; a dropout rate other than 0 is unsupported.
+- `__cublas$gemm`, `__cublas$lt$matmul`: `epilogue(alpha * dot(a, b) + beta * c + bias)` with
+  `gemm_backend_config`'s dot dimension numbers; epilogues DEFAULT, BIAS, RELU, GELU (tanh
+  form) and their BIAS forms; the AUX forms (a second output) are unsupported.
 - `__cublas$triangularSolve`: XLA's triangular-solve, options in JSON; a tuple with workspace.
 - `cusolver_potrf_ffi`, `cusolver_getrf_ffi`, `cusolver_syevd_ffi` through SciPy's LAPACK
   (the same factorizations; pivots LAPACK's 1-based int32 as cuSOLVER's), and
@@ -278,6 +281,45 @@ def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
 
 
 # --- cuBLAS and cuSOLVER ----------------------------------------------------------------------
+
+_EPILOGUES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "DEFAULT": lambda x: x, "BIAS": lambda x: x,
+    "RELU": lambda x: np.maximum(x, 0), "BIAS_RELU": lambda x: np.maximum(x, 0),
+    # cuBLASLt's GELU is the tanh approximation
+    "GELU": lambda x: 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3))),
+}
+_EPILOGUES["BIAS_GELU"] = _EPILOGUES["GELU"]
+
+
+@gpu_call("__cublas$gemm", "__cublas$lt$matmul")
+def cublas_gemm(interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
+    """`epilogue(alpha * dot(a, b) + beta * c + bias)`, from `gemm_backend_config`."""
+    config = json_config(instruction, "gemm_backend_config")
+    target = instruction.custom_call_target
+    epilogue = str(config.get("epilogue", "DEFAULT"))
+    if epilogue not in _EPILOGUES or float(config.get("alpha_imag", 0) or 0):
+        raise Unsupported(f"custom-call {target} epilogue {epilogue}")
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    work = accumulation(dtype)
+    numbers = _dot_numbers(config, "dot_dimension_numbers")
+    plain = Instruction(instruction.name, "dot", Shape(result.element_type, result.dims),
+                        dot_dimension_numbers=numbers)
+    total = np.asarray(dot(interpreter, plain, operands[:2])).astype(work)
+    total = total * float(config.get("alpha_real", 1))
+    rest = [np.asarray(x) for x in operands[2:]]
+    beta = float(config.get("beta", 0) or 0)
+    if beta:
+        if not rest:
+            raise EvaluationError(f"{instruction.name}: {target} with beta and no addend")
+        total = total + beta * rest.pop(0).astype(work)
+    if epilogue.startswith("BIAS"):
+        if not rest:
+            raise EvaluationError(f"{instruction.name}: {target} {epilogue} without its bias")
+        total = total + rest.pop(0).astype(work)  # a vector along the last dimension
+    return _with_workspace(instruction, dtypes.convert(_EPILOGUES[epilogue](total), dtype))
+
 
 @gpu_call("__cublas$triangularSolve")
 def cublas_triangular_solve(interpreter: Interpreter, instruction: Instruction,
