@@ -73,3 +73,12 @@ def test_attaching_again_adds_no_second_execution() -> None:
     assert attach_recorded(dump, DUMP / "io", require=False) == 1
     module = dump.find_module("jit_f")
     assert [e.id for e in module.executions] == ["recorded f"]
+
+
+def test_triage_refuses_to_ship_files_of_a_recorded_folder(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["triage", str(DUMP), "--recorded", str(DUMP / "io"), "--dask-workers", "1",
+                   "--ship-files"])
+    assert status == 2
+    assert "--recorded's folder must be on a filesystem the workers share" in \
+        capsys.readouterr().err

@@ -130,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
     if args.recorded is not None:
+        if args.ship_files:
+            print("workbench triage: --ship-files sends the dump's files; --recorded's folder "
+                  "must be on a filesystem the workers share", file=sys.stderr)
+            return 2
         cache = None  # the cache keys executions by their snapshot file
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
