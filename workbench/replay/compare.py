@@ -174,11 +174,7 @@ class Comparison:
         """One line a user can read: the verdict, how far off, the bound, and where."""
         from workbench.replay.outcome import comparison_text
 
-        text = comparison_text(self)
-        if self.allowance:
-            verdict = "within" if self.ok else "beyond"
-            text += f" ({verdict} {self.allowance} rounding of the reference)"
-        return text
+        return comparison_text(self)
 
     def to_json(self) -> dict:
         from workbench.output.json_shapes import comparison_json

@@ -104,7 +104,16 @@ def bound_text(bound: BoundCheck) -> str:
 
 
 def comparison_text(comparison: Comparison) -> str:
-    """The verdict of one comparison, how far off, the bound, and where."""
+    """The verdict of one comparison, how far off, the bound, where, and the platform's
+    rounding the bound allowed for (`gpu_numerics.py`)."""
+    text = _verdict_text(comparison)
+    if comparison.allowance:
+        verdict = "within" if comparison.ok else "beyond"
+        text += f" ({verdict} {comparison.allowance} rounding of the reference)"
+    return text
+
+
+def _verdict_text(comparison: Comparison) -> str:
     c = comparison
     if c.problem is not None:
         where = where_text(c.first_element, c.first_index)
