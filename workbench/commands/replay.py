@@ -54,6 +54,9 @@ def add_input_arguments(parser: argparse.ArgumentParser, one_module: bool = True
     else:
         fake_help = "replay modules without an execution on seeded random inputs too"
     parser.add_argument("--fake-data", action="store_true", help=fake_help)
+    parser.add_argument("--recorded", type=Path, metavar="DIR",
+                        help="executions from DIR/inputs/NAME.argK.npy (and the recorded "
+                        "result from DIR/outputs/NAME.outK.npy) for module jit_NAME")
     parser.add_argument("--seed", type=int, default=0, help="seed for --fake-data (default 0)")
     parser.add_argument("--atol", type=float, metavar="X",
                         help="absolute tolerance for every dtype (default: per dtype, see README)")
@@ -116,6 +119,21 @@ def pick_execution(module: Module, query: str | None) -> Execution | None:
     raise UsageError(f"no execution {query!r} of {module.key}; executions: {known}")
 
 
+def attach_recorded_executions(dump: Dump, args: argparse.Namespace) -> None:
+    """`--recorded DIR`: its functions become executions of their modules; raises `UsageError`."""
+    from workbench.replay.inputs import InputError
+    from workbench.replay.recorded_io import attach_recorded
+
+    if getattr(args, "recorded", None) is None:
+        return
+    if not args.recorded.is_dir():
+        raise UsageError(f"--recorded {args.recorded}: no such folder")
+    try:
+        attach_recorded(dump, args.recorded)
+    except InputError as error:
+        raise UsageError(f"--recorded: {error}") from None
+
+
 def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selection:
     """Scan DIR, find the module, its backend and inputs; raises `UsageError`."""
     from workbench.index import scan
@@ -128,6 +146,7 @@ def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selectio
     if not args.dir.exists():
         raise UsageError(f"{args.dir}: no such file or folder")
     dump = scan(args.dir)
+    attach_recorded_executions(dump, args)
     try:
         module = dump.find_module(args.module)
     except KeyError as error:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.commands.replay import add_input_arguments
+from workbench.commands.replay import UsageError, add_input_arguments, attach_recorded_executions
 from workbench.replay.outcome import KIND_ORDER, Kind
 from workbench.replay.triage import TriageResult
 
@@ -128,6 +128,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
     dump = scan(args.dir)
+    try:
+        attach_recorded_executions(dump, args)
+    except UsageError as error:
+        print(f"workbench triage: {error}", file=sys.stderr)
+        return 2
+    if args.recorded is not None:
+        if args.ship_files:
+            print("workbench triage: --ship-files sends the dump's files; --recorded's folder "
+                  "must be on a filesystem the workers share", file=sys.stderr)
+            return 2
+        cache = None  # the cache keys executions by their snapshot file
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
                             backend=args.backend, localize=args.localize)

@@ -16,9 +16,23 @@ def main(argv: list[str]) -> int:
                         "~/.config/workbench/themes) or a theme file")
     parser.add_argument("--no-watch", action="store_true",
                         help="scan once; do not follow changes to the folder")
+    parser.add_argument("--recorded", type=Path, metavar="DIR",
+                        help="executions from DIR/inputs/NAME.argK.npy (and the recorded "
+                        "result from DIR/outputs/NAME.outK.npy) for module jit_NAME")
     add_read_arguments(parser)
     args = parser.parse_args(argv)
     apply_limits(args)
     from workbench.tui.app import run_app
 
-    return run_app(args.dir, theme=args.theme, watch=not args.no_watch)
+    if args.recorded is not None:
+        import sys
+
+        from workbench.replay.inputs import InputError
+        from workbench.replay.recorded_io import recorded_names
+
+        try:
+            recorded_names(args.recorded)
+        except (InputError, OSError) as error:
+            print(f"workbench: --recorded: {error}", file=sys.stderr)
+            return 2
+    return run_app(args.dir, theme=args.theme, watch=not args.no_watch, recorded=args.recorded)

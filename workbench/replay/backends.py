@@ -160,8 +160,14 @@ class HloBackend:
         return specs  # type: ignore[return-value]
 
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
-        from workbench.loader import load_snapshot
+        from workbench.loader import load_snapshot, load_step_hlo
+        from workbench.replay import recorded_io
 
+        if execution.kind == recorded_io.KIND:
+            root = load_step_hlo(self.root, self.steps()[0]).entry.root.shape
+            results = root.tuple_shapes if root.is_tuple else (root,)
+            return recorded_io.load_recorded(execution, self.parameter_specs(), root,
+                                             [shape_spec(s) for s in results])
         snapshot = load_snapshot(self.root, execution)
         return list(snapshot.arguments), snapshot.result
 
@@ -197,6 +203,21 @@ class HloBackend:
         from workbench.replay.hlo.noise import noise_of
 
         return noise_of(self.load(step), arguments)
+
+
+    def evaluate_gpu_allowance(self, step: Step, arguments: Sequence[LiteralValue]
+                               ) -> tuple[LiteralValue, set[str]] | None:
+        """The shadow of `step` with dot/convolution operands rounded as a GPU may round them
+        (`gpu_numerics.py`) and the roundings' names; None when the step has none."""
+        from workbench.replay.gpu_numerics import gpu_rounded_module
+        from workbench.replay.hlo import evaluate_module
+        from workbench.replay.hlo.shadow import shadow_module
+
+        rounded = gpu_rounded_module(self.load(step))
+        if rounded is None:
+            return None
+        module, names = rounded
+        return evaluate_module(shadow_module(module), arguments), names
 
 
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:

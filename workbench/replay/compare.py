@@ -157,6 +157,7 @@ class Comparison:
     # Where rounding noise inside the program decided values, when the bound that judged
     # some output had to include it (the noise stage; `hlo/noise.py`).
     widened_by: tuple[Discontinuity, ...] = ()
+    allowance: str | None = None  # the platform's legal rounding judged with ("TF32")
 
     @property
     def location(self) -> str:

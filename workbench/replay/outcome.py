@@ -116,11 +116,16 @@ def noise_text(comparison: Comparison) -> str:
 
 
 def comparison_text(comparison: Comparison) -> str:
-    """The verdict of one comparison, how far off, the bound, and where."""
-    return _comparison_text(comparison) + noise_text(comparison)
+    """The verdict of one comparison, how far off, the bound, where, the platform's rounding
+    the bound allowed for (`gpu_numerics.py`), and the noise that widened it."""
+    text = _verdict_text(comparison)
+    if comparison.allowance:
+        verdict = "within" if comparison.ok else "beyond"
+        text += f" ({verdict} {comparison.allowance} rounding of the reference)"
+    return text + noise_text(comparison)
 
 
-def _comparison_text(comparison: Comparison) -> str:
+def _verdict_text(comparison: Comparison) -> str:
     c = comparison
     if c.problem is not None:
         where = where_text(c.first_element, c.first_index)

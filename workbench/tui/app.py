@@ -11,6 +11,7 @@ worker processes (replay); they report back with messages, so the event loop onl
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -119,9 +120,10 @@ class WorkbenchApp(App[int]):
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
-                 watch: bool = True) -> None:
+                 watch: bool = True, recorded: Path | None = None) -> None:
         super().__init__()
         self.target = Path(target)
+        self.recorded = recorded  # --recorded DIR: executions for dumps without snapshots
         self.live = LiveIndex(self.target)
         self.dump: Dump = Dump(root=self.live.root)
         self.book = Book()
@@ -292,6 +294,12 @@ class WorkbenchApp(App[int]):
         self._set_dump(change.dump, change)
 
     def _set_dump(self, dump: Dump, change: DumpChange | None) -> None:
+        if self.recorded is not None:
+            from workbench.replay.inputs import InputError
+            from workbench.replay.recorded_io import attach_recorded
+
+            with contextlib.suppress(InputError, OSError):  # checked at start; a folder
+                attach_recorded(dump, self.recorded, require=False)  # changed since adds none
         self.dump = dump
         watching = "" if self.watcher is None else (
             " · watching (polling)" if self.watcher.polling else " · watching")
@@ -544,7 +552,8 @@ def _terminal() -> int | None:
         return None
 
 
-def run_app(target: Path, theme: str | None = None, watch: bool = True) -> int:
+def run_app(target: Path, theme: str | None = None, watch: bool = True,
+            recorded: Path | None = None) -> int:
     """Run the app on `target` (a folder or one file); the exit status for the CLI."""
     import sys
 
@@ -556,7 +565,7 @@ def run_app(target: Path, theme: str | None = None, watch: bool = True) -> int:
     except ValueError as error:
         print(f"workbench: {error}", file=sys.stderr)
         return 2
-    app = WorkbenchApp(target, theme=chosen, watch=watch)
+    app = WorkbenchApp(target, theme=chosen, watch=watch, recorded=recorded)
     result = app.run()
     # Non-zero when the app died of an error (Textual sets 1) or of a signal.
     return app.return_code or (result if isinstance(result, int) else 0)

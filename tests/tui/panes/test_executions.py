@@ -56,3 +56,17 @@ def test_value_summary() -> None:
         "f32[3] in [-2, 1], 1 NaN/Inf"
     assert value_summary((np.zeros((2,), np.int32), np.array(True))) == \
         "(s32[2] in [0, 0], pred[] in [1, 1])"
+
+
+def test_recorded_folder_gives_the_module_an_execution(drive, wait, lines) -> None:
+    """`workbench DIR --recorded IO`: a GPU dump without snapshots gets IO's execution."""
+    dump = Path(__file__).parents[2] / "data" / "xla_gpu" / "linalg_solve"
+    app = WorkbenchApp(dump, watch=False, recorded=dump / "io")
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait(pilot)
+        pane = app.pane(ExecutionsPane)
+        assert [e.id for e in pane.table.rows] == ["recorded f"]
+        assert lines(pane.table)[1].startswith("recorded f")
+
+    drive(app, scenario, size=(120, 40))

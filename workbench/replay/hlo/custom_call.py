@@ -5,6 +5,7 @@
 - jaxlib's LAPACK kernels (`lapack_{s,d,c,z}<routine>_ffi`): `lapack.py`, via SciPy.
 - jaxlib's `tridiagonal_solve_perturbed_ffi`: `tridiagonal_solve.py`.
 - XLA's own targets (`TopK`): `xla_internal_calls.py`.
+- XLA GPU's cuDNN, cuBLAS and cuSOLVER calls: `gpu_calls.py`.
 
 Any other target is `unsupported: custom-call <target>`.
 """
@@ -17,7 +18,7 @@ import numpy as np
 
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import Unsupported
-from workbench.replay.hlo import lapack
+from workbench.replay.hlo import gpu_calls, lapack
 from workbench.replay.hlo.registry import Value, handles
 from workbench.replay.hlo.tridiagonal_solve import tridiagonal_solve_perturbed
 from workbench.replay.hlo.xla_internal_calls import XLA_INTERNAL_TARGETS
@@ -62,6 +63,8 @@ def custom_call(interpreter: Interpreter, instruction: Instruction,
         return XLA_INTERNAL_TARGETS[target](interpreter, instruction, operands)
     if target.startswith("lapack_"):
         return lapack.evaluate(instruction, operands)
+    if target in gpu_calls.GPU_CALLS:
+        return gpu_calls.GPU_CALLS[target](interpreter, instruction, operands)
     if target == "tridiagonal_solve_perturbed_ffi":
         if len(operands) != 4:
             raise Unsupported(f"custom-call {target} with {len(operands)} operands")

@@ -1,0 +1,273 @@
+"""XLA GPU's cuDNN, cuBLAS and cuSOLVER custom-calls, each against an independent reference on
+inputs the H100 corpus recorded (tests/data/xla_gpu: the conv training step's image and kernel,
+the linear solve's matrix, a slice of the attention's q, k, v), and each shown to read its
+backend_config (a changed option changes the result)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+import scipy.linalg
+
+from workbench.formats.hlo_text import parse_hlo_text
+from workbench.replay.errors import Unsupported
+from workbench.replay.hlo import evaluate_module
+
+DATA = Path(__file__).parents[2] / "data" / "xla_gpu"
+
+
+def load(name: str) -> np.ndarray:
+    return np.load(DATA / f"{name}.npy")
+
+
+def linalg_input(k: int) -> np.ndarray:
+    """The linear solve's recorded argument k (the matrix, the right-hand sides)."""
+    return np.load(DATA / "linalg_solve" / "io" / "inputs" / f"f.arg{k}.npy")
+
+
+def evaluate(body: str, *arguments: np.ndarray) -> object:
+    module = parse_hlo_text(f"HloModule m\n\nENTRY e {{\n{body}\n}}\n")
+    return evaluate_module(module, list(arguments))
+
+
+def conv_config(scale: float = 1, activation: str = "kNone") -> str:
+    return json.dumps({"cudnn_conv_backend_config": {
+        "activation_mode": activation, "conv_result_scale": scale, "side_input_scale": 0}})
+
+
+X = "f32[1,16,16,16]"
+W = "f32[3,3,16,16]"
+LABELS = "dim_labels=b01f_01io->b01f"
+
+
+def conv_call(target: str, result: str, operands: tuple[str, str], window: str,
+              config: str) -> str:
+    a, b = operands
+    return (f"  c = ({result}, u8[0]) custom-call({a}, {b}), window={{{window}}}, {LABELS}, "
+            f"custom_call_target=\"{target}\", backend_config={config}\n"
+            f"  ROOT r = {result} get-tuple-element(c), index=0")
+
+
+def plain_conv(x: np.ndarray, w: np.ndarray, window: str, out: str) -> np.ndarray:
+    return np.asarray(evaluate(
+        f"  x = {X} parameter(0)\n  w = {W} parameter(1)\n"
+        f"  ROOT r = {out} convolution(x, w), window={{{window}}}, {LABELS}", x, w))
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+def test_conv_forward_is_the_evaluators_convolution_times_its_result_scale(scale: float) -> None:
+    x, w = load("conv_x"), load("conv_w")
+    window = "size=3x3 pad=1_1x1_1"
+    got = evaluate(f"  x = {X} parameter(0)\n  w = {W} parameter(1)\n"
+                   + conv_call("__cudnn$convForward", X, ("x", "w"), window, conv_config(scale)),
+                   x, w)
+    np.testing.assert_allclose(got, scale * plain_conv(x, w, window, X), rtol=1e-6, atol=1e-6)
+
+
+def test_conv_bias_activation_applies_bias_and_relu() -> None:
+    x, w = load("conv_x"), load("conv_w")
+    bias = np.linspace(-1, 1, 16, dtype=np.float32)
+    window = "size=3x3 pad=1_1x1_1"
+    got = evaluate(
+        f"  x = {X} parameter(0)\n  w = {W} parameter(1)\n  b = f32[16] parameter(2)\n"
+        f"  c = ({X}, u8[0]) custom-call(x, w, b), window={{{window}}}, {LABELS}, "
+        f"custom_call_target=\"__cudnn$convBiasActivationForward\", "
+        f"backend_config={conv_config(1, 'kRelu')}\n  ROOT r = {X} get-tuple-element(c), index=0",
+        x, w, bias)
+    expected = np.maximum(plain_conv(x, w, window, X) + bias, 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("window, out", [("size=3x3 pad=1_1x1_1", X),
+                                         ("size=3x3 stride=2x2 pad=1_1x1_1", "f32[1,8,8,16]")])
+def test_conv_backward_input_is_the_transpose_of_the_convolution(window: str, out: str) -> None:
+    """<dy, conv(x, w)> = <backward_input(dy, w), x> for any x and dy."""
+    x, w = load("conv_x"), load("conv_w")
+    forward = plain_conv(x, w, window, out).astype(np.float64)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        dy = rng.standard_normal(forward.shape).astype(np.float32)
+        dx = np.asarray(evaluate(f"  dy = {out} parameter(0)\n  w = {W} parameter(1)\n"
+                                 + conv_call("__cudnn$convBackwardInput", X, ("dy", "w"),
+                                             window, conv_config()), dy, w))
+        assert dx.shape == x.shape
+        lhs = float(np.sum(dy * forward))
+        rhs = float(np.sum(dx.astype(np.float64) * x))
+        assert abs(lhs - rhs) <= 1e-4 * np.sum(np.abs(dy * forward)), (lhs, rhs)
+
+
+@pytest.mark.parametrize("window, out", [("size=3x3 pad=1_1x1_1", X),
+                                         ("size=3x3 stride=2x2 pad=1_1x1_1", "f32[1,8,8,16]")])
+def test_conv_backward_filter_is_the_kernel_gradient(window: str, out: str) -> None:
+    """<dy, conv(x, v)> = <backward_filter(x, dy), v> for any kernel v."""
+    x, w = load("conv_x"), load("conv_w")
+    rng = np.random.default_rng(1)
+    dy = rng.standard_normal(plain_conv(x, w, window, out).shape).astype(np.float32)
+    dw = np.asarray(evaluate(f"  x = {X} parameter(0)\n  dy = {out} parameter(1)\n"
+                             + conv_call("__cudnn$convBackwardFilter", W, ("x", "dy"), window,
+                                         conv_config(2.0)), x, dy))
+    for _ in range(3):
+        v = rng.standard_normal(w.shape).astype(np.float32)
+        lhs = 2.0 * float(np.sum(dy * plain_conv(x, v, window, out).astype(np.float64)))
+        rhs = float(np.sum(dw.astype(np.float64) * v))
+        assert abs(lhs - rhs) <= 1e-4 * max(1.0, abs(lhs)), (lhs, rhs)
+
+
+BF16 = ml_dtypes.bfloat16
+QKV = "bf16[1,32,4,64]"
+
+
+def fmha(scale: float, mask: str, dropout: float = 0.0) -> np.ndarray:
+    config = json.dumps({"cudnn_fmha_backend_config": {
+        "bmm1_dot_dimension_numbers": {
+            "lhs_batch_dimensions": ["0", "2"], "lhs_contracting_dimensions": ["3"],
+            "rhs_batch_dimensions": ["0", "2"], "rhs_contracting_dimensions": ["3"]},
+        "bmm2_dot_dimension_numbers": {
+            "lhs_batch_dimensions": ["0", "1"], "lhs_contracting_dimensions": ["3"],
+            "rhs_batch_dimensions": ["0", "2"], "rhs_contracting_dimensions": ["1"]},
+        "dropout_rate": dropout, "fmha_scale": scale, "mask_type": mask}})
+    q, k, v = (load(f"attention_{n}").view(BF16) for n in "qkv")
+    return np.asarray(evaluate(
+        f"  q = {QKV} parameter(0)\n  k = {QKV} parameter(1)\n  v = {QKV} parameter(2)\n"
+        f"  c = (bf16[1,4,32,64], u8[0]) custom-call(q, k, v), "
+        f"custom_call_target=\"__cudnn$fmhaSoftmax\", backend_config={config}\n"
+        f"  ROOT r = bf16[1,4,32,64] get-tuple-element(c), index=0", q, k, v))
+
+
+def attention_written_out(scale: float, causal: bool) -> np.ndarray:
+    q, k, v = (load(f"attention_{n}").view(BF16).astype(np.float64) for n in "qkv")
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) * scale
+    if causal:
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("bhqk,bkhd->bhqd", p, v)
+
+
+@pytest.mark.parametrize("scale, mask", [(0.125, "CAUSAL"), (0.5, "CAUSAL"), (0.125, "NO_MASK")])
+def test_fmha_softmax_is_softmax_attention(scale: float, mask: str) -> None:
+    got = fmha(scale, mask).astype(np.float64)
+    expected = attention_written_out(scale, mask == "CAUSAL")
+    # bf16 result and bf16 probabilities: a few bf16 ulps of the largest value
+    assert np.max(np.abs(got - expected)) <= 4 * 2**-8 * np.max(np.abs(expected))
+    other = attention_written_out(scale * 2, mask == "CAUSAL")
+    assert np.max(np.abs(got - other)) > 4 * 2**-8 * np.max(np.abs(expected))
+
+
+def test_fmha_with_dropout_is_unsupported() -> None:
+    with pytest.raises(Unsupported, match="fmhaSoftmax with dropout"):
+        fmha(0.125, "CAUSAL", dropout=0.1)
+
+
+def test_unknown_gpu_target_is_unsupported_by_name() -> None:
+    with pytest.raises(Unsupported, match=r"custom-call __cudnn\$fmhaSoftmaxBackward"):
+        evaluate("  a = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(a), "
+                 "custom_call_target=\"__cudnn$fmhaSoftmaxBackward\"", np.ones(2, np.float32))
+
+
+def linalg_call(target: str, result: str, config: str, *arguments: np.ndarray) -> object:
+    parameters = "".join(f"  p{i} = f32[{','.join(map(str, a.shape))}] parameter({i})\n"
+                         for i, a in enumerate(arguments))
+    names = ", ".join(f"p{i}" for i in range(len(arguments)))
+    return evaluate(f"{parameters}  ROOT c = {result} custom-call({names}), "
+                    f"custom_call_target=\"{target}\", backend_config={config}", *arguments)
+
+
+def spd() -> np.ndarray:
+    a = linalg_input(0).astype(np.float64)
+    return (a @ a.T / 64 + np.eye(64)).astype(np.float32)
+
+
+@pytest.mark.parametrize("transpose", ["NO_TRANSPOSE", "TRANSPOSE"])
+@pytest.mark.parametrize("lower", [True, False])
+def test_cublas_triangular_solve_matches_scipy(transpose: str, lower: bool) -> None:
+    a, b = spd(), linalg_input(1)
+    config = json.dumps({"left_side": True, "lower": lower, "transpose_a": transpose,
+                         "unit_diagonal": False})
+    x, workspace = linalg_call("__cublas$triangularSolve", "(f32[64,8], s8[0])", config, a, b)
+    expected = scipy.linalg.solve_triangular(a.astype(np.float64), b, lower=lower,
+                                             trans=0 if transpose == "NO_TRANSPOSE" else 1)
+    np.testing.assert_allclose(x, expected, rtol=1e-4, atol=1e-4)
+    assert workspace.shape == (0,)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_cusolver_potrf_matches_scipy_cholesky(lower: bool) -> None:
+    a = spd()
+    factor, info = linalg_call("cusolver_potrf_ffi", "(f32[64,64], s32[])",
+                               f"{{lower = {str(lower).lower()}}}", a)
+    triangle = np.tril(factor) if lower else np.triu(factor)
+    expected = scipy.linalg.cholesky(a.astype(np.float64), lower=lower)
+    np.testing.assert_allclose(triangle, expected, rtol=1e-4, atol=1e-4)
+    assert int(info) == 0
+
+
+def test_cusolver_getrf_and_pivots_to_permutation_rebuild_the_matrix() -> None:
+    a = linalg_input(0)
+    lu, pivots, info = linalg_call("cusolver_getrf_ffi", "(f32[64,64], s32[64], s32[])", "{}", a)
+    assert int(info) == 0 and pivots.min() >= 1
+    permutation = evaluate("  p = s32[64] parameter(0)\n  ROOT c = s32[64] custom-call(p), "
+                           "custom_call_target=\"cu_lu_pivots_to_permutation\", "
+                           "backend_config={}", (pivots - 1).astype(np.int32))
+    p = scipy.linalg.lu(a.astype(np.float64))[0]  # a = p @ lower @ upper
+    rebuilt = (np.tril(lu, -1) + np.eye(64)) @ np.triu(lu)
+    np.testing.assert_allclose(rebuilt, a[np.asarray(permutation)], rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(np.asarray(permutation), np.argmax(p, axis=0))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_cusolver_syevd_matches_scipy_eigh_from_its_triangle(lower: bool) -> None:
+    a = linalg_input(0)  # not symmetric: the triangle read decides the answer
+    vectors, values, info = linalg_call("cusolver_syevd_ffi", "(f32[64,64], f32[64], s32[])",
+                                        f"{{algorithm = 0 : ui8, lower = {str(lower).lower()}}}",
+                                        a)
+    half = np.tril(a, -1) if lower else np.triu(a, 1)
+    symmetric = (half + half.T + np.diag(np.diag(a))).astype(np.float64)
+    np.testing.assert_allclose(values, np.linalg.eigvalsh(symmetric), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(symmetric @ vectors, vectors * values, rtol=1e-3, atol=1e-3)
+    assert int(info) == 0
+
+
+def gemm(target: str, epilogue: str, alpha: float, *arguments: np.ndarray) -> np.ndarray:
+    config = json.dumps({"gemm_backend_config": {
+        "alpha_real": alpha, "alpha_imag": 0, "beta": 0, "epilogue": epilogue,
+        "dot_dimension_numbers": {"lhs_contracting_dimensions": ["1"],
+                                  "rhs_contracting_dimensions": ["0"],
+                                  "lhs_batch_dimensions": [], "rhs_batch_dimensions": []}}})
+    parameters = "".join(f"  p{i} = f32[{','.join(map(str, a.shape))}] parameter({i})\n"
+                         for i, a in enumerate(arguments))
+    names = ", ".join(f"p{i}" for i in range(len(arguments)))
+    return np.asarray(evaluate(
+        f"{parameters}  c = (f32[8,16], s8[0]) custom-call({names}), "
+        f"custom_call_target=\"{target}\", backend_config={config}\n"
+        "  ROOT r = f32[8,16] get-tuple-element(c), index=0", *arguments))
+
+
+def matmul_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The TF32 matmul program's recorded x, w, b (a corner of them)."""
+    folder = DATA / "matmul_tf32" / "io" / "inputs"
+    return tuple(np.load(folder / f"f.arg{k}.npy") for k in range(3))  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("alpha", [1.0, 2.0])
+def test_cublas_lt_matmul_bias_gelu_is_gelu_of_the_product_plus_bias(alpha: float) -> None:
+    x, w, b = matmul_inputs()
+    got = gemm("__cublas$lt$matmul", "BIAS_GELU", alpha, x, w, b)
+    h = alpha * (x.astype(np.float64) @ w) + b
+    expected = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h**3)))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_cublas_gemm_and_relu_epilogue() -> None:
+    x, w, _ = matmul_inputs()
+    product = x.astype(np.float64) @ w
+    np.testing.assert_allclose(gemm("__cublas$gemm", "DEFAULT", 1.0, x, w), product,
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gemm("__cublas$lt$matmul", "RELU", 1.0, x, w),
+                               np.maximum(product, 0), rtol=1e-4, atol=1e-4)
+    with pytest.raises(Unsupported, match="epilogue GELU_AUX"):
+        gemm("__cublas$lt$matmul", "GELU_AUX", 1.0, x, w)

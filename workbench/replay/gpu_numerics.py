@@ -1,0 +1,87 @@
+"""What a GPU may legally compute for a dot or convolution: the allowance a recorded GPU result
+is judged with.
+
+On Ampere and later, an f32 dot or convolution at default precision runs on tensor cores in
+TF32: each operand rounded to 10 mantissa bits, products summed in f32 (XLA's default
+`xla_gpu_enable_tf32`-style behaviour through cuBLAS, cuDNN and Triton). An instruction that
+names `precision_config={highest,...}` or `algorithm=dot_f32_f32_f32` keeps full f32; one that
+names `dot_bf16_bf16_f32_x3` / `_x6` rounds through bf16 with 3 / 6 partial products (about
+16 / 24 mantissa bits). The allowance is the reference evaluated in f64 with those operand
+roundings (`reduce-precision` inserted before each such operand): its distance from the truth
+is the legal spread, in place of the input perturbation of `error_bound.py`.
+
+Only the recorded result of a module compiled for a GPU (its timeline ends in an
+`sm_*_gpu_after_optimizations` step) is judged so: steps replayed on this CPU compute in f32.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from workbench.hlo_ir import HloModule, Instruction
+from workbench.model import Module
+
+_GPU_STEP = re.compile(r"sm_\d+\.\d+\w*_gpu_after_optimizations|gpu_after_optimizations")
+# algorithm -> (exponent bits, mantissa bits) each operand is rounded to
+_ALGORITHMS = {"dot_tf32_tf32_f32": (8, 10), "dot_tf32_tf32_f32_x3": (8, 21),
+               "dot_bf16_bf16_f32": (8, 7), "dot_bf16_bf16_f32_x3": (8, 16),
+               "dot_bf16_bf16_f32_x6": (8, 23), "dot_bf16_bf16_f32_x9": (8, 23)}
+_LIBRARY_TARGETS = ("__cudnn$conv", "__cublas$gemm", "__cublas$lt$matmul")
+TF32 = (8, 10)
+NAMES = {(8, 10): "TF32", (8, 7): "bf16", (8, 16): "bf16x3", (8, 21): "TF32x3",
+         (8, 23): "bf16x6"}
+
+
+def is_gpu_module(module: Module) -> bool:
+    """Compiled for a GPU: a step (or file) of its timeline is XLA GPU's optimized module."""
+    return any(_GPU_STEP.search(step.pass_name or "") or _GPU_STEP.search(step.file or "")
+               for step in module.steps)
+
+
+def operand_rounding(instruction: Instruction, f32_operands: bool) -> tuple[int, int] | None:
+    """The (exponent, mantissa) bits a GPU may round this instruction's operands to."""
+    algorithm = instruction.attrs.get("algorithm")
+    if algorithm:
+        return _ALGORITHMS.get(algorithm)
+    precision = " ".join((instruction.attrs.get("operand_precision", ""),
+                          *(instruction.operand_precision or ()))).lower()
+    if "highest" in precision or "high" in precision or not f32_operands:
+        return None
+    if instruction.opcode in ("dot", "convolution") or (
+            instruction.opcode == "custom-call"
+            and (instruction.custom_call_target or "").startswith(_LIBRARY_TARGETS)):
+        return TF32
+    return None
+
+
+def gpu_rounded_module(module: HloModule) -> tuple[HloModule, set[str]] | None:
+    """The module with each dot/convolution's float operands rounded as the GPU may round
+    them, and the names of the roundings applied; None when nothing changes."""
+    applied: set[str] = set()
+    computations = []
+    for computation in module.computations:
+        shapes = {i.name: i.shape for i in computation.instructions}
+        instructions: list[Instruction] = []
+        for instruction in computation.instructions:
+            f32 = all(shapes[o].element_type == "f32" for o in instruction.operands[:2]
+                      if o in shapes) and len(instruction.operands) >= 2
+            rounding = operand_rounding(instruction, f32)
+            if rounding is None:
+                instructions.append(instruction)
+                continue
+            applied.add(NAMES.get(rounding, f"{rounding[1]}-bit mantissa"))
+            operands = list(instruction.operands)
+            for k, operand in enumerate(operands[:2]):
+                name = f"{instruction.name}.gpu_rounded.{k}"
+                instructions.append(Instruction(name, "reduce-precision", shapes[operand],
+                                                [operand], exponent_bits=rounding[0],
+                                                mantissa_bits=rounding[1]))
+                operands[k] = name
+            instructions.append(replace(instruction, operands=operands))
+        computations.append(replace(computation, instructions=instructions)
+                            if len(instructions) != len(computation.instructions)
+                            else computation)
+    if not applied:
+        return None
+    return replace(module, computations=computations), applied

@@ -1,0 +1,401 @@
+"""XLA GPU's library custom-calls (cuDNN, cuBLAS, cuSOLVER), evaluated as the math they stand for.
+
+Semantics as XLA defines them, read from the instruction:
+
+- `__cudnn$convForward`, `__cudnn$convBiasActivationForward`, `__cudnn$convBackwardInput`,
+  `__cudnn$convBackwardFilter`: a tuple (result, u8[] workspace). `window`, `dim_labels` and
+  `feature_group_count` are those of the *forward* convolution, so for backward-input the
+  result has the input's labels and operand 0 the output's; for backward-filter the result has
+  the kernel's labels and operand 1 the output's. `backend_config.cudnn_conv_backend_config`
+  gives `conv_result_scale`, `side_input_scale` and `activation_mode`:
+  `activation(conv * conv_result_scale + side_input * side_input_scale + bias)`.
+- `__cudnn$fmhaSoftmax` (and its `...Bias`/`...Scale...` forms): softmax attention
+  `softmax(fmha_scale * Q.K [+ bias] [masked]) . V` with both products' dot dimension numbers
+  from `cudnn_fmha_backend_config`; a dropout rate other than 0 is unsupported.
+- `__cublas$gemm`, `__cublas$lt$matmul`: `epilogue(alpha * dot(a, b) + beta * c + bias)` with
+  `gemm_backend_config`'s dot dimension numbers; epilogues DEFAULT, BIAS, RELU, GELU (tanh
+  form) and their BIAS forms; the AUX forms (a second output) are unsupported.
+- `__cublas$triangularSolve`: XLA's triangular-solve, options in JSON; a tuple with workspace.
+- `cusolver_potrf_ffi`, `cusolver_getrf_ffi`, `cusolver_syevd_ffi` through SciPy's LAPACK
+  (the same factorizations; pivots LAPACK's 1-based int32 as cuSOLVER's), and
+  `cu_lu_pivots_to_permutation` (0-based pivots to a permutation), leading dimensions batch.
+
+Any other `__cudnn$`, `__cublas$` or `cu*` target is `unsupported: custom-call <target>`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from workbench.hlo_ir import DotDimensionNumbers, Instruction, Shape
+from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.hlo import dtypes
+from workbench.replay.hlo.convolution import convolution
+from workbench.replay.hlo.dot import accumulation, dot
+from workbench.replay.hlo.lapack import parse_backend_config
+from workbench.replay.hlo.linalg import triangular_solve
+from workbench.replay.hlo.registry import Value
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.interpreter import Interpreter
+
+GpuCall = Callable[["Interpreter", Instruction, list[Value]], Value]
+GPU_CALLS: dict[str, GpuCall] = {}
+
+
+def gpu_call(*targets: str) -> Callable[[GpuCall], GpuCall]:
+    def register(function: GpuCall) -> GpuCall:
+        for target in targets:
+            GPU_CALLS[target] = function
+        return function
+    return register
+
+
+def json_config(instruction: Instruction, key: str | None = None) -> dict[str, Any]:
+    """The instruction's JSON `backend_config` (or its `key` member)."""
+    try:
+        config = json.loads(instruction.backend_config or "{}")
+    except json.JSONDecodeError:
+        raise EvaluationError(f"{instruction.name}: backend_config is not JSON") from None
+    if key is not None:
+        config = config.get(key)
+        if not isinstance(config, dict):
+            raise EvaluationError(f"{instruction.name}: backend_config has no {key}")
+    return config
+
+
+def _array_result(instruction: Instruction) -> Shape:
+    """The result proper: element 0 of a (result, workspace) tuple."""
+    shape = instruction.shape
+    return shape.tuple_shapes[0] if shape.is_tuple else shape
+
+
+def _with_workspace(instruction: Instruction, value: np.ndarray) -> Value:
+    shape = instruction.shape
+    if not shape.is_tuple:
+        return value
+    rest = tuple(np.zeros(s.dims, dtypes.dtype_of(s.element_type)) for s in shape.tuple_shapes[1:])
+    return (value, *rest)
+
+
+# --- cuDNN convolutions ----------------------------------------------------------------------
+
+_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "kNone": lambda x: x,
+    "kRelu": lambda x: np.maximum(x, 0),
+    "kRelu6": lambda x: np.clip(x, 0, 6),
+    "kTanh": np.tanh,
+    "kSigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "kElu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))),
+}
+
+
+def _conv_config(instruction: Instruction) -> dict[str, Any]:
+    return json_config(instruction, "cudnn_conv_backend_config")
+
+
+def _canonical_conv(instruction: Instruction) -> tuple[list[int], list[int], list[int]]:
+    """Axis orders bringing input, kernel and output to (N, C, S...), (O, I, K...), (N, O, Y...)."""
+    n = instruction.convolution_dimension_numbers
+    if n is None:
+        raise EvaluationError(f"{instruction.name}: cuDNN convolution without dim_labels")
+    return ([n.input_batch_dimension, n.input_feature_dimension, *n.input_spatial_dimensions],
+            [n.kernel_output_feature_dimension, n.kernel_input_feature_dimension,
+             *n.kernel_spatial_dimensions],
+            [n.output_batch_dimension, n.output_feature_dimension, *n.output_spatial_dimensions])
+
+
+def _window_slices(instruction: Instruction, out_sizes: tuple[int, ...]
+                   ) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
+    """Each kernel position w, with the slice of the padded input that meets output y at
+    y * stride + w * dilation."""
+    window = instruction.window or ()
+    if len(window) != len(out_sizes):
+        raise EvaluationError(f"{instruction.name}: window rank {len(window)}")
+    if any(w.base_dilation != 1 or w.window_reversal or w.padding_low < 0 or w.padding_high < 0
+           for w in window):
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with lhs dilation, "
+                          "reversal or negative padding")
+    positions = []
+    for w in itertools.product(*(range(d.size) for d in window)):
+        slices = tuple(slice(p * d.window_dilation,
+                             p * d.window_dilation + (y - 1) * d.stride + 1, d.stride)
+                       for p, d, y in zip(w, window, out_sizes, strict=True))
+        positions.append((w, slices))
+    return positions
+
+
+def _grouped(instruction: Instruction) -> int:
+    if instruction.batch_group_count != 1:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with batch groups")
+    return instruction.feature_group_count
+
+
+@gpu_call("__cudnn$convForward", "__cudnn$convBiasActivationForward")
+def conv_forward(interpreter: Interpreter, instruction: Instruction,
+                 operands: list[Value]) -> Value:
+    config = _conv_config(instruction)
+    result = _array_result(instruction)
+    plain = replace(instruction, opcode="convolution", shape=result)
+    conv = np.asarray(convolution(interpreter, plain, operands[:2]))
+    work = accumulation(conv.dtype)
+    total = conv.astype(work) * float(config.get("conv_result_scale", 1))
+    if len(operands) > 3:
+        side = float(config.get("side_input_scale", 0))
+        if side:
+            total = total + side * np.asarray(operands[3]).astype(work)
+    if len(operands) > 2:
+        bias = np.asarray(operands[2]).astype(work)
+        feature = instruction.convolution_dimension_numbers.output_feature_dimension  # type: ignore[union-attr]
+        total = total + np.expand_dims(bias, [d for d in range(total.ndim) if d != feature])
+    mode = config.get("activation_mode", "kNone")
+    if mode not in _ACTIVATIONS:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} activation {mode}")
+    value = _ACTIVATIONS[mode](total).astype(conv.dtype)
+    return _with_workspace(instruction, value)
+
+
+@gpu_call("__cudnn$convBackwardInput")
+def conv_backward_input(interpreter: Interpreter, instruction: Instruction,
+                        operands: list[Value]) -> Value:
+    """The transpose of the forward convolution applied to the output gradient."""
+    config = _conv_config(instruction)
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    work = accumulation(dtype)
+    in_order, k_order, out_order = _canonical_conv(instruction)
+    dy = np.transpose(np.asarray(operands[0]).astype(work), out_order)
+    k = np.transpose(np.asarray(operands[1]).astype(work), k_order)
+    groups = _grouped(instruction)
+    in_dims = [result.dims[d] for d in in_order]
+    window = instruction.window or ()
+    padded = [s + w.padding_low + w.padding_high for s, w in zip(in_dims[2:], window, strict=True)]
+    n, o = dy.shape[:2]
+    i = k.shape[1]
+    dyg = dy.reshape(n, groups, o // groups, *dy.shape[2:])
+    kg = k.reshape(groups, o // groups, i, *k.shape[2:])
+    dx = np.zeros((n, groups, i, *padded), work)
+    for w, slices in _window_slices(instruction, dy.shape[2:]):
+        dx[(..., *slices)] += np.einsum("ngo...,goi->ngi...", dyg, kg[(..., *w)])
+    crop = tuple(slice(d.padding_low, d.padding_low + s) for d, s in zip(window, in_dims[2:],
+                                                                          strict=True))
+    dx = dx[(..., *crop)].reshape(n, groups * i, *in_dims[2:])
+    value = dx * float(config.get("conv_result_scale", 1))
+    return _with_workspace(instruction, np.transpose(value, np.argsort(in_order)).astype(dtype))
+
+
+@gpu_call("__cudnn$convBackwardFilter")
+def conv_backward_filter(interpreter: Interpreter, instruction: Instruction,
+                         operands: list[Value]) -> Value:
+    """The forward convolution's gradient with respect to its kernel."""
+    config = _conv_config(instruction)
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    work = accumulation(dtype)
+    in_order, k_order, out_order = _canonical_conv(instruction)
+    x = np.transpose(np.asarray(operands[0]).astype(work), in_order)
+    dy = np.transpose(np.asarray(operands[1]).astype(work), out_order)
+    groups = _grouped(instruction)
+    window = instruction.window or ()
+    x = np.pad(x, [(0, 0), (0, 0)] + [(w.padding_low, w.padding_high) for w in window])
+    n, c = x.shape[:2]
+    o = dy.shape[1]
+    xg = x.reshape(n, groups, c // groups, *x.shape[2:])
+    dyg = dy.reshape(n, groups, o // groups, *dy.shape[2:])
+    k_dims = [result.dims[d] for d in k_order]
+    dk = np.zeros((groups, o // groups, c // groups, *k_dims[2:]), work)
+    spatial = "".join(chr(ord("p") + j) for j in range(len(window)))
+    for w, slices in _window_slices(instruction, dy.shape[2:]):
+        dk[(..., *w)] = np.einsum(f"ngi{spatial},ngo{spatial}->goi", xg[(..., *slices)], dyg)
+    value = dk.reshape(k_dims) * float(config.get("conv_result_scale", 1))
+    return _with_workspace(instruction, np.transpose(value, np.argsort(k_order)).astype(dtype))
+
+
+# --- cuDNN fused attention ------------------------------------------------------------------
+
+def _dot_numbers(config: dict[str, Any], key: str) -> DotDimensionNumbers:
+    numbers = config.get(key) or {}
+
+    def dims(name: str) -> tuple[int, ...]:
+        return tuple(int(d) for d in numbers.get(name, []))
+    return DotDimensionNumbers(dims("lhs_contracting_dimensions"),
+                               dims("rhs_contracting_dimensions"),
+                               dims("lhs_batch_dimensions"), dims("rhs_batch_dimensions"))
+
+
+def _dot(interpreter: Interpreter, lhs: np.ndarray, rhs: np.ndarray,
+         numbers: DotDimensionNumbers) -> np.ndarray:
+    """XLA's dot in f32 (cuDNN accumulates in f32 whatever the operand type)."""
+    lhs_free = [d for d in range(lhs.ndim)
+                if d not in numbers.lhs_batch_dims + numbers.lhs_contracting_dims]
+    rhs_free = [d for d in range(rhs.ndim)
+                if d not in numbers.rhs_batch_dims + numbers.rhs_contracting_dims]
+    dims = (*(lhs.shape[d] for d in numbers.lhs_batch_dims), *(lhs.shape[d] for d in lhs_free),
+            *(rhs.shape[d] for d in rhs_free))
+    instruction = Instruction("fmha.dot", "dot", Shape("f32", dims), dot_dimension_numbers=numbers)
+    return np.asarray(dot(interpreter, instruction,
+                          [lhs.astype(np.float32), rhs.astype(np.float32)]))
+
+
+@gpu_call("__cudnn$fmhaSoftmax", "__cudnn$fmhaScaleBiasSoftmax", "__cudnn$fmhaScaleMaskSoftmax",
+          "__cudnn$fmhaSoftmaxDropout", "__cudnn$fmhaScaleBiasSoftmaxDropout",
+          "__cudnn$fmhaBiasSoftmax")
+def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
+                 operands: list[Value]) -> Value:
+    config = json_config(instruction, "cudnn_fmha_backend_config")
+    target = instruction.custom_call_target
+    if float(config.get("dropout_rate", 0.0)) != 0.0:
+        raise Unsupported(f"custom-call {target} with dropout")
+    q, k, v, *rest = (np.asarray(x) for x in operands)
+    scores = _dot(interpreter, q, k, _dot_numbers(config, "bmm1_dot_dimension_numbers"))
+    scores = scores * float(config.get("fmha_scale", 1.0))
+    if "Bias" in (target or "") or (rest and rest[0].ndim == scores.ndim):
+        if not rest:
+            raise EvaluationError(f"{instruction.name}: {target} without its bias")
+        scores = scores + np.broadcast_to(rest[0].astype(np.float32), scores.shape)
+    mask = config.get("mask_type", "NO_MASK")
+    if mask == "CAUSAL":
+        rows, cols = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((rows, cols), bool)), scores, -np.inf)
+    elif mask != "NO_MASK":
+        raise Unsupported(f"custom-call {target} mask_type {mask}")
+    if int(config.get("sliding_window_length", 0) or 0):
+        raise Unsupported(f"custom-call {target} with a sliding window")
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    weights = dtypes.convert(weights, dtype)  # cuDNN's second product reads P in the input type
+    out = _dot(interpreter, weights, v, _dot_numbers(config, "bmm2_dot_dimension_numbers"))
+    if out.shape != result.dims:
+        raise EvaluationError(f"{instruction.name}: attention gives {out.shape}, "
+                              f"the result is {result.dims}")
+    return _with_workspace(instruction, dtypes.convert(out, dtype))
+
+
+# --- cuBLAS and cuSOLVER ----------------------------------------------------------------------
+
+_EPILOGUES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "DEFAULT": lambda x: x, "BIAS": lambda x: x,
+    "RELU": lambda x: np.maximum(x, 0), "BIAS_RELU": lambda x: np.maximum(x, 0),
+    # cuBLASLt's GELU is the tanh approximation
+    "GELU": lambda x: 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3))),
+}
+_EPILOGUES["BIAS_GELU"] = _EPILOGUES["GELU"]
+
+
+@gpu_call("__cublas$gemm", "__cublas$lt$matmul")
+def cublas_gemm(interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
+    """`epilogue(alpha * dot(a, b) + beta * c + bias)`, from `gemm_backend_config`."""
+    config = json_config(instruction, "gemm_backend_config")
+    target = instruction.custom_call_target
+    epilogue = str(config.get("epilogue", "DEFAULT"))
+    if epilogue not in _EPILOGUES or float(config.get("alpha_imag", 0) or 0):
+        raise Unsupported(f"custom-call {target} epilogue {epilogue}")
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    work = accumulation(dtype)
+    numbers = _dot_numbers(config, "dot_dimension_numbers")
+    plain = Instruction(instruction.name, "dot", Shape(result.element_type, result.dims),
+                        dot_dimension_numbers=numbers)
+    total = np.asarray(dot(interpreter, plain, operands[:2])).astype(work)
+    total = total * float(config.get("alpha_real", 1))
+    rest = [np.asarray(x) for x in operands[2:]]
+    beta = float(config.get("beta", 0) or 0)
+    if beta:
+        if not rest:
+            raise EvaluationError(f"{instruction.name}: {target} with beta and no addend")
+        total = total + beta * rest.pop(0).astype(work)
+    if epilogue.startswith("BIAS"):
+        if not rest:
+            raise EvaluationError(f"{instruction.name}: {target} {epilogue} without its bias")
+        total = total + rest.pop(0).astype(work)  # a vector along the last dimension
+    return _with_workspace(instruction, dtypes.convert(_EPILOGUES[epilogue](total), dtype))
+
+
+@gpu_call("__cublas$triangularSolve")
+def cublas_triangular_solve(interpreter: Interpreter, instruction: Instruction,
+                            operands: list[Value]) -> Value:
+    config = json_config(instruction)
+    a, b = (np.asarray(x) for x in operands)
+    x = triangular_solve(a, b, bool(config.get("left_side", False)),
+                         bool(config.get("lower", False)),
+                         str(config.get("transpose_a", "NO_TRANSPOSE")),
+                         bool(config.get("unit_diagonal", False)))
+    return _with_workspace(instruction, x)
+
+
+def _batched(a: np.ndarray, solve: Callable[[np.ndarray], list[Any]]) -> list[np.ndarray]:
+    """`solve` per matrix of the leading batch dimensions; its outputs stacked back."""
+    batch = a.shape[:-2]
+    outputs = [solve(m) for m in a.reshape(-1, *a.shape[-2:])]
+    return [np.asarray([o[j] for o in outputs]).reshape(batch + np.shape(outputs[0][j]))
+            for j in range(len(outputs[0]))] if outputs else []
+
+
+def _lapack(dtype: np.dtype, name: str) -> Callable[..., Any]:
+    from scipy.linalg import lapack
+    prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}.get(np.dtype(dtype).char)
+    if prefix is None:
+        raise Unsupported(f"cuSOLVER on {dtype}")
+    return getattr(lapack, prefix + name)
+
+
+def _lower(instruction: Instruction) -> bool:
+    return bool(parse_backend_config(instruction.backend_config).get("lower", False))
+
+
+@gpu_call("cusolver_potrf_ffi")
+def cusolver_potrf(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Cholesky of the `lower` (or upper) triangle; the other triangle keeps the input."""
+    a = np.asarray(operands[0])
+    potrf = _lapack(a.dtype, "potrf")
+    lower = _lower(instruction)
+    factor, info = _batched(a, lambda m: list(potrf(m, lower=int(lower), clean=0)))
+    return factor.astype(a.dtype), info.astype(np.int32)
+
+
+@gpu_call("cusolver_getrf_ffi")
+def cusolver_getrf(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    a = np.asarray(operands[0])
+    getrf = _lapack(a.dtype, "getrf")
+    lu, pivots, info = _batched(a, lambda m: list(getrf(m)))
+    return lu.astype(a.dtype), (pivots + 1).astype(np.int32), info.astype(np.int32)
+
+
+@gpu_call("cusolver_syevd_ffi")
+def cusolver_syevd(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Eigenvalues ascending and eigenvectors as columns, from the `lower` (or upper) triangle."""
+    a = np.asarray(operands[0])
+    name = "heevd" if np.iscomplexobj(a) else "syevd"
+    syevd = _lapack(a.dtype, name)
+    lower = _lower(instruction)
+    values, vectors, info = _batched(a, lambda m: list(syevd(m, compute_v=1, lower=int(lower))))
+    return (vectors.astype(a.dtype), values.astype(np.real(a).dtype), info.astype(np.int32))
+
+
+@gpu_call("cu_lu_pivots_to_permutation")
+def lu_pivots_to_permutation(interpreter: Interpreter, instruction: Instruction,
+                             operands: list[Value]) -> Value:
+    """Row swaps (0-based, applied in order) to the permutation they make of 0..n-1."""
+    pivots = np.asarray(operands[0]).astype(np.int64)
+    size = instruction.shape.dims[-1]
+    flat = pivots.reshape(-1, pivots.shape[-1])
+    permutations = np.tile(np.arange(size, dtype=np.int64), (flat.shape[0], 1))
+    for row, swaps in zip(permutations, flat, strict=True):
+        for i, j in enumerate(swaps):
+            if not 0 <= j < size:
+                raise EvaluationError(f"{instruction.name}: pivot {j} outside 0..{size - 1}")
+            row[[i, j]] = row[[j, i]]
+    return permutations.reshape((*pivots.shape[:-1], size)).astype(np.int32)
