@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.index import scan
     from workbench.output.progress import Progress, wanted
     from workbench.replay.inputs import InputSpec
-    from workbench.replay.results_cache import ResultsCache, default_cache_dir
+    from workbench.replay.results_cache import ResultsCache, UnsafeCacheFolder, default_cache_dir
     from workbench.replay.triage import TriageOptions, triage, triage_jobs
     from workbench.replay.workers import default_jobs
 
@@ -122,7 +122,12 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # DaskUnavailable: Dask itself is not imported here
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
-    cache = None if args.no_cache else ResultsCache(args.cache or default_cache_dir())
+    cache = None
+    if not args.no_cache:
+        try:
+            cache = ResultsCache(args.cache or default_cache_dir())
+        except UnsafeCacheFolder as error:
+            print(f"workbench triage: {error}; evaluating without it", file=sys.stderr)
     dump = scan(args.dir)
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
@@ -154,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print("workbench triage: interrupted; no job is left running", file=sys.stderr)
             return 130
+    for note in cache.notes if cache is not None else ():
+        print(f"workbench triage: note: {note}", file=sys.stderr)
     exit_status = 1 if any(r.status == Kind.MISMATCH for r in results) else 0
     counts = {str(kind): sum(1 for r in results if r.status == kind) for kind in KIND_ORDER}
     if args.json:

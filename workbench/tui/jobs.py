@@ -23,7 +23,7 @@ from workbench.model import Dump, Execution, Module, Step
 from workbench.replay.backends import NoBackend
 from workbench.replay.bisect import Verdict, bisect_replay
 from workbench.replay.inputs import InputError, InputSpec
-from workbench.replay.results_cache import ResultsCache, default_cache_dir
+from workbench.replay.results_cache import ResultsCache, UnsafeCacheFolder, default_cache_dir
 from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_replay
 from workbench.replay.triage import TriageOptions, TriageResult, cached_results, triage
 from workbench.replay.workers import Cancelled, WorkerPool, default_jobs, start_helpers
@@ -244,11 +244,25 @@ class Jobs:
                 job.done += 1
                 self.app.post_message(TriageReported(job, result))
 
+            cache = self._results_cache()
             triage(dump, TriageOptions(), jobs=default_jobs(), time_limit=STEP_TIME_LIMIT * 4,
-                   on_result=on_result, cancel=job.cancel, nice=WORKER_NICE,
-                   cache=ResultsCache(default_cache_dir()))
+                   on_result=on_result, cancel=job.cancel, nice=WORKER_NICE, cache=cache)
+            self._say_notes(cache)
 
         return self._start(job, body)
+
+    def _results_cache(self) -> ResultsCache | None:
+        """The user's results cache, or None (said in a notice) when another user could write
+        it."""
+        try:
+            return ResultsCache(default_cache_dir())
+        except UnsafeCacheFolder as error:
+            self.app.notify(str(error), severity="warning", timeout=10)
+            return None
+
+    def _say_notes(self, cache: ResultsCache | None) -> None:
+        for note in cache.notes if cache is not None else ():
+            self.app.notify(note, severity="warning", timeout=10)
 
     def show_cached_triage(self) -> None:
         """Report the triage results the results cache holds for the dump (badges at once when
@@ -257,7 +271,11 @@ class Jobs:
         job = Job("triage", "cached triage results")
 
         def run() -> None:
-            for result in cached_results(dump, ResultsCache(default_cache_dir())):
+            cache = self._results_cache()
+            if cache is None:
+                return
+            for result in cached_results(dump, cache):
                 self.app.post_message(TriageReported(job, result))
+            self._say_notes(cache)
 
         self.app.run_worker(run, thread=True, group="cached-triage", exit_on_error=False)
