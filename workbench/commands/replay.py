@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.commands.limits import add_memory_limit_argument
+from workbench.commands.limits import add_memory_limit_argument, time_limit_seconds
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
 from workbench.output.destinations import OutputFolder, RefusedDestination, check_folder
@@ -37,9 +37,9 @@ def add_module_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which execution (an id such as snapshot.-17687811, or its file); "
                         "default: the module's first")
     add_input_arguments(parser)
-    parser.add_argument("--time-limit", type=float, metavar="SECONDS",
+    parser.add_argument("--time-limit", type=time_limit_seconds, metavar="SECONDS",
                         help="stop any one step's evaluation after this long (it then runs in "
-                        "a worker process)")
+                        "a worker process; 0: no limit)")
     parser.add_argument("--backend", metavar="NAME",
                         help="replay backend (hlo, mlir); default: the first that fits")
     parser.add_argument("--json", action="store_true", help="machine-readable output")

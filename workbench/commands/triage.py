@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.commands.limits import time_limit_seconds
 from workbench.commands.replay import add_input_arguments
 from workbench.replay.outcome import KIND_ORDER, Kind
 from workbench.replay.triage import TriageResult
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--jobs", "-j", type=int, metavar="N",
                         help="worker processes (default: one per core; 0: in this process, "
                         "without time limits)")
-    parser.add_argument("--time-limit", type=float, default=600.0, metavar="SECONDS",
+    parser.add_argument("--time-limit", type=time_limit_seconds, default=600.0, metavar="SECONDS",
                         help="stop a job (one execution's bisection) after this long "
                         "(default 600; 0: no limit)")
     parser.add_argument("--linear", action="store_true",
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
                             backend=args.backend, localize=args.localize)
     jobs = default_jobs() if args.jobs is None else max(0, args.jobs)
-    time_limit = args.time_limit or None
+    time_limit = args.time_limit
     count = len(triage_jobs(dump, options.inputs))
     if not args.json:
         if dask is not None:
