@@ -1,5 +1,5 @@
 """An output that cannot be written (disk full, a folder that cannot be written) ends the
-command with its own exit status (3, not 1: for `reduce` 1 means "does not reproduce") and a
+command with its own exit status (4, not 1: for `reduce` 1 means "does not reproduce") and a
 message naming the file, no traceback, and leaves no temporary file, no half-written file
 under its final name and no partial reproducer folder."""
 

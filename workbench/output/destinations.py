@@ -75,7 +75,7 @@ class OutputError(Exception):
     the message names the path and the reason. Commands end with `OUTPUT_ERROR_STATUS`."""
 
 
-OUTPUT_ERROR_STATUS = 3  # documented in the README; 1 means a mismatch, 2 bad arguments
+OUTPUT_ERROR_STATUS = 4  # documented in the README (1: a mismatch, 2: bad arguments, 3: no tool)
 
 
 def _failure(out: Path, error: OSError) -> OutputError:
