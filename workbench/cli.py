@@ -15,6 +15,7 @@ import sys
 from contextlib import nullcontext
 
 from workbench.commands.limits import add_read_arguments, apply_limits
+from workbench.output.destinations import OUTPUT_ERROR_STATUS, OutputError
 from workbench.output.safe_text import visible_standard_streams
 from workbench.termination import exit_on_termination_signals
 
@@ -65,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `workbench ls DIR | head`
         sys.stderr.close()
         return 0
+    except OutputError as error:  # disk full, no permission: the writer cleaned up
+        print(f"workbench {args.command}: {error}", file=sys.stderr)
+        return OUTPUT_ERROR_STATUS
     except KeyboardInterrupt:
         return 130
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -30,6 +31,25 @@ def test_empty_cache_shows_no_badges(example: Path, drive, wait) -> None:
 
     async def scenario(pilot: Pilot) -> None:
         await wait(pilot)
+        assert {app.book.module_status(m.key).state for m in app.dump.modules} == {"none"}
+
+    drive(app, scenario)
+
+
+def test_a_cache_others_can_write_is_not_read(example: Path, drive, until,
+                                              monkeypatch) -> None:
+    """Its badges could be planted: the app says why it does not use it, and shows none."""
+    assert main(["triage", str(example), "--jobs", "0"]) == 1  # fills the user's cache
+    folder = Path(os.environ["XDG_CACHE_HOME"]) / "workbench"
+    folder.chmod(0o777)
+    app = WorkbenchApp(example, watch=False)
+    notices: list[str] = []
+    real_notify = app.notify
+    monkeypatch.setattr(app, "notify", lambda message, **kw: (notices.append(message),
+                                                              real_notify(message, **kw)))
+
+    async def scenario(pilot: Pilot) -> None:
+        await until(pilot, lambda: any("is not safe to use" in n for n in notices))
         assert {app.book.module_status(m.key).state for m in app.dump.modules} == {"none"}
 
     drive(app, scenario)

@@ -69,12 +69,8 @@ def run(args: argparse.Namespace) -> int:
     chosen = filter_actions(log.actions, tag=args.tag, pass_name=args.pass_name,
                             location=args.loc) if filtered else log.actions
     if args.chrome_trace is not None:
-        try:
-            write_file_atomically(args.chrome_trace, json.dumps(chrome_trace(log, chosen)))
-        except OSError as error:
-            print(f"workbench actions: cannot write {args.chrome_trace}: {error.strerror}",
-                  file=sys.stderr)
-            return 2
+        # A write that fails raises OutputError: the command ends with its status (cli.py).
+        write_file_atomically(args.chrome_trace, json.dumps(chrome_trace(log, chosen)))
     if args.json:
         print_json(actions_json(str(path), log, chosen))
         return 0

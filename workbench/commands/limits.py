@@ -6,6 +6,7 @@ environment, so worker processes run under them too (see `workbench.sources` and
 from __future__ import annotations
 
 import argparse
+import math
 
 from workbench.sizes import parse_size
 from workbench.sources import set_follow_links, set_read_limit
@@ -24,6 +25,19 @@ def add_memory_limit_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
                         help="most memory one evaluation may use, e.g. 4G (default: a quarter "
                         "of this machine's memory, or $WORKBENCH_MEMORY_LIMIT)")
+
+
+def time_limit_seconds(text: str) -> float | None:
+    """`--time-limit`: seconds, more than 0; 0 means no limit (None). nan, inf and negative
+    numbers are refused: none of them is a time."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time limit: give seconds, more than 0 (0: no limit)")
+    return seconds or None
 
 
 def apply_limits(args: argparse.Namespace) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.commands.limits import add_memory_limit_argument
+from workbench.commands.limits import add_memory_limit_argument, time_limit_seconds
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module
 from workbench.replay.outcome import Kind
@@ -69,8 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="stop after the first pass that fails to evaluate or differs")
     parser.add_argument("--atol", type=float, metavar="X", help="absolute tolerance (all dtypes)")
     parser.add_argument("--rtol", type=float, metavar="Y", help="relative tolerance (all dtypes)")
-    parser.add_argument("--time-limit", type=float, metavar="SECONDS",
-                        help="stop any one pass's evaluation after this long")
+    parser.add_argument("--time-limit", type=time_limit_seconds, metavar="SECONDS",
+                        help="stop any one pass's evaluation after this long (0: no limit)")
     add_memory_limit_argument(parser)
     parser.add_argument("--json", action="store_true",
                         help="machine-readable output (per pass, or per trace with -dir)")

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from workbench.commands.limits import add_memory_limit_argument
+from workbench.commands.limits import add_memory_limit_argument, time_limit_seconds
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
-from workbench.output.destinations import RefusedDestination, check_folder
+from workbench.output.destinations import OutputFolder, RefusedDestination, check_folder
 from workbench.replay.outcome import Kind
 from workbench.replay.steps import Replay, StepResult
 
@@ -37,9 +37,9 @@ def add_module_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which execution (an id such as snapshot.-17687811, or its file); "
                         "default: the module's first")
     add_input_arguments(parser)
-    parser.add_argument("--time-limit", type=float, metavar="SECONDS",
+    parser.add_argument("--time-limit", type=time_limit_seconds, metavar="SECONDS",
                         help="stop any one step's evaluation after this long (it then runs in "
-                        "a worker process)")
+                        "a worker process; 0: no limit)")
     parser.add_argument("--backend", metavar="NAME",
                         help="replay backend (hlo, mlir); default: the first that fits")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -205,7 +205,8 @@ def format_literal(value: LiteralValue, path: str = "") -> list[str]:
     return [f"{path}{describe_array(array)} {text}"]
 
 
-def _save(out: Path, stem: str, value: LiteralValue, manifest: list[dict], **about: Any) -> None:
+def _save(out: OutputFolder, stem: str, value: LiteralValue, manifest: list[dict],
+          **about: Any) -> None:
     from workbench.replay.compare import describe_array
 
     if isinstance(value, tuple):
@@ -214,7 +215,7 @@ def _save(out: Path, stem: str, value: LiteralValue, manifest: list[dict], **abo
         return
     array = np.asarray(value)
     name = f"{stem}.npy"
-    np.save(out / name, array, allow_pickle=False)
+    out.write(name, lambda stream: np.save(stream, array, allow_pickle=False))
     # ml_dtypes types (bf16, f8) are saved as raw void bytes: the manifest says what they are.
     manifest.append({"file": name, "type": describe_array(array), "dtype": array.dtype.name,
                      **about})
@@ -223,21 +224,21 @@ def _save(out: Path, stem: str, value: LiteralValue, manifest: list[dict], **abo
 def dump_literals(out: Path, selection: Selection, results: list[StepResult]) -> int:
     """Write inputs, reference (expected), recorded and every differing step's result (actual)."""
     replay = selection.replay
-    out.mkdir(parents=True, exist_ok=True)
     manifest: list[dict] = []
-    for number, argument in enumerate(replay.inputs.arguments):
-        _save(out, f"input.{number}", argument, manifest, role="input")
-    if replay.reference_value is not None:
-        _save(out, "expected", replay.reference_value, manifest, role="expected",
-              step=replay.steps[0].index, **{"pass": replay.steps[0].pass_name})
-    if replay.inputs.recorded is not None:
-        _save(out, "recorded", replay.inputs.recorded, manifest, role="recorded")
-    for result in results:
-        if result.kind == Kind.MISMATCH and result.value is not None:
-            stem = f"actual.step{result.step.index:03d}.{result.step.pass_name}"
-            _save(out, stem, result.value, manifest, role="actual", step=result.step.index,
-                  **{"pass": result.step.pass_name})
-    (out / "literals.json").write_text(json.dumps({"files": manifest}, indent=1) + "\n")
+    with OutputFolder(out) as folder:
+        for number, argument in enumerate(replay.inputs.arguments):
+            _save(folder, f"input.{number}", argument, manifest, role="input")
+        if replay.reference_value is not None:
+            _save(folder, "expected", replay.reference_value, manifest, role="expected",
+                  step=replay.steps[0].index, **{"pass": replay.steps[0].pass_name})
+        if replay.inputs.recorded is not None:
+            _save(folder, "recorded", replay.inputs.recorded, manifest, role="recorded")
+        for result in results:
+            if result.kind == Kind.MISMATCH and result.value is not None:
+                stem = f"actual.step{result.step.index:03d}.{result.step.pass_name}"
+                _save(folder, stem, result.value, manifest, role="actual",
+                      step=result.step.index, **{"pass": result.step.pass_name})
+        folder.write("literals.json", json.dumps({"files": manifest}, indent=1) + "\n")
     return len(manifest)
 
 

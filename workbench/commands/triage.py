@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.commands.limits import time_limit_seconds
 from workbench.commands.replay import UsageError, add_input_arguments, attach_recorded_executions
 from workbench.replay.outcome import KIND_ORDER, Kind
 from workbench.replay.triage import TriageResult
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--jobs", "-j", type=int, metavar="N",
                         help="worker processes (default: one per core; 0: in this process, "
                         "without time limits)")
-    parser.add_argument("--time-limit", type=float, default=600.0, metavar="SECONDS",
+    parser.add_argument("--time-limit", type=time_limit_seconds, default=600.0, metavar="SECONDS",
                         help="stop a job (one execution's bisection) after this long "
                         "(default 600; 0: no limit)")
     parser.add_argument("--linear", action="store_true",
@@ -45,6 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          "(e.g. tcp://10.0.0.5:8786); needs the dask extra")
     cluster.add_argument("--dask-workers", type=int, metavar="N",
                          help="run the jobs on a local Dask cluster of N worker processes")
+    parser.add_argument("--connect-timeout", type=connect_timeout_seconds, metavar="SECONDS",
+                        default=10.0, help="with --scheduler: give up when no scheduler "
+                        "answers within this long (default 10)")
     parser.add_argument("--ship-files", action="store_true",
                         help="with Dask: send each job's files with its task, so workers need "
                         "no shared filesystem")
@@ -55,6 +59,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="evaluate every job, and keep no results")
     add_input_arguments(parser, one_module=False)
     parser.set_defaults(func=run)
+
+
+def connect_timeout_seconds(text: str) -> float:
+    seconds = time_limit_seconds(text)
+    if seconds is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: give seconds, more than 0")
+    return seconds
 
 
 def dig_command(root: Path, result: TriageResult) -> str:
@@ -95,12 +106,13 @@ def dask_settings(args: argparse.Namespace) -> DaskSettings | None:
 
     require_dask()
     return DaskSettings(scheduler=args.scheduler, local_workers=max(1, args.dask_workers or 1),
-                        ship_files=args.ship_files)
+                        ship_files=args.ship_files, connect_timeout=args.connect_timeout)
 
 
 def run(args: argparse.Namespace) -> int:
     from workbench.index import scan
     from workbench.output.progress import Progress, wanted
+    from workbench.replay.dask_triage import SchedulerUnreachable
     from workbench.replay.inputs import InputSpec
     from workbench.replay.results_cache import ResultsCache, UnsafeCache, default_cache_dir
     from workbench.replay.triage import TriageOptions, triage, triage_jobs
@@ -122,6 +134,13 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # DaskUnavailable: Dask itself is not imported here
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
+    if dask is not None and dask.scheduler is not None:
+        from workbench.replay.dask_triage import is_local_address
+
+        if not is_local_address(dask.scheduler):
+            print(f"workbench triage: warning: {dask.scheduler} is not on this machine; a Dask "
+                  "cluster exchanges pickles with its clients, so whoever runs its scheduler or "
+                  "workers can run code here: use only a cluster you trust", file=sys.stderr)
     try:
         cache = None if args.no_cache else ResultsCache(args.cache or default_cache_dir())
     except UnsafeCache as error:
@@ -143,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
                             inputs=InputSpec(fake_data=args.fake_data, seed=args.seed),
                             backend=args.backend, localize=args.localize)
     jobs = default_jobs() if args.jobs is None else max(0, args.jobs)
-    time_limit = args.time_limit or None
+    time_limit = args.time_limit
     count = len(triage_jobs(dump, options.inputs))
     if not args.json:
         if dask is not None:
@@ -166,6 +185,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             results = triage(dump, options, jobs=jobs, time_limit=time_limit, on_result=show,
                              cache=cache, dask=dask)
+        except SchedulerUnreachable as error:
+            print(f"workbench triage: {error}", file=sys.stderr)
+            return 2
         except KeyboardInterrupt:
             print("workbench triage: interrupted; no job is left running", file=sys.stderr)
             return 130

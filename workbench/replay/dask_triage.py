@@ -10,11 +10,19 @@ shipped: then each task carries its job's files' bytes and the worker replays th
 temporary folder in its local directory, removed afterwards. A worker that dies mid-job has
 the job rerun elsewhere by the scheduler; a job that kills workers more than the scheduler's
 `distributed.scheduler.allowed-failures` times ends as `error` (Dask's KilledWorker).
+
+A Dask cluster exchanges pickles with its clients (tasks, results): whoever runs the scheduler
+or a worker can run code in this process, so only a trusted cluster may be used. A scheduler
+is asked who it is before the client connects, within `connect_timeout` (a bad address, a
+closed port, a peer that accepts and never answers each end with `SchedulerUnreachable`).
+A local cluster serves no dashboard and no HTTP pages.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import ipaddress
 import os
 import shutil
 import tempfile
@@ -41,6 +49,14 @@ class DaskUnavailable(Exception):
     """Dask is not installed; the message says what to install."""
 
 
+class SchedulerUnreachable(Exception):
+    """The scheduler's address is not valid, or nothing there answered as a Dask scheduler
+    within the connect timeout; the message says which."""
+
+
+CONNECT_TIMEOUT_SECONDS = 10.0
+
+
 @dataclass(frozen=True)
 class DaskSettings:
     """Where to run: a scheduler's address, or a local cluster of `local_workers` processes."""
@@ -49,6 +65,7 @@ class DaskSettings:
     local_workers: int = 0
     ship_files: bool = False
     allowed_failures: int = 2  # for a local cluster; a running scheduler has its own setting
+    connect_timeout: float = CONNECT_TIMEOUT_SECONDS  # to reach `scheduler`
 
 
 def require_dask() -> None:
@@ -193,18 +210,90 @@ def read_files(root: Path, job: TriageJob) -> dict[str, bytes]:
     return files
 
 
+def _host(address: str) -> tuple[str, str]:
+    """The scheme and host of a scheduler address, checked without looking anything up;
+    ValueError says what is wrong."""
+    from distributed.comm import parse_address, parse_host_port
+
+    scheme, location = parse_address(address)
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        raise ValueError(f"the scheme {scheme}:// is not one a remote scheduler listens on "
+                         "(tcp://, tls://, ws://, wss://)")
+    host, port = parse_host_port(location)
+    if not host or not 0 < int(port) < 65536:
+        raise ValueError("give HOST:PORT with a port from 1 to 65535")
+    return scheme, host
+
+
+def is_local_address(address: str) -> bool:
+    """Whether `address` names this machine's loopback (localhost, 127.x, ::1)."""
+    try:
+        host = _host(address)[1]
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def _identity(address: str, timeout: float) -> object:
+    from distributed.comm import connect
+
+    comm = await connect(address, timeout=timeout)
+    try:
+        await comm.write({"op": "identity"})
+        return await comm.read()
+    finally:
+        comm.abort()
+
+
+def check_scheduler(address: str, timeout: float) -> None:
+    """Raise `SchedulerUnreachable` unless a Dask scheduler answers at `address` within
+    `timeout` seconds (Dask's own connect does not bound a peer that accepts and says
+    nothing)."""
+    try:
+        _host(address)
+    except (ValueError, TypeError) as error:
+        raise SchedulerUnreachable(f"--scheduler {address}: not a scheduler address: "
+                                   f"{error}") from None
+    try:
+        reply = asyncio.run(asyncio.wait_for(_identity(address, timeout), timeout))
+    except (TimeoutError, asyncio.TimeoutError):
+        raise SchedulerUnreachable(f"no Dask scheduler answered at {address} within "
+                                   f"{timeout:g} s (--connect-timeout)") from None
+    except Exception as error:  # OSError, Dask's CommClosedError: nothing to talk to there
+        reason = str(error) or type(error).__name__
+        raise SchedulerUnreachable(f"cannot reach a Dask scheduler at {address}: {reason}"
+                                   ) from None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+        raise SchedulerUnreachable(f"{address} is not a Dask scheduler (it says {kind})")
+
+
+# A local cluster's scheduler and workers serve no pages: no dashboard, no JSON, no metrics.
+_NO_HTTP = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+
+
 @contextlib.contextmanager
 def _client(settings: DaskSettings):
     import dask
     from distributed import Client, LocalCluster
 
     if settings.scheduler is not None:
-        with Client(settings.scheduler, set_as_default=False) as client:
+        check_scheduler(settings.scheduler, settings.connect_timeout)
+        with Client(settings.scheduler, set_as_default=False,
+                    timeout=settings.connect_timeout) as client:
             yield client
         return
-    with dask.config.set({"distributed.scheduler.allowed-failures": settings.allowed_failures}), \
+    with dask.config.set({"distributed.scheduler.allowed-failures": settings.allowed_failures,
+                          **_NO_HTTP}), \
             LocalCluster(n_workers=settings.local_workers, threads_per_worker=1, processes=True,
-                         dashboard_address=None) as cluster, \
+                         host="127.0.0.1", dashboard_address=None,
+                         scheduler_kwargs={"dashboard": False,
+                                           "dashboard_address": "127.0.0.1:0"}) as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
 

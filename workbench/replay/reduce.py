@@ -23,7 +23,7 @@ from pathlib import Path
 
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
-from workbench.output.destinations import check_folder
+from workbench.output.destinations import OutputFolder, check_folder
 from workbench.replay.compare import compare
 from workbench.replay.localize import Localization, LocalizeError
 from workbench.replay.localize_match import Site
@@ -196,17 +196,17 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
                                             shapes, before_parameters)
     after_text, after_count = module_text(module_name, after_module, lines_after, site,
                                           shapes, after_parameters)
-    out.mkdir(parents=True, exist_ok=True)
     files = [_file_name(result.before), _file_name(result.after)]
-    (out / files[0]).write_text(before_text)
-    (out / files[1]).write_text(after_text)
     prefix = files[0].split(".")[0] + "." + module_name
     snapshot = hlo_pb2.HloSnapshot()
     for argument, shape in zip(arguments, shapes, strict=True):
         snapshot.arguments.append(literal_to_proto(argument, shape))
     snapshot.result.CopyFrom(literal_to_proto(expected, other.instruction.shape))
     files.append(f"{prefix}.snapshot.0.pb")
-    (out / files[-1]).write_bytes(snapshot.SerializeToString())
+    with OutputFolder(out) as folder:
+        folder.write(files[0], before_text)
+        folder.write(files[1], after_text)
+        folder.write(files[2], snapshot.SerializeToString())
     reduced_before = _evaluate_text(before_text, arguments, files[0])
     reference_check = compare(expected, reduced_before)
     status, culprit, detail = bisect_folder(out)

@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import ConstantLike
 
 from workbench.hlo_ir import Shape, numpy_dtype
-from workbench.output.destinations import check_folder
+from workbench.output.destinations import OutputFolder, check_folder
 from workbench.replay.compare import compare
 from workbench.replay.localize import Localization, LocalizeError
 from workbench.replay.localize_mlir import Key, op_keys, operand_key
@@ -186,9 +186,9 @@ def reduce_mlir_to_folder(root: Path, result: Localization, module_name: str, ou
     trace_name = _trace_name(result, module_name)
     prefix = trace_name.split(".")[0] + "." + module_name
     files = [trace_name, f"{prefix}.snapshot.0.pb"]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / files[0]).write_bytes(trace.SerializeToString())
-    (out / files[1]).write_bytes(snapshot.SerializeToString())
+    with OutputFolder(out) as folder:
+        folder.write(files[0], trace.SerializeToString())
+        folder.write(files[1], snapshot.SerializeToString())
     try:
         reduced_before = evaluate_mlir(before_text, values, function_name)
     except (EvaluationError, Unsupported) as error:

@@ -127,13 +127,14 @@ class LocalizeControl:
         root = app.dump.root
 
         def work(job: Job, replay: Replay) -> None:
+            from workbench.output.destinations import OutputError
             from workbench.replay.localize import LocalizeError
             from workbench.replay.reduce import reduce_to_folder
 
             out = Path(tempfile.mkdtemp(prefix=f"{module.key}.reduced-"))
             try:
                 reduction = reduce_to_folder(root, result, module.name, out)
-            except (LocalizeError, ValueError) as error:
+            except (LocalizeError, ValueError, OutputError) as error:
                 app.call_from_thread(app.log_line, f"reduce: {error}")
                 return
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
