@@ -289,3 +289,23 @@ def test_watch_follows_a_folder_deleted_and_made_again(corpus: Path, tmp_path: P
         assert _wait_for(lambda: live.file_count == len(files) - 1)
     finally:
         watcher.stop()
+
+
+def test_live_index_takes_what_it_is_told_by_the_listing_rules(corpus: Path,
+                                                              tmp_path: Path) -> None:
+    """A link out of the dump the watcher reports is a problem, as in `ls`, not a module."""
+    root = tmp_path / "dump"
+    root.mkdir()
+    for file in _ln_files(corpus, "module_0010"):
+        shutil.copy(file, root)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("HloModule secret\n")
+    live = LiveIndex(root)
+    live.scan()
+    name = "module_0077.jit_secret.before_optimizations.txt"
+    (root / name).symlink_to(secret)
+    change = live.apply(ChangeBatch(changed=frozenset({name})))
+    assert change is not None
+    assert [m.name for m in change.dump.modules] == ["jit_ln"]
+    assert [(p.file, p.reason) for p in change.dump.problems] == [
+        (name, f"link outside the dump: {secret} (read it with --follow-links)")]
