@@ -18,16 +18,17 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.dom import DOMNode
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from workbench.model import Dump, Module, Step
 from workbench.output.safe_text import visible
@@ -37,6 +38,8 @@ from workbench.tui.bisect_bar import BisectBar
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
 from workbench.tui.context import ControlContext, PaneContext, Selection, WidgetType
+from workbench.tui.focus import PaneTabs, move_focus
+from workbench.tui.footer import WholeKeysFooter
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import (
     JobEnded,
@@ -100,6 +103,16 @@ class LazyPane(Lazy):
         self.call_after_refresh(mount)
 
 
+class MainScreen(Screen[None]):
+    """The main screen. Its footer lists the keys of a mode first (the manual bisection's
+    priority keys), ahead of the focused pane's: a narrow footer cuts the last ones."""
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        found = super().active_bindings
+        return dict(sorted(found.items(), key=lambda item: not item[1].binding.priority))
+
+
 class WorkbenchApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "workbench"
@@ -147,6 +160,9 @@ class WorkbenchApp(App[int]):
 
     # ----- layout -----------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         self.status_bar = StatusBar(id="status-bar")
         yield self.status_bar
@@ -159,14 +175,14 @@ class WorkbenchApp(App[int]):
             with Vertical(id="left"):
                 for pane in LEFT_PANES:
                     yield self._panes[pane]
-            with TabbedContent(id="right"):
+            with PaneTabs(id="right"):
                 for index, pane in enumerate(RIGHT_PANES):
                     with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
                         # Tabs not shown first are mounted after the first frame.
                         yield self._panes[pane] if index == 0 else LazyPane(self._panes[pane])
         self.bisect_bar = BisectBar(id="bisect-bar")
         yield self.bisect_bar
-        yield Footer(compact=True)
+        yield WholeKeysFooter(compact=True)
 
     @property
     def panes(self) -> list[Pane]:
@@ -199,7 +215,7 @@ class WorkbenchApp(App[int]):
         for problem in self._theme_problems:
             self.notify(problem, severity="warning", timeout=8)
         self.status_bar.folder = self._folder_label()
-        self.pane(LEFT_PANES[0]).focus_target().focus()
+        move_focus(self.pane(LEFT_PANES[0]).focus_target())
         if self.watching:
             self.watcher = watch_index(self.live, lambda change: self.post_message(
                 DumpChanged(change)))
@@ -441,6 +457,10 @@ class WorkbenchApp(App[int]):
         self.replay_control.action_triage()
 
     def action_cancel(self) -> None:
+        """Escape closes the focused pane's open filter or search box first, then cancels."""
+        pane = next((p for p in self.panes if p.has_focus_within), None)
+        if pane is not None and pane.close_boxes():
+            return
         self.replay_control.action_cancel()
 
     def action_manual_bisect(self) -> None:
@@ -451,6 +471,9 @@ class WorkbenchApp(App[int]):
 
     def action_bisect_evaluate(self) -> None:
         self.replay_control.action_bisect_evaluate()
+
+    def action_bisect_stop(self) -> None:
+        self.action_cancel()
 
     def on_job_progress(self, event: JobProgress) -> None:
         self.replay_control.on_job_progress(event)
@@ -483,12 +506,14 @@ class WorkbenchApp(App[int]):
             pane.shown(self)
 
     def action_focus_pane(self, name: str) -> None:
+        """Focus a pane (its digit, Enter drilling down, a finished job, the palette); focus
+        moves at once (`move_focus`), so the next key typed lands in it."""
         for pane in self.panes:
             if type(pane).__name__ == name:
-                if type(pane) in RIGHT_PANES:
+                if type(pane) in RIGHT_PANES:  # its tab mounts the pane if it has not yet
                     self.screen_stack[0].query_one("#right", TabbedContent).active = (
                         f"tab-{name.lower()}")
-                self.call_after_refresh(pane.focus_target().focus)
+                move_focus(pane.focus_target())
                 return
 
     def action_zoom(self) -> None:

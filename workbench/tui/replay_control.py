@@ -45,6 +45,7 @@ REPLAY_BINDINGS: list[BindingType] = [
     Binding("b", "bisect_mark('bad')", "Bad", priority=True),
     Binding("s", "bisect_mark('skip')", "Skip", priority=True),
     Binding("e", "bisect_evaluate", "Evaluate", priority=True),
+    Binding("escape", "bisect_stop", "Stop bisect", priority=True),
 ]
 MODAL_ACTIONS = {"bisect_mark", "bisect_evaluate"}
 
@@ -72,11 +73,17 @@ class ReplayControl:
         self.manual: ManualBisect | None = None
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in MODAL_ACTIONS:
-            # Modal keys: only while a manual bisection runs, and never while typing.
+        if action == "bisect_stop":  # escape says what it does while a bisection is open
             from textual.widgets import Input
 
             return self.manual is not None and not isinstance(self.app.focused, Input)
+        if action in MODAL_ACTIONS:
+            # Modal keys: only while a manual bisection proposes a step, never while typing;
+            # once it has ended, `b` and the others are the usual keys again.
+            from textual.widgets import Input
+
+            return self.manual is not None and self.manual.proposal is not None and \
+                not isinstance(self.app.focused, Input)
         return True
 
     # ----- starting jobs ----------------------------------------------------------------------

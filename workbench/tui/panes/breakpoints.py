@@ -22,6 +22,7 @@ from workbench.replay.outcome import Kind
 from workbench.replay.steps import Replay
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput
+from workbench.tui.focus import move_focus
 from workbench.tui.jobs import Job, StepReplayed
 from workbench.tui.panes.base import Pane
 from workbench.tui.row_table import Cell, Column, RowTable
@@ -120,10 +121,10 @@ class BreakpointsPane(Pane):
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
         if self.entry.value:  # refused: keep it open to be corrected (escape gives up)
-            self.entry.focus()
+            move_focus(self.entry)
             return
         self.entry.remove_class("-open")
-        self.table.focus()
+        move_focus(self.table)
 
     def action_toggle_breakpoint(self) -> None:
         current = self.table.current

@@ -26,6 +26,7 @@ from workbench.tui.book import step_key
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput
+from workbench.tui.focus import move_focus
 from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_document
 from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
@@ -244,4 +245,4 @@ class DiffPane(Pane):
 
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
-        self.view.focus()
+        move_focus(self.view)
