@@ -84,12 +84,12 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     assert " + " in screen  # the diff is open on the culprit's changes
 
     terminal.keys("L")  # localize: the culprit instruction, marked in the raw diff
-    screen = terminal.wait_for(lambda s: "program.py:4" in s)
-    assert "rsqrt.2" in screen and "sqrt(" in screen
+    # The report above the diff, then the diff turned to both versions of the instruction.
+    terminal.wait_for(lambda s: "program.py:4" in s and "rsqrt.2" in s and "sqrt(" in s)
     terminal.keys("W")  # write the reproducer folder
     terminal.wait_for(lambda s: "wrote " in s and "reproduces" in s, timeout=90)
     written = [p for p in tmp_path.iterdir() if p.name.startswith("module_0010.reduced-")]
-    assert len(written) == 1 and len(list(written[0].iterdir())) == 3
+    assert len(written) == 1 and len(list(written[0].iterdir())) == 4  # with its README.txt
 
     terminal.keys("?")
     terminal.wait_for(lambda s: "Keys everywhere" in s)

@@ -58,6 +58,7 @@ from workbench.tui.row_table import RowTable
 from workbench.tui.signal_guard import SignalGuard
 from workbench.tui.status_bar import StatusBar, progress_bar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
+from workbench.tui.words import plural
 from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
 
 if TYPE_CHECKING:
@@ -293,7 +294,7 @@ class WorkbenchApp(App[int]):
     def on_scan_progress(self, event: ScanProgress) -> None:
         if self.scanned:
             return
-        self.status_bar.scan = f"scanning… {event.files:,} files"
+        self.status_bar.scan = f"scanning… {plural(event.files, 'file')}"
         self._set_dump(event.dump, None)
 
     def on_dump_changed(self, event: DumpChanged) -> None:
@@ -312,9 +313,10 @@ class WorkbenchApp(App[int]):
         watching = "" if self.watcher is None else (
             " · watching (polling)" if self.watcher.polling else " · watching")
         if self.scanned:
-            problems = f" · {len(dump.problems)} problems" if dump.problems else ""
+            problems = f" · {plural(len(dump.problems), 'problem')}" if dump.problems else ""
             self.status_bar.scan = (
-                f"{self.live.file_count:,} files · {len(dump.modules)} modules{problems}{watching}")
+                f"{plural(self.live.file_count, 'file')} · {plural(len(dump.modules), 'module')}"
+                f"{problems}{watching}")
         for pane in self.panes:
             pane.dump_changed(self)
         if self.module is not None:

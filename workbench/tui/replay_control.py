@@ -24,6 +24,7 @@ from workbench.tui.book import step_key
 from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
 from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import ControlContext
@@ -220,7 +221,8 @@ class ReplayControl:
         assert module_key is not None
         app.book.set_module_status(module_key, verdict_status(verdict))
         app.log_line(f"{job.label}: {verdict.status}: {verdict.detail} "
-                     f"({verdict.evaluations} evaluations of {verdict.steps} steps)")
+                     f"({plural(verdict.evaluations, 'evaluation')} of "
+                     f"{plural(verdict.steps, 'step')})")
         if verdict.culprit is not None:
             culprit = verdict.culprit.step
             app.culprit[module_key] = step_key(culprit)

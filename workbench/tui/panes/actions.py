@@ -25,6 +25,7 @@ from workbench.tui.data_widgets import DataStatic, DataTree
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.focus import move_focus
 from workbench.tui.panes.base import Pane
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -59,7 +60,8 @@ class ActionsPane(Pane):
     KEY = "5"
     HELP = ("The MLIR action log of the selected module, nested as it ran. / filters "
             "(tag:PATTERN pass:PATTERN loc:FILE[:LINE[:COL]]); Enter or space opens a nested "
-            "action, o (or Enter on a leaf) opens the step the action's pass produced; the backtrace of the action under the cursor is below.")
+            "action, o (or Enter on a leaf) opens the step the action's pass produced; the "
+            "backtrace of the action under the cursor is below.")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter"),
@@ -138,7 +140,7 @@ class ActionsPane(Pane):
         if event.log is None:
             self.action_tree.root.add_leaf(event.error or "no action log")
             return
-        self.set_title(f"{len(event.log.actions):,} actions")
+        self.set_title(plural(len(event.log.actions), "action"))
         self._show(event.log.roots, nested=True)
 
     def _show(self, actions: list[Action], nested: bool) -> None:
@@ -211,7 +213,8 @@ class ActionsPane(Pane):
         except ValueError as error:
             self.notify(str(error), severity="error", timeout=5)
             return
-        self.set_title(f"{len(matches):,} of {len(self.action_log.actions):,} actions match")
+        total = plural(len(self.action_log.actions), "action")
+        self.set_title(f"{len(matches):,} of {total} match")
         self._show(matches, nested=False)
 
     def on_input_changed(self, event: FilterInput.Changed) -> None:
@@ -221,5 +224,5 @@ class ActionsPane(Pane):
         event.stop()
         if not self.filter.value and self.action_log is not None:
             self._show(self.action_log.roots, nested=True)
-            self.set_title(f"{len(self.action_log.actions):,} actions")
+            self.set_title(plural(len(self.action_log.actions), "action"))
         move_focus(self.action_tree)

@@ -26,6 +26,7 @@ from workbench.tui.focus import move_focus
 from workbench.tui.jobs import Job, StepReplayed
 from workbench.tui.panes.base import Pane
 from workbench.tui.row_table import Cell, Column, RowTable
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -184,7 +185,7 @@ class BreakpointsPane(Pane):
             return
         stop = event.where
         where = stop.describe(stepper.steps)
-        self.state.update(f"stopped: {where} ({stop.passed} steps passed)")
+        self.state.update(f"stopped: {where} ({plural(stop.passed, 'step')} passed)")
         app.log_line(f"debug: {where}")
         self.table.refresh_rows()
         app.go_to_step(event.module_key, stepper.steps[stop.position])
