@@ -9,6 +9,8 @@ in the replay log, and a finished bisection lands on its culprit with the diff o
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding, BindingType
@@ -49,6 +51,8 @@ REPLAY_BINDINGS: list[BindingType] = [
     Binding("escape", "bisect_stop", "Stop bisect", priority=True),
 ]
 MODAL_ACTIONS = {"bisect_mark", "bisect_evaluate"}
+STATE_WORDS = {Kind.MISMATCH: "failing", Kind.OK: "ok", Kind.UNSUPPORTED: "unsupported",
+               Kind.ERROR: "error"}
 
 
 def result_status(result: StepResult) -> Status:
@@ -61,7 +65,15 @@ def verdict_status(verdict: Verdict) -> Status:
 
 
 def triage_status(result: TriageResult) -> Status:
-    return Status.of(result.outcome)
+    return replace(Status.of(result.outcome), cached=result.cached)
+
+
+def triage_summary(tally: Counter[str]) -> str:
+    """The line a triage ends with: how many executions, by state, and how many cached."""
+    total = sum(tally[state] for state in STATE_WORDS)
+    parts = [f"{tally[state]} {word}" for state, word in STATE_WORDS.items() if tally[state]]
+    cached = f"; {tally['cached']} from the results cache" if tally["cached"] else ""
+    return f"triage done: {plural(total, 'execution')} ({', '.join(parts) or 'none'}){cached}"
 
 
 class ReplayControl:
@@ -72,6 +84,7 @@ class ReplayControl:
     def __init__(self, app: ControlContext) -> None:
         self.app = app
         self.manual: ManualBisect | None = None
+        self.triage_tally: Counter[str] = Counter()  # results of the running triage by state
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "bisect_stop":  # escape says what it does while a bisection is open
@@ -129,6 +142,7 @@ class ReplayControl:
             self._mark_running(selected[0])
 
     def action_triage(self) -> None:
+        self.triage_tally = Counter()
         if self.app.jobs.triage():
             for module in self.app.dump.modules:
                 if module.executions:
@@ -247,14 +261,24 @@ class ReplayControl:
                 execution = next((e for e in module.executions if e.id == result.execution),
                                  None)
                 app.verdicts[module.key] = (execution, result.verdict)
+        if event.job.kind == "triage" and event.job.label == "triage":  # this run's, counted
+            self.triage_tally[result.status] += 1
+            self.triage_tally["cached"] += result.cached
+        cached = " (cached)" if result.cached else ""
         app.log_line(f"triage {result.name or result.module} ({result.execution}): "
-                     f"{result.status}: {result.detail}")
+                     f"{result.status}: {result.detail}{cached}")
         app.results_changed(result.module)
 
     def on_job_ended(self, event: JobEnded) -> None:
         app, job = self.app, event.job
         app.jobs.finished(job)
         app.show_job()
+        if job.kind == "triage":
+            summary = triage_summary(self.triage_tally)
+            if event.outcome != "done":
+                summary = summary.replace("triage done", f"triage {event.outcome}", 1)
+            app.log_line(summary)
+            app.notify(summary, timeout=8)
         if event.outcome != "done":
             message = f"{job.label}: {event.outcome}{': ' + event.message if event.message else ''}"
             app.log_line(message)
