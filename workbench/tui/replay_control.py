@@ -275,10 +275,11 @@ class ReplayControl:
         app.show_job()
         if job.kind == "triage":
             summary = triage_summary(self.triage_tally)
-            if event.outcome != "done":
+            if event.outcome == "done":
+                app.notify(summary, timeout=8)
+            else:  # the notice below says it ended early; the log keeps what it found
                 summary = summary.replace("triage done", f"triage {event.outcome}", 1)
             app.log_line(summary)
-            app.notify(summary, timeout=8)
         if event.outcome != "done":
             message = f"{job.label}: {event.outcome}{': ' + event.message if event.message else ''}"
             app.log_line(message)

@@ -26,6 +26,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from workbench.output.safe_text import visible
+from workbench.tui.component_style import component_style
 
 Item = TypeVar("Item")
 Cell = tuple[str, str]  # (text, component class giving its style, or "")
@@ -90,7 +91,10 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         overflow-x: hidden;
         scrollbar-size-vertical: 1;
         & > .row-table--header { text-style: bold; color: $text-muted; }
-        & > .row-table--cursor { background: $block-cursor-blurred-background; }
+        & > .row-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $text;  /* over every cell: a dim or red cell stays legible on it */
+        }
         &:focus > .row-table--cursor {
             background: $block-cursor-background;
             color: $block-cursor-foreground;
@@ -324,17 +328,21 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
     def _style(self, name: str) -> Style:
         if not name:
             return Style()
-        return self.get_component_rich_style(name, partial=True)
+        return component_style(self, name)
 
-    def _line(self, cells: Sequence[Cell], widths: list[int], base: Style) -> Strip:
+    def _line(self, cells: Sequence[Cell], widths: list[int], base: Style,
+              over: Style | None = None) -> Strip:
+        """One line of cells; `over` (the cursor) is laid over every cell's own style, so a
+        red badge never sits on the cursor's blue."""
         segments: list[Segment] = []
         for (text, style_name), column, width in zip(cells, self.columns, widths, strict=False):
             if not width:
                 continue
             if segments:
                 segments.append(Segment(" ", base))
+            style = base + self._style(style_name)
             segments.append(Segment(fit(visible(text), width, column.align),
-                                    base + self._style(style_name)))
+                                    style + over if over else style))
         return Strip(segments)
 
     def render_line(self, y: int) -> Strip:
@@ -360,10 +368,11 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         strip = self._line_cache.get(key)
         if strip is None:
             style = base
-            if is_cursor:
-                style = base + self._style("row-table--cursor")
+            cursor = self._style("row-table--cursor") if is_cursor else None
+            if cursor is not None:
+                style = base + cursor
             cells = self.render_row(self.rows[index])
-            strip = self._line(cells, self.column_widths(width), style)
+            strip = self._line(cells, self.column_widths(width), style, cursor)
             strip = strip.crop_extend(0, width, style)
             self._line_cache[key] = strip
         return strip
