@@ -12,7 +12,7 @@ worker processes (replay); they report back with messages, so the event loop onl
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -21,6 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.dom import DOMNode
+from textual.filter import LineFilter, NoColor
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.notifications import SeverityLevel
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
 MODULE_DELAY = 0.15  # the same for the module list (a module loads more; typing a filter moves it)
 RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
+NO_COLOR_FILTER = NoColor()
 
 
 class DumpChanged(Message):
@@ -134,7 +136,7 @@ class WorkbenchApp(App[int]):
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
                  watch: bool = True) -> None:
-        super().__init__()
+        super().__init__()  # reads NO_COLOR into `no_color` (see `get_line_filters`)
         self.target = Path(target)
         self.live = LiveIndex(self.target)
         self.dump: Dump = Dump(root=self.live.root)
@@ -232,6 +234,14 @@ class WorkbenchApp(App[int]):
         home = str(Path.home())
         text = str(self.target)
         return "~" + text[len(home):] if text.startswith(home + os.sep) else text
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Under NO_COLOR no colour at all: Textual would draw its greys (`Monochrome`); here
+        every colour goes, and what colour marked, a text style marks (`:nocolor` rules in
+        app.tcss: reverse for the cursor, bold, underline)."""
+        if self.no_color:
+            return [NO_COLOR_FILTER]
+        return super().get_line_filters()
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
