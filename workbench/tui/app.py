@@ -41,6 +41,7 @@ from workbench.tui.commands import PaneCommands
 from workbench.tui.context import ControlContext, PaneContext, Selection, WidgetType
 from workbench.tui.focus import PaneTabs, move_focus
 from workbench.tui.footer import WholeKeysFooter
+from workbench.tui.glyphs import AsciiGlyphs, wants_ascii
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import (
     JobEnded,
@@ -70,6 +71,7 @@ SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what 
 MODULE_DELAY = 0.15  # the same for the module list (a module loads more; typing a filter moves it)
 RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
 NO_COLOR_FILTER = NoColor()
+ASCII_FILTER = AsciiGlyphs()
 
 
 class DumpChanged(Message):
@@ -137,6 +139,7 @@ class WorkbenchApp(App[int]):
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
                  watch: bool = True) -> None:
         super().__init__()  # reads NO_COLOR into `no_color` (see `get_line_filters`)
+        self.ascii = wants_ascii(os.environ)  # a locale that is not UTF-8: ASCII glyphs
         self.target = Path(target)
         self.live = LiveIndex(self.target)
         self.dump: Dump = Dump(root=self.live.root)
@@ -238,10 +241,10 @@ class WorkbenchApp(App[int]):
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Under NO_COLOR no colour at all: Textual would draw its greys (`Monochrome`); here
         every colour goes, and what colour marked, a text style marks (`:nocolor` rules in
-        app.tcss: reverse for the cursor, bold, underline)."""
-        if self.no_color:
-            return [NO_COLOR_FILTER]
-        return super().get_line_filters()
+        app.tcss: reverse for the cursor, bold, underline). Under a locale that is not UTF-8
+        every glyph is drawn in ASCII (`glyphs.py`)."""
+        filters = [NO_COLOR_FILTER] if self.no_color else list(super().get_line_filters())
+        return [*filters, ASCII_FILTER] if self.ascii else filters
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
