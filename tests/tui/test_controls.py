@@ -46,6 +46,9 @@ class Recorder:
     def log_line(self, text: str) -> None:
         self.log.append(text)
 
+    def offer_copy(self, text: str) -> None:
+        self.copyable = text
+
     def notify(self, message: str, *, severity: str = "information", **_: object) -> None:
         self.notices.append((severity, message))
 

@@ -129,6 +129,9 @@ class WorkbenchApp(App[int]):
         Binding("z", "zoom", "Zoom", show=False, tooltip="Zoom the focused pane (again: restore)"),
         Binding("ctrl+t", "next_theme", "Theme", show=False,
                 tooltip="Switch to the next theme"),
+        Binding("y", "copy", "Copy", show=False,
+                tooltip="Copy the last finding (a verdict, an instruction, the reproducer's "
+                "folder) to the clipboard, over SSH too (OSC 52)"),
         *(Binding(pane.KEY, f"focus_pane('{pane.__name__}')", f"Go to {pane.TITLE}", show=False,
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
@@ -148,6 +151,7 @@ class WorkbenchApp(App[int]):
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
         self.selection = Selection()
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
+        self.copyable = ""  # what `y` copies: the last verdict, instruction or folder
         self.watching = watch
         self.watcher: FolderWatcher | None = None
         self.signal_guard = SignalGuard(self._terminated, terminal=_terminal())
@@ -421,6 +425,19 @@ class WorkbenchApp(App[int]):
         if self._modules_by_key is None or self._modules_by_key[0] is not self.dump:
             self._modules_by_key = (self.dump, {m.key: m for m in self.dump.modules})
         return self._modules_by_key[1].get(key)
+
+    def offer_copy(self, text: str) -> None:
+        self.copyable = text
+
+    def action_copy(self) -> None:
+        if not self.copyable:
+            self.notify("nothing to copy yet: bisect (b), localize (L) or write (W) first",
+                        timeout=4)
+            return
+        # OSC 52: the terminal (tmux, an SSH client) puts it on the clipboard; `app.clipboard`
+        # keeps it for pasting inside the app when the terminal ignores the sequence.
+        self.copy_to_clipboard(self.copyable)
+        self.notify(f"copied: {self.copyable}", timeout=4)
 
     def log_line(self, text: str) -> None:
         from workbench.tui.panes.replay_log import ReplayLogPane

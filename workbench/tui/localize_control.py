@@ -114,6 +114,7 @@ class LocalizeControl:
             app.pane(DiffPane).show_finding(lines, result.after)
             return
         ref = result.instruction
+        app.offer_copy("\n".join(line.strip() for line in lines[1:4]))  # instruction, op, source
         where = f" at {ref.source}" if ref.source else ""
         app.notify(f"{ref.name} ({ref.opcode}{', ' + ref.op_name if ref.op_name else ''})"
                    f"{where}", timeout=6)
@@ -148,6 +149,7 @@ class LocalizeControl:
                        f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
             app.call_from_thread(app.log_line, message)
             app.call_from_thread(app.notify, message, timeout=8)
+            app.call_from_thread(app.offer_copy, str(out))
             self.written = out
 
         app.jobs.run_in_background(f"reduce {module.name or module.key}", module, execution,

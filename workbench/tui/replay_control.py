@@ -234,9 +234,10 @@ class ReplayControl:
         module_key = job.module_key
         assert module_key is not None
         app.book.set_module_status(module_key, verdict_status(verdict))
-        app.log_line(f"{job.label}: {verdict.status}: {verdict.detail} "
-                     f"({plural(verdict.evaluations, 'evaluation')} of "
+        found = f"{job.label}: {verdict.status}: {verdict.detail}"
+        app.log_line(f"{found} ({plural(verdict.evaluations, 'evaluation')} of "
                      f"{plural(verdict.steps, 'step')})")
+        app.offer_copy(found)
         if verdict.culprit is not None:
             culprit = verdict.culprit.step
             app.culprit[module_key] = step_key(culprit)
