@@ -44,3 +44,4 @@ def test_module_ids_and_status_are_whole_zoomed_at_120_columns(drive, wait, line
         assert "…" not in text
 
     drive(app, scenario, size=(120, 40))
+

@@ -154,6 +154,10 @@ class TimelinePane(FilteredTablePane):
         same = module is not None and self.module is not None and module.key == self.module.key
         keep = self.table.current_key if same else None
         self.module = module
+        self.table.empty_text = (
+            "select a module" if module is None
+            else "no pass steps in this module (its other files are in Stats and Actions)"
+            if not module.steps else "no step to show: clear the filter (/) or show unchanged (u)")
         self.refill(keep=keep)
         if module is not None:
             self.compute_facts(app, module)
