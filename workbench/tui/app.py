@@ -123,20 +123,21 @@ class WorkbenchApp(App[int]):
     TITLE = "workbench"
     COMMANDS: ClassVar = App.COMMANDS | {PaneCommands}
 
+    # In footer order (after the focused pane's keys; what does not fit is in `?` and ctrl+p).
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("z", "zoom", "Zoom", show=False, tooltip="Zoom the focused pane (again: restore)"),
-        Binding("ctrl+t", "next_theme", "Theme", show=False,
+        *REPLAY_BINDINGS,
+        *LOCALIZE_BINDINGS,
+        Binding("z", "zoom", "Zoom", tooltip="Zoom the focused pane (again: restore)"),
+        Binding("ctrl+t", "next_theme", "Theme",
                 tooltip="Switch to the next theme"),
-        Binding("y", "copy", "Copy", show=False,
+        Binding("y", "copy", "Copy",
                 tooltip="Copy the last finding (a verdict, an instruction, the reproducer's "
                 "folder) to the clipboard, over SSH too (OSC 52)"),
         *(Binding(pane.KEY, f"focus_pane('{pane.__name__}')", f"Go to {pane.TITLE}", show=False,
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
-        *REPLAY_BINDINGS,
-        *LOCALIZE_BINDINGS,
+        Binding("q", "quit", "Quit"),
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,

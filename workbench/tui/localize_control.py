@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 LOCALIZE_TIME_LIMIT = 600.0  # seconds a localization may take in the worker process
 
 LOCALIZE_BINDINGS: list[BindingType] = [
-    Binding("L", "localize", "Localize", show=False,
+    Binding("L", "localize", "Localize",
             tooltip="After a bisection: name the culprit instruction, its source line and "
             "values; the diff shows both versions"),
-    Binding("W", "write_reduced", "Write reproducer", show=False,
+    Binding("W", "write_reduced", "Write",
             tooltip="After L: write a minimal reproducer (a dump folder) and say where"),
 ]
 
