@@ -53,6 +53,13 @@ def screen_lines(widget: Widget) -> list[str]:
     return [widget.render_line(y).text for y in range(widget.size.height)]
 
 
+@pytest.fixture(autouse=True)
+def utf8_locale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app draws ASCII glyphs under a locale that is not UTF-8; tests see the UTF-8 ones
+    on any machine unless they set the locale themselves."""
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+
+
 @pytest.fixture
 def example() -> Path:
     """The layernorm dump with a planted miscompile (module_0010 jit_ln, XLA step 0028)."""

@@ -59,7 +59,7 @@ def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines, until) -
         assert bar.has_class("-active") and "try " in str(bar.render())
         footer_keys = {b.binding.key for b in app.screen.active_bindings.values()
                        if b.binding.action.startswith("bisect_") and b.enabled}
-        assert footer_keys == {"g", "b", "s", "e"}
+        assert footer_keys == {"g", "b", "s", "e", "escape"}
         manual = app.replay_control.manual
         assert manual is not None
         first = manual.proposal

@@ -9,6 +9,7 @@ from textual.pilot import Pilot
 
 from workbench.cli import main
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.panes.replay_log import ReplayLogPane
 
 
 def test_reopened_dump_shows_cached_badges_without_evaluating(example: Path, drive,
@@ -21,7 +22,13 @@ def test_reopened_dump_shows_cached_badges_without_evaluating(example: Path, dri
                                        for m in app.dump.modules if m.executions))
         states = {m.name: app.book.module_status(m.key) for m in app.dump.modules}
         assert states["jit_ln"].state == "mismatch" and states["jit_ln"].detail == "fusion"
+        assert states["jit_ln"].text == "✗ failing at fusion (cached)"  # not a fresh result
         assert not app.jobs.busy  # nothing was evaluated: no job ran
+        await pilot.press("T")  # a triage now takes every result from the cache, and says so
+        await until(pilot, lambda: not app.jobs.busy and any(
+            "triage done" in line for line in app.pane(ReplayLogPane).lines))
+        summary = app.pane(ReplayLogPane).lines[-1]
+        assert summary.endswith("(1 failing, 8 ok); 9 from the results cache"), summary
 
     drive(app, scenario)
 

@@ -46,6 +46,9 @@ class Recorder:
     def log_line(self, text: str) -> None:
         self.log.append(text)
 
+    def offer_copy(self, text: str) -> None:
+        self.copyable = text
+
     def notify(self, message: str, *, severity: str = "information", **_: object) -> None:
         self.notices.append((severity, message))
 
@@ -92,6 +95,7 @@ def test_a_triage_result_becomes_a_badge_a_culprit_and_a_log_line() -> None:
     assert app.jobs.current is None and "module_0002" not in app.book.modules
     assert app.book.module_status(module.key).state == Kind.MISMATCH  # reached: kept
     assert app.notices == [("warning", "triage: cancelled")]
+    assert "triage cancelled: 1 execution (1 failing)" in app.log
 
 
 def test_manual_bisection_marks_until_the_culprit() -> None:

@@ -57,3 +57,36 @@ def test_palette_commands_cover_pane_bindings(example: Path, drive, wait, until)
         assert PaneCommands in app.COMMANDS
 
     drive(app, scenario)
+
+
+def test_help_says_how_to_close_and_lists_each_key_once(example: Path, drive) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("question_mark")
+        statics = list(app.screen.query(Static))
+        texts = [str(s.render()) for s in statics]
+        assert "escape, q or ? closes this help" in texts[0]
+        titles = [t for s, t in zip(statics, texts, strict=True) if s.has_class("help-title")]
+        assert titles[:2] == ["Keys everywhere", "While a manual bisection (B) runs"]
+        for section in texts:  # within a section, a key says one thing
+            keys = [line.split()[0] for line in section.splitlines() if line.startswith("  ")]
+            assert len(keys) == len(set(keys)), section
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+    drive(app, scenario)
+
+
+def test_palette_lists_each_command_once(example: Path, drive) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        provider = PaneCommands(app.screen)
+        ours = [title for title, _, _ in provider._commands()]
+        system = [command.title for command in app.get_system_commands(app.screen)]
+        every = [title.lower() for title in ours + system]
+        assert len(every) == len(set(every)), sorted(every)
+        assert "Quit" in system and "Modules: Sort" in ours
+
+    drive(app, scenario)

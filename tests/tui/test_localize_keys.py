@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from workbench.cli import main
 from workbench.replay.localize_text import defines
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.diff import DiffPane
@@ -50,6 +51,9 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
         assert any("first differing elements" in line for line in log)
         diff = app.pane(DiffPane)
         assert diff.raw and app.step is not None and app.step.xla_step == 28
+        finding = str(diff.finding.render())  # the report is on screen too, above the diff
+        assert diff.finding.display and diff.finding.region.height > 1
+        assert "culprit instruction: rsqrt.2" in finding and "program.py:4" in finding
         marked = [diff.view.document.rows[i] for i in sorted(diff.view.marked)]
         texts = [half.text for row in marked
                  for half in (row if isinstance(row, tuple) else (row,))]
@@ -58,8 +62,12 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
         assert diff.view.current_row in diff.view.marked
         line = await write_reproducer(pilot, app, until, written)
         assert "reproduces: mismatch, pass fusion" in line
-        assert len(list(written[0].iterdir())) == 3
+        assert len(list(written[0].iterdir())) == 4  # the modules, the inputs, a README
         assert example.resolve() not in written[0].resolve().parents
+        readme = (written[0] / "README.txt").read_text()
+        assert f"workbench bisect {written[0]} jit_ln" in readme
+        command = re.search(r"workbench (diff .*)", readme)
+        assert command is not None and main(command.group(1).split()) == 1  # runs: they differ
 
     try:
         drive(app, scenario)

@@ -42,7 +42,10 @@ def test_triage_badges_every_module(example: Path, drive, lines, until,
         assert table.rows[0].name == "jit_ln"
         shown = lines(table)
         assert shown[1].startswith("✗") and all(line.startswith("✓") for line in shown[2:8])
-        assert sum("triage" in line for line in app.pane(ReplayLogPane).lines) == 9
+        log = app.pane(ReplayLogPane).lines
+        assert sum("triage" in line for line in log) == 10  # 9 results, then the summary
+        assert log[-1].endswith("triage done: 9 executions (1 failing, 8 ok)")
+        assert "cached" not in "\n".join(log)  # evaluated now, the cache was empty
         assert app.status_bar.job == ""
 
     drive(app, scenario)

@@ -36,3 +36,17 @@ def test_main_screen_80x24(app: WorkbenchApp, snap_compare, wait) -> None:
 def test_main_screen_120x40(app: WorkbenchApp, snap_compare, wait) -> None:
     assert snap_compare(app, terminal_size=(120, 40),
                         run_before=lambda pilot: on_fusion_step(pilot, wait))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize("environ", [{"NO_COLOR": "1"}, {"LC_ALL": "C"}],
+                         ids=["no_color", "ascii_locale"])
+def test_main_screen_plain_terminals(example: Path, monkeypatch: pytest.MonkeyPatch,
+                                     snap_compare, wait, environ: dict[str, str],
+                                     size: tuple[int, int]) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(example.parent)
+    app = WorkbenchApp(Path(example.name), watch=False)
+    assert snap_compare(app, terminal_size=size,
+                        run_before=lambda pilot: on_fusion_step(pilot, wait))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -85,12 +86,12 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     assert " + " in screen  # the diff is open on the culprit's changes
 
     terminal.keys("L")  # localize: the culprit instruction, marked in the raw diff
-    screen = terminal.wait_for(lambda s: "program.py:4" in s)
-    assert "rsqrt.2" in screen and "sqrt(" in screen
+    # The report above the diff, then the diff turned to both versions of the instruction.
+    terminal.wait_for(lambda s: "program.py:4" in s and "rsqrt.2" in s and "sqrt(" in s)
     terminal.keys("W")  # write the reproducer folder
     terminal.wait_for(lambda s: "wrote " in s and "reproduces" in s)
     written = [p for p in tmp_path.iterdir() if p.name.startswith("module_0010.reduced-")]
-    assert len(written) == 1 and len(list(written[0].iterdir())) == 3
+    assert len(written) == 1 and len(list(written[0].iterdir())) == 4  # with its README.txt
 
     terminal.keys("?")
     terminal.wait_for(lambda s: "Keys everywhere" in s)
@@ -99,6 +100,33 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
 
     terminal.keys("q")
     terminal.wait_for(lambda s: "jit_ln" not in s)
+
+
+def test_plain_terminal_ascii_locale_no_color(terminal: Terminal, example: Path,
+                                              tmp_path: Path) -> None:
+    """TERM=screen (16 colours), NO_COLOR and the C locale: the app starts, lists the
+    modules, bisects and quits, drawing ASCII only, and gives the terminal back."""
+    env = {"TERM": "screen", "NO_COLOR": "1", "LC_ALL": "C", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "80", "-y", "24", *environment,
+                  f"{COMMAND} {example}; echo exit=$?; sleep 30")
+    terminal.tmux("resize-window", "-t", "smoke", "-x", "80", "-y", "24")
+    screen = terminal.wait_for(lambda s: "jit_ln" in s and "7 modules" in s)
+    assert screen.isascii(), sorted({c for c in screen if not c.isascii()})
+    terminal.keys("b")
+    screen = terminal.wait_for(lambda s: "0028 fusion vs 0027" in s)
+    assert screen.isascii() and "x 0010" in screen  # the failing badge, in ASCII
+    escapes = terminal.tmux("capture-pane", "-p", "-e", "-t", "smoke")
+    parameters = {int(p) for sgr in re.findall(r"\x1b\[([0-9;]*)m", escapes)
+                  for p in sgr.split(";") if p}
+    colours = {p for p in parameters if (30 <= p <= 48 and p != 39) or 90 <= p <= 107}
+    assert parameters and not colours  # 39 and 49 are the terminal's default colours
+    assert 7 in parameters  # reverse marks the cursor instead of a colour
+    terminal.keys("q")
+    terminal.wait_for(lambda s: "exit=0" in s, timeout=20)
+    alternate = terminal.tmux("display", "-p", "-t", "smoke", "#{alternate_on}").strip()
+    assert alternate == "0"
 
 
 @pytest.mark.parametrize("signal_name", ["TERM", "HUP"])

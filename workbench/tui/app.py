@@ -13,22 +13,24 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.dom import DOMNode
+from textual.filter import LineFilter, NoColor
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from workbench.model import Dump, Module, Step
 from workbench.output.safe_text import visible
@@ -38,6 +40,9 @@ from workbench.tui.bisect_bar import BisectBar
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
 from workbench.tui.context import ControlContext, PaneContext, Selection, WidgetType
+from workbench.tui.focus import PaneTabs, move_focus
+from workbench.tui.footer import WholeKeysFooter
+from workbench.tui.glyphs import AsciiGlyphs, wants_ascii
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import (
     JobEnded,
@@ -56,6 +61,7 @@ from workbench.tui.row_table import RowTable
 from workbench.tui.signal_guard import SignalGuard
 from workbench.tui.status_bar import StatusBar, progress_bar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
+from workbench.tui.words import plural
 from workbench.watch import DumpChange, FolderWatcher, LiveIndex, watch_index
 
 if TYPE_CHECKING:
@@ -65,6 +71,8 @@ if TYPE_CHECKING:
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
 MODULE_DELAY = 0.15  # the same for the module list (a module loads more; typing a filter moves it)
 RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
+NO_COLOR_FILTER = NoColor()
+ASCII_FILTER = AsciiGlyphs()
 
 
 class DumpChanged(Message):
@@ -101,27 +109,42 @@ class LazyPane(Lazy):
         self.call_after_refresh(mount)
 
 
+class MainScreen(Screen[None]):
+    """The main screen. Its footer lists the keys of a mode first (the manual bisection's
+    priority keys), ahead of the focused pane's: a narrow footer cuts the last ones."""
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        found = super().active_bindings
+        return dict(sorted(found.items(), key=lambda item: not item[1].binding.priority))
+
+
 class WorkbenchApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "workbench"
     COMMANDS: ClassVar = App.COMMANDS | {PaneCommands}
 
+    # In footer order (after the focused pane's keys; what does not fit is in `?` and ctrl+p).
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("z", "zoom", "Zoom", show=False, tooltip="Zoom the focused pane (again: restore)"),
-        Binding("ctrl+t", "next_theme", "Theme", show=False,
+        *REPLAY_BINDINGS,
+        *LOCALIZE_BINDINGS,
+        Binding("z", "zoom", "Zoom", tooltip="Zoom the focused pane (again: restore)"),
+        Binding("ctrl+t", "next_theme", "Theme",
                 tooltip="Switch to the next theme"),
+        Binding("y", "copy", "Copy",
+                tooltip="Copy the last finding (a verdict, an instruction, the reproducer's "
+                "folder) to the clipboard, over SSH too (OSC 52)"),
         *(Binding(pane.KEY, f"focus_pane('{pane.__name__}')", f"Go to {pane.TITLE}", show=False,
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
-        *REPLAY_BINDINGS,
-        *LOCALIZE_BINDINGS,
+        Binding("q", "quit", "Quit"),
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
                  watch: bool = True, recorded: Path | None = None) -> None:
-        super().__init__()
+        super().__init__()  # reads NO_COLOR into `no_color` (see `get_line_filters`)
+        self.ascii = wants_ascii(os.environ)  # a locale that is not UTF-8: ASCII glyphs
         self.target = Path(target)
         self.recorded = recorded  # --recorded DIR: executions for dumps without snapshots
         self.live = LiveIndex(self.target)
@@ -131,6 +154,7 @@ class WorkbenchApp(App[int]):
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
         self.selection = Selection()
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
+        self.copyable = ""  # what `y` copies: the last verdict, instruction or folder
         self.watching = watch
         self.watcher: FolderWatcher | None = None
         self.signal_guard = SignalGuard(self._terminated, terminal=_terminal())
@@ -149,6 +173,9 @@ class WorkbenchApp(App[int]):
 
     # ----- layout -----------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         self.status_bar = StatusBar(id="status-bar")
         yield self.status_bar
@@ -161,14 +188,14 @@ class WorkbenchApp(App[int]):
             with Vertical(id="left"):
                 for pane in LEFT_PANES:
                     yield self._panes[pane]
-            with TabbedContent(id="right"):
+            with PaneTabs(id="right"):
                 for index, pane in enumerate(RIGHT_PANES):
                     with TabPane(pane.TITLE, id=f"tab-{pane.__name__.lower()}"):
                         # Tabs not shown first are mounted after the first frame.
                         yield self._panes[pane] if index == 0 else LazyPane(self._panes[pane])
         self.bisect_bar = BisectBar(id="bisect-bar")
         yield self.bisect_bar
-        yield Footer(compact=True)
+        yield WholeKeysFooter(compact=True)
 
     @property
     def panes(self) -> list[Pane]:
@@ -201,7 +228,7 @@ class WorkbenchApp(App[int]):
         for problem in self._theme_problems:
             self.notify(problem, severity="warning", timeout=8)
         self.status_bar.folder = self._folder_label()
-        self.pane(LEFT_PANES[0]).focus_target().focus()
+        move_focus(self.pane(LEFT_PANES[0]).focus_target())
         if self.watching:
             self.watcher = watch_index(self.live, lambda change: self.post_message(
                 DumpChanged(change)))
@@ -217,6 +244,14 @@ class WorkbenchApp(App[int]):
         home = str(Path.home())
         text = str(self.target)
         return "~" + text[len(home):] if text.startswith(home + os.sep) else text
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Under NO_COLOR no colour at all: Textual would draw its greys (`Monochrome`); here
+        every colour goes, and what colour marked, a text style marks (`:nocolor` rules in
+        app.tcss: reverse for the cursor, bold, underline). Under a locale that is not UTF-8
+        every glyph is drawn in ASCII (`glyphs.py`)."""
+        filters = [NO_COLOR_FILTER] if self.no_color else list(super().get_line_filters())
+        return [*filters, ASCII_FILTER] if self.ascii else filters
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
@@ -279,7 +314,7 @@ class WorkbenchApp(App[int]):
     def on_scan_progress(self, event: ScanProgress) -> None:
         if self.scanned:
             return
-        self.status_bar.scan = f"scanning… {event.files:,} files"
+        self.status_bar.scan = f"scanning… {plural(event.files, 'file')}"
         self._set_dump(event.dump, None)
 
     def on_dump_changed(self, event: DumpChanged) -> None:
@@ -304,9 +339,10 @@ class WorkbenchApp(App[int]):
         watching = "" if self.watcher is None else (
             " · watching (polling)" if self.watcher.polling else " · watching")
         if self.scanned:
-            problems = f" · {len(dump.problems)} problems" if dump.problems else ""
+            problems = f" · {plural(len(dump.problems), 'problem')}" if dump.problems else ""
             self.status_bar.scan = (
-                f"{self.live.file_count:,} files · {len(dump.modules)} modules{problems}{watching}")
+                f"{plural(self.live.file_count, 'file')} · {plural(len(dump.modules), 'module')}"
+                f"{problems}{watching}")
         for pane in self.panes:
             pane.dump_changed(self)
         if self.module is not None:
@@ -399,6 +435,19 @@ class WorkbenchApp(App[int]):
             self._modules_by_key = (self.dump, {m.key: m for m in self.dump.modules})
         return self._modules_by_key[1].get(key)
 
+    def offer_copy(self, text: str) -> None:
+        self.copyable = text
+
+    def action_copy(self) -> None:
+        if not self.copyable:
+            self.notify("nothing to copy yet: bisect (b), localize (L) or write (W) first",
+                        timeout=4)
+            return
+        # OSC 52: the terminal (tmux, an SSH client) puts it on the clipboard; `app.clipboard`
+        # keeps it for pasting inside the app when the terminal ignores the sequence.
+        self.copy_to_clipboard(self.copyable)
+        self.notify(f"copied: {self.copyable}", timeout=4)
+
     def log_line(self, text: str) -> None:
         from workbench.tui.panes.replay_log import ReplayLogPane
 
@@ -449,6 +498,10 @@ class WorkbenchApp(App[int]):
         self.replay_control.action_triage()
 
     def action_cancel(self) -> None:
+        """Escape closes the focused pane's open filter or search box first, then cancels."""
+        pane = next((p for p in self.panes if p.has_focus_within), None)
+        if pane is not None and pane.close_boxes():
+            return
         self.replay_control.action_cancel()
 
     def action_manual_bisect(self) -> None:
@@ -459,6 +512,9 @@ class WorkbenchApp(App[int]):
 
     def action_bisect_evaluate(self) -> None:
         self.replay_control.action_bisect_evaluate()
+
+    def action_bisect_stop(self) -> None:
+        self.action_cancel()
 
     def on_job_progress(self, event: JobProgress) -> None:
         self.replay_control.on_job_progress(event)
@@ -491,12 +547,14 @@ class WorkbenchApp(App[int]):
             pane.shown(self)
 
     def action_focus_pane(self, name: str) -> None:
+        """Focus a pane (its digit, Enter drilling down, a finished job, the palette); focus
+        moves at once (`move_focus`), so the next key typed lands in it."""
         for pane in self.panes:
             if type(pane).__name__ == name:
-                if type(pane) in RIGHT_PANES:
+                if type(pane) in RIGHT_PANES:  # its tab mounts the pane if it has not yet
                     self.screen_stack[0].query_one("#right", TabbedContent).active = (
                         f"tab-{name.lower()}")
-                self.call_after_refresh(pane.focus_target().focus)
+                move_focus(pane.focus_target())
                 return
 
     def action_zoom(self) -> None:

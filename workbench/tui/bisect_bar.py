@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from workbench.model import Execution, Step
 from workbench.replay.bisect import BisectState, Mark
+from workbench.tui.words import plural
 
 
 @dataclass
@@ -81,11 +82,11 @@ class ManualBisect:
 
 
 class BisectBar(Static):
-    """Shown at the bottom while a manual bisection runs."""
+    """Shown above the footer while a manual bisection runs (in the layout's flow, not docked:
+    a docked bar would sit under the footer)."""
 
     DEFAULT_CSS = """
     BisectBar {
-        dock: bottom;
         height: 1;
         display: none;
         background: $warning 20%;
@@ -108,7 +109,8 @@ class BisectBar(Static):
             text.append("   escape: close")
         else:  # the keys (g, b, s, e, escape) are in the footer
             text.append(f"try {proposal.label}")
-            text.append(f" · {state.remaining} left, ~{state.steps_left} steps")
+            text.append(f" · {plural(state.remaining, 'candidate')} left, "
+                        f"about {plural(state.steps_left, 'step')}")
             if bisect.last_result:
                 text.append(f" · {bisect.last_result}")
         self.update(text)

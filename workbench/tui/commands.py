@@ -19,8 +19,12 @@ class PaneCommands(Provider):
         app = self.app
         assert isinstance(app, CommandHost)
         commands = []
+        # Textual's own commands (Quit, Theme, Keys, ...) are listed once, by Textual.
+        system = {command.title.lower() for command in app.get_system_commands(self.screen)}
         for pane_title, node, binding in app.command_bindings():
             title = f"{pane_title}: {binding.description}" if pane_title else binding.description
+            if title.lower() in system:
+                continue
             key = app.get_key_display(binding)
             help_text = escape(f"{binding.tooltip} · key {key}" if binding.tooltip
                                else f"key {key}")

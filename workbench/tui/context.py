@@ -73,6 +73,10 @@ class PaneContext(Protocol):
         """Add a line to the replay log."""
         ...
 
+    def offer_copy(self, text: str) -> None:
+        """Make `text` (a verdict, an instruction, a folder) what `y` copies."""
+        ...
+
     def post_message(self, message: Message) -> bool:
         """Post a message to the app (thread-safe)."""
         ...

@@ -1,7 +1,9 @@
 """The one-line filter/search box the panes open with `/`.
 
 Hidden until asked for; typing updates the owner live (`Changed`), Enter submits
-(`Submitted`), keeps the text and gives focus back, Escape clears it.
+(`Submitted`), keeps the text and gives focus back, Escape clears and closes it (also from the
+owner's pane, see `Pane.close_boxes`). A box left empty closes when focus leaves it, so no
+later key can land in a box nobody sees a reason for.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Input
+
+from workbench.tui.focus import move_focus
 
 
 class FilterInput(Input):
@@ -41,9 +45,17 @@ class FilterInput(Input):
         def control(self) -> FilterInput:
             return self.filter_input
 
+    @property
+    def is_open(self) -> bool:
+        return self.has_class("-open")
+
     def open(self) -> None:
         self.add_class("-open")
-        self.focus()
+        move_focus(self)
+
+    def on_blur(self) -> None:
+        if not self.value:
+            self.remove_class("-open")
 
     def action_clear(self) -> None:
         self.value = ""

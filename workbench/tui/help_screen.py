@@ -51,6 +51,7 @@ class HelpScreen(ModalScreen[None]):
         }
         Static.help-title { text-style: bold; color: $accent; margin-top: 1; }
         Static.help-text { color: $text-muted; }
+        Static.help-close { text-style: bold; }
     }
     """
 
@@ -64,10 +65,16 @@ class HelpScreen(ModalScreen[None]):
         app = self.app
         assert isinstance(app, CommandHost)
         with VerticalScroll(id="help-scroll"):
+            yield Static(Text("escape, q or ? closes this help; j / k scroll it."),
+                         classes="help-close")
             yield Static("Keys everywhere", classes="help-title")
             yield Static(Text("Tab / Shift+Tab move between panes; ctrl+p opens the command "
                               "palette with every command below."), classes="help-text")
-            yield Static(key_lines(app, all_bindings(type(app))))
+            # The priority keys are a mode's: they take over letters only while it runs.
+            everywhere = all_bindings(type(app))
+            yield Static(key_lines(app, [b for b in everywhere if not b.priority]))
+            yield Static("While a manual bisection (B) runs", classes="help-title")
+            yield Static(key_lines(app, [b for b in everywhere if b.priority]))
             for pane in app.panes:
                 yield Static(f"{pane.KEY}  {pane.TITLE}" if pane.KEY else pane.TITLE,
                              classes="help-title")

@@ -25,6 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from workbench.output.safe_text import visible
+from workbench.tui.component_style import component_style
 
 # The longest line shown whole: a line of a damaged or hostile file can be gigabytes, and
 # measuring or drawing it would stall the app; past this the row says how much is cut.
@@ -159,8 +160,8 @@ class IrView(ScrollView, can_focus=True):
         height: 1fr;
         scrollbar-size: 1 1;
         & > .ir-view--gutter { color: $text-muted; }
-        & > .ir-view--added { background: $success 20%; }
-        & > .ir-view--removed { background: $error 20%; }
+        & > .ir-view--added { background: $success 20%; color: $foreground; }
+        & > .ir-view--removed { background: $error 20%; color: $foreground; }
         & > .ir-view--hunk { color: $accent; text-style: bold; }
         & > .ir-view--blank { color: $text-disabled; }
         & > .ir-view--note { color: $text-muted; text-style: italic; }
@@ -301,7 +302,7 @@ class IrView(ScrollView, can_focus=True):
         self._cache.clear()
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True)
+        return component_style(self, name)
 
     def _kind_style(self, kind: str) -> Style:
         if kind in ("added", "removed", "hunk", "blank", "note"):
@@ -310,7 +311,8 @@ class IrView(ScrollView, can_focus=True):
 
     def _render_half(self, row: TextRow, width: int, scroll_x: int, base: Style) -> list[Segment]:
         style = base + self._kind_style(row.kind)
-        gutter_style = style + self._style("ir-view--gutter")
+        # A changed line's own colour wins over the muted gutter: it reads on its background.
+        gutter_style = base + self._style("ir-view--gutter") + self._kind_style(row.kind)
         gutter = row.gutter[:width]
         text_width = max(width - cell_len(gutter), 0)
         text = row.text[scroll_x:] if scroll_x else row.text

@@ -5,13 +5,15 @@ Both reach the app through `CommandHost`, never through the app class, so neithe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual.binding import Binding
 
 if TYPE_CHECKING:
+    from textual.app import SystemCommand
     from textual.dom import DOMNode
+    from textual.screen import Screen
 
     from workbench.tui.panes.base import Pane
 
@@ -28,6 +30,8 @@ class CommandHost(Protocol):
     async def run_command(self, node: DOMNode, binding: Binding) -> None: ...
 
     def get_key_display(self, binding: Binding) -> str: ...
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]: ...
 
 
 def all_bindings(node_type: type[DOMNode]) -> list[Binding]:

@@ -7,7 +7,7 @@ answered), writes the culprit instruction, its source
 line, both versions of its text and the first differing elements to the replay log, and turns
 the diff pane to the raw diff with both versions of the instruction marked and in view. `W`
 writes the reducer's folder (a new folder in the system's temporary directory, never in the
-dump) and says where.
+dump) with a README saying what it holds and the commands to run on it, and says where.
 """
 
 from __future__ import annotations
@@ -23,16 +23,17 @@ from workbench.tui.jobs import Job
 
 if TYPE_CHECKING:
     from workbench.replay.localize import Localization
+    from workbench.replay.reduction import Reduction
     from workbench.replay.steps import Replay
     from workbench.tui.context import ControlContext
 
 LOCALIZE_TIME_LIMIT = 600.0  # seconds a localization may take in the worker process
 
 LOCALIZE_BINDINGS: list[BindingType] = [
-    Binding("L", "localize", "Localize", show=False,
+    Binding("L", "localize", "Localize",
             tooltip="After a bisection: name the culprit instruction, its source line and "
             "values; the diff shows both versions"),
-    Binding("W", "write_reduced", "Write reproducer", show=False,
+    Binding("W", "write_reduced", "Write",
             tooltip="After L: write a minimal reproducer (a dump folder) and say where"),
 ]
 
@@ -56,6 +57,7 @@ class LocalizeControl:
     def __init__(self, app: ControlContext) -> None:
         self.app = app
         self.localizations: dict[str, Localization] = {}  # module key -> last localization
+        self.written: Path | None = None  # the last reproducer folder `W` wrote
 
     def action_localize(self) -> None:
         app, module = self.app, self.app.selection.module
@@ -104,16 +106,20 @@ class LocalizeControl:
             app.notify(event.problem, severity="warning", timeout=5)
             return
         self.localizations[event.module_key] = result
-        for line in localization_lines(result):
+        lines = localization_lines(result)
+        for line in lines:
             app.log_line(line)
         if result.instruction is None or result.counterpart is None:
             app.notify("no single instruction explains the departure (see the log)", timeout=5)
+            app.pane(DiffPane).show_finding(lines, result.after)
             return
         ref = result.instruction
+        app.offer_copy("\n".join(line.strip() for line in lines[1:4]))  # instruction, op, source
         where = f" at {ref.source}" if ref.source else ""
         app.notify(f"{ref.name} ({ref.opcode}{', ' + ref.op_name if ref.op_name else ''})"
                    f"{where}", timeout=6)
         app.go_to_step(event.module_key, result.after, open_diff=False)
+        app.pane(DiffPane).show_finding(lines, result.after)  # on screen, not only in the log
         app.pane(DiffPane).show_instruction(result.counterpart.name, ref.name)
         app.action_focus_pane("DiffPane")
 
@@ -137,12 +143,34 @@ class LocalizeControl:
             except (LocalizeError, ValueError, OutputError) as error:
                 app.call_from_thread(app.log_line, f"reduce: {error}")
                 return
+            write_readme(reduction, module.name or module.key, root)
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
             message = (f"wrote {out} ({reduction.instructions[0]} and "
                        f"{reduction.instructions[1]} {reduction.unit}; {verdict}: "
                        f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
             app.call_from_thread(app.log_line, message)
             app.call_from_thread(app.notify, message, timeout=8)
+            app.call_from_thread(app.offer_copy, str(out))
+            self.written = out
 
         app.jobs.run_in_background(f"reduce {module.name or module.key}", module, execution,
                                    work, kind="reduce")
+
+
+def write_readme(reduction: Reduction, module: str, source: Path) -> Path:
+    """README.txt in the reproducer folder: what it is and the commands that check it."""
+    out = reduction.out
+    files = "\n".join(f"  {name}" for name in reduction.files)
+    text = (f"Reproducer of a miscompile found by workbench in {source}, module {module}:\n"
+            f"the culprit {reduction.unit[:-1]} alone, before and after pass "
+            f"{reduction.culprit_pass or '?'}, and a snapshot of its inputs.\n\n"
+            f"Files:\n{files}\n\n"
+            f"Check that it still fails (names the pass):\n"
+            f"  workbench bisect {out} {module}\n"
+            f"Compare the two versions (exit status 1: they differ):\n"
+            f"  workbench diff {out} {module} 0 1\n"
+            f"Open it in the terminal app:\n"
+            f"  workbench {out}\n")
+    readme = out / "README.txt"
+    readme.write_text(text)
+    return readme

@@ -9,6 +9,8 @@ in the replay log, and a finished bisection lands on its culprit with the diff o
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding, BindingType
@@ -24,6 +26,7 @@ from workbench.tui.book import step_key
 from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
 from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import ControlContext
@@ -34,9 +37,9 @@ REPLAY_BINDINGS: list[BindingType] = [
     Binding("r", "replay", "Replay", tooltip="Replay every step of the selected execution"),
     Binding("b", "bisect", "Bisect",
             tooltip="Find the culprit step of the selected execution by bisection"),
-    Binding("B", "manual_bisect", "Manual bisect", show=False,
+    Binding("B", "manual_bisect", "By hand",
             tooltip="Bisect by hand: mark proposed steps good, bad or skip"),
-    Binding("T", "triage", "Triage", show=False,
+    Binding("T", "triage", "Triage",
             tooltip="Bisect every module and execution of the dump in the background"),
     Binding("escape", "cancel", "Cancel", show=False,
             tooltip="Cancel the running job, or stop the manual bisection"),
@@ -45,8 +48,11 @@ REPLAY_BINDINGS: list[BindingType] = [
     Binding("b", "bisect_mark('bad')", "Bad", priority=True),
     Binding("s", "bisect_mark('skip')", "Skip", priority=True),
     Binding("e", "bisect_evaluate", "Evaluate", priority=True),
+    Binding("escape", "bisect_stop", "Stop bisect", priority=True),
 ]
 MODAL_ACTIONS = {"bisect_mark", "bisect_evaluate"}
+STATE_WORDS = {Kind.MISMATCH: "failing", Kind.OK: "ok", Kind.UNSUPPORTED: "unsupported",
+               Kind.ERROR: "error"}
 
 
 def result_status(result: StepResult) -> Status:
@@ -59,7 +65,15 @@ def verdict_status(verdict: Verdict) -> Status:
 
 
 def triage_status(result: TriageResult) -> Status:
-    return Status.of(result.outcome)
+    return replace(Status.of(result.outcome), cached=result.cached)
+
+
+def triage_summary(tally: Counter[str]) -> str:
+    """The line a triage ends with: how many executions, by state, and how many cached."""
+    total = sum(tally[state] for state in STATE_WORDS)
+    parts = [f"{tally[state]} {word}" for state, word in STATE_WORDS.items() if tally[state]]
+    cached = f"; {tally['cached']} from the results cache" if tally["cached"] else ""
+    return f"triage done: {plural(total, 'execution')} ({', '.join(parts) or 'none'}){cached}"
 
 
 class ReplayControl:
@@ -70,13 +84,20 @@ class ReplayControl:
     def __init__(self, app: ControlContext) -> None:
         self.app = app
         self.manual: ManualBisect | None = None
+        self.triage_tally: Counter[str] = Counter()  # results of the running triage by state
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in MODAL_ACTIONS:
-            # Modal keys: only while a manual bisection runs, and never while typing.
+        if action == "bisect_stop":  # escape says what it does while a bisection is open
             from textual.widgets import Input
 
             return self.manual is not None and not isinstance(self.app.focused, Input)
+        if action in MODAL_ACTIONS:
+            # Modal keys: only while a manual bisection proposes a step, never while typing;
+            # once it has ended, `b` and the others are the usual keys again.
+            from textual.widgets import Input
+
+            return self.manual is not None and self.manual.proposal is not None and \
+                not isinstance(self.app.focused, Input)
         return True
 
     # ----- starting jobs ----------------------------------------------------------------------
@@ -121,6 +142,7 @@ class ReplayControl:
             self._mark_running(selected[0])
 
     def action_triage(self) -> None:
+        self.triage_tally = Counter()
         if self.app.jobs.triage():
             for module in self.app.dump.modules:
                 if module.executions:
@@ -212,8 +234,10 @@ class ReplayControl:
         module_key = job.module_key
         assert module_key is not None
         app.book.set_module_status(module_key, verdict_status(verdict))
-        app.log_line(f"{job.label}: {verdict.status}: {verdict.detail} "
-                     f"({verdict.evaluations} evaluations of {verdict.steps} steps)")
+        found = f"{job.label}: {verdict.status}: {verdict.detail}"
+        app.log_line(f"{found} ({plural(verdict.evaluations, 'evaluation')} of "
+                     f"{plural(verdict.steps, 'step')})")
+        app.offer_copy(found)
         if verdict.culprit is not None:
             culprit = verdict.culprit.step
             app.culprit[module_key] = step_key(culprit)
@@ -238,14 +262,25 @@ class ReplayControl:
                 execution = next((e for e in module.executions if e.id == result.execution),
                                  None)
                 app.verdicts[module.key] = (execution, result.verdict)
+        if event.job.kind == "triage" and event.job.label == "triage":  # this run's, counted
+            self.triage_tally[result.status] += 1
+            self.triage_tally["cached"] += result.cached
+        cached = " (cached)" if result.cached else ""
         app.log_line(f"triage {result.name or result.module} ({result.execution}): "
-                     f"{result.status}: {result.detail}")
+                     f"{result.status}: {result.detail}{cached}")
         app.results_changed(result.module)
 
     def on_job_ended(self, event: JobEnded) -> None:
         app, job = self.app, event.job
         app.jobs.finished(job)
         app.show_job()
+        if job.kind == "triage":
+            summary = triage_summary(self.triage_tally)
+            if event.outcome == "done":
+                app.notify(summary, timeout=8)
+            else:  # the notice below says it ended early; the log keeps what it found
+                summary = summary.replace("triage done", f"triage {event.outcome}", 1)
+            app.log_line(summary)
         if event.outcome != "done":
             message = f"{job.label}: {event.outcome}{': ' + event.message if event.message else ''}"
             app.log_line(message)

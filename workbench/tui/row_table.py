@@ -26,6 +26,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from workbench.output.safe_text import on_screen
+from workbench.tui.component_style import component_style
 
 Item = TypeVar("Item")
 Cell = tuple[str, str]  # (text, component class giving its style, or "")
@@ -34,13 +35,19 @@ Cell = tuple[str, str]  # (text, component class giving its style, or "")
 @dataclass(frozen=True)
 class Column:
     """A column: fixed `width` cells, or the one `flex` column taking what is left. A column
-    with `min_width` shows only when the table is at least that wide."""
+    with `min_width` shows only when the table is at least that wide. A column with `grow`
+    widens to its widest cell (up to `grow` cells) while the flex column keeps `FLEX_MIN`."""
 
     title: str
     width: int = 0
     align: str = "left"
     flex: bool = False
     min_width: int = 0
+    grow: int = 0
+
+
+FLEX_MIN = 12  # cells the flex column keeps before growing columns take more
+MEASURED_ROWS = 5000  # rows measured for growing columns (beyond that, the first ones decide)
 
 
 def fit(text: str, width: int, align: str = "left") -> str:
@@ -84,7 +91,10 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         overflow-x: hidden;
         scrollbar-size-vertical: 1;
         & > .row-table--header { text-style: bold; color: $text-muted; }
-        & > .row-table--cursor { background: $block-cursor-blurred-background; }
+        & > .row-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $text;  /* over every cell: a dim or red cell stays legible on it */
+        }
         &:focus > .row-table--cursor {
             background: $block-cursor-background;
             color: $block-cursor-foreground;
@@ -158,6 +168,7 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         self._keys: dict[str, int] = {}
         self._line_cache: LRUCache[tuple, Strip] = LRUCache(512)
         self._highlighted_key: str | None = None
+        self._content_widths: list[int] | None = None  # widest cell per column, measured lazily
 
     # ----- data -------------------------------------------------------------------------------
 
@@ -168,6 +179,7 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         self.rows = list(rows)
         self._keys = {self.row_key(item): index for index, item in enumerate(self.rows)}
         self._line_cache.clear()
+        self._content_widths = None
         size = Size(self.size.width, len(self.rows) + 1)
         if size != self.virtual_size:  # a new virtual size costs a layout of the screen
             self.virtual_size = size
@@ -179,8 +191,10 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
     def refresh_rows(self, keys: Sequence[str] | None = None) -> None:
         """Re-render rows whose content changed in place (a badge, a replay result)."""
         self._line_cache.clear()
-        if keys is None:
-            self.refresh()
+        before = self._content_widths
+        self._content_widths = None
+        if keys is None or (before is not None and before != self.content_widths()):
+            self.refresh()  # a column grew or shrank: every line moves
             return
         top = int(self.scroll_offset.y)
         for key in keys:
@@ -281,27 +295,54 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
 
     # ----- rendering --------------------------------------------------------------------------
 
+    def content_widths(self) -> list[int]:
+        """The widest cell (or title) of each growing column; 0 for the others."""
+        if self._content_widths is None:
+            widest = [cell_len(c.title) if c.grow else 0 for c in self.columns]
+            for row in self.rows[:MEASURED_ROWS]:
+                for index, (text, _) in enumerate(self.render_row(row)):
+                    if self.columns[index].grow:
+                        widest[index] = max(widest[index], cell_len(on_screen(text)))
+            self._content_widths = widest
+        return self._content_widths
+
     def column_widths(self, width: int) -> list[int]:
-        """Each column's width at this table width; 0 for a column hidden at this width."""
+        """Each column's width at this table width; 0 for a column hidden at this width.
+        Growing columns widen to their content, in order, while the flex column keeps
+        FLEX_MIN cells."""
         shown = [c for c in self.columns if width >= c.min_width]
-        fixed = sum(c.width for c in shown if not c.flex) + len(shown) - 1
-        flex = max(width - fixed, 4)
-        return [0 if width < c.min_width else flex if c.flex else c.width for c in self.columns]
+        widths = [0 if width < c.min_width else c.width for c in self.columns]
+        spare = width - (sum(widths) + len(shown) - 1) - FLEX_MIN
+        if any(c.grow for c in shown):
+            for index, (column, content) in enumerate(zip(self.columns, self.content_widths(),
+                                                          strict=True)):
+                if column.grow and widths[index] and spare > 0:
+                    extra = max(0, min(content, column.grow) - widths[index])
+                    widths[index] += min(extra, spare)
+                    spare -= min(extra, spare)
+        fixed = sum(w for c, w in zip(self.columns, widths, strict=True) if not c.flex)
+        flex = max(width - fixed - (len(shown) - 1), 4)
+        return [flex if c.flex and width >= c.min_width else w
+                for c, w in zip(self.columns, widths, strict=True)]
 
     def _style(self, name: str) -> Style:
         if not name:
             return Style()
-        return self.get_component_rich_style(name, partial=True)
+        return component_style(self, name)
 
-    def _line(self, cells: Sequence[Cell], widths: list[int], base: Style) -> Strip:
+    def _line(self, cells: Sequence[Cell], widths: list[int], base: Style,
+              over: Style | None = None) -> Strip:
+        """One line of cells; `over` (the cursor) is laid over every cell's own style, so a
+        red badge never sits on the cursor's blue."""
         segments: list[Segment] = []
         for (text, style_name), column, width in zip(cells, self.columns, widths, strict=False):
             if not width:
                 continue
             if segments:
                 segments.append(Segment(" ", base))
+            style = base + self._style(style_name)
             segments.append(Segment(fit(on_screen(text), width, column.align),
-                                    base + self._style(style_name)))
+                                    style + over if over else style))
         return Strip(segments)
 
     def render_line(self, y: int) -> Strip:
@@ -327,10 +368,11 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         strip = self._line_cache.get(key)
         if strip is None:
             style = base
-            if is_cursor:
-                style = base + self._style("row-table--cursor")
+            cursor = self._style("row-table--cursor") if is_cursor else None
+            if cursor is not None:
+                style = base + cursor
             cells = self.render_row(self.rows[index])
-            strip = self._line(cells, self.column_widths(width), style)
+            strip = self._line(cells, self.column_widths(width), style, cursor)
             strip = strip.crop_extend(0, width, style)
             self._line_cache[key] = strip
         return strip

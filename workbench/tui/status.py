@@ -34,6 +34,7 @@ class Status:
     state: State = "none"
     detail: str = ""
     outcome: Outcome | None = None
+    cached: bool = False  # from the results cache of an earlier run, not evaluated now
 
     @classmethod
     def of(cls, outcome: Outcome) -> Status:
@@ -55,10 +56,11 @@ class Status:
     def text(self) -> str:
         """The badge as words: `✗ failing at fusion`, `? unsupported: sort`."""
         symbol, _, word = BADGES[self.state]
+        cached = " (cached)" if self.cached else ""
         if not self.detail:
-            return f"{symbol} {word}"
+            return f"{symbol} {word}{cached}"
         joiner = " at " if self.state == Kind.MISMATCH else ": "
-        return f"{symbol} {word}{joiner}{self.detail}"
+        return f"{symbol} {word}{joiner}{self.detail}{cached}"
 
     @property
     def short(self) -> str:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
 from workbench.output.safe_text import on_screen, visible
+from workbench.tui.component_style import component_style
 
 
 def progress_bar(done: int, total: int, width: int = 10) -> str:
@@ -20,12 +23,14 @@ def progress_bar(done: int, total: int, width: int = 10) -> str:
 
 
 class StatusBar(Widget):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"status-bar--scan"}
     DEFAULT_CSS = """
     StatusBar {
         dock: top;
         height: 1;
         background: $panel;
         color: $text;
+        & > .status-bar--scan { color: $text-muted; }
     }
     """
 
@@ -41,7 +46,7 @@ class StatusBar(Widget):
             folder = "…" + folder[-(room_for_folder - 1):]
         left = Text.assemble(("workbench ", "bold"), (on_screen(folder), ""))
         right = Text(visible(self.job), style="bold")
-        middle = Text(f"  {self.scan}", style="dim")
+        middle = Text(f"  {self.scan}", style=component_style(self, "status-bar--scan"))
         line = Text.assemble(left, middle)
         room = width - right.cell_len - 1
         if line.cell_len > room:

@@ -23,7 +23,9 @@ from workbench.model import Module, Step
 from workbench.sources import ReadError
 from workbench.tui.data_widgets import DataStatic, DataTree
 from workbench.tui.filter_input import FilterInput
+from workbench.tui.focus import move_focus
 from workbench.tui.panes.base import Pane
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -57,8 +59,9 @@ class ActionsPane(Pane):
     TITLE = "Actions"
     KEY = "5"
     HELP = ("The MLIR action log of the selected module, nested as it ran. / filters "
-            "(tag:PATTERN pass:PATTERN loc:FILE[:LINE[:COL]]), o opens the step the action's "
-            "pass produced; the backtrace of the action under the cursor is below.")
+            "(tag:PATTERN pass:PATTERN loc:FILE[:LINE[:COL]]); Enter or space opens a nested "
+            "action, o (or Enter on a leaf) opens the step the action's pass produced; the "
+            "backtrace of the action under the cursor is below.")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter"),
@@ -137,7 +140,7 @@ class ActionsPane(Pane):
         if event.log is None:
             self.action_tree.root.add_leaf(event.error or "no action log")
             return
-        self.set_title(f"{len(event.log.actions):,} actions")
+        self.set_title(plural(len(event.log.actions), "action"))
         self._show(event.log.roots, nested=True)
 
     def _show(self, actions: list[Action], nested: bool) -> None:
@@ -147,6 +150,7 @@ class ActionsPane(Pane):
             self._add(tree.root, action, nested)
         if len(actions) > MAX_LISTED:
             tree.root.add_leaf(f"… {len(actions) - MAX_LISTED:,} more; narrow the filter")
+        tree.cursor_line = 0  # keys act on the first action at once, not after a first Down
 
     def _add(self, parent: TreeNode[Action], action: Action, nested: bool) -> None:
         if nested and action.children:
@@ -161,6 +165,14 @@ class ActionsPane(Pane):
         if action is not None and not node.children:
             for child in action.children:
                 self._add(node, child, nested=True)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[Action]) -> None:
+        """Enter opens or folds a nested action, and opens the step a leaf's pass made."""
+        node = event.node
+        if node.allow_expand:
+            node.toggle()
+        elif node.data is not None:
+            self.action_jump()
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Action]) -> None:
         action = event.node.data
@@ -201,7 +213,8 @@ class ActionsPane(Pane):
         except ValueError as error:
             self.notify(str(error), severity="error", timeout=5)
             return
-        self.set_title(f"{len(matches):,} of {len(self.action_log.actions):,} actions match")
+        total = plural(len(self.action_log.actions), "action")
+        self.set_title(f"{len(matches):,} of {total} match")
         self._show(matches, nested=False)
 
     def on_input_changed(self, event: FilterInput.Changed) -> None:
@@ -211,5 +224,5 @@ class ActionsPane(Pane):
         event.stop()
         if not self.filter.value and self.action_log is not None:
             self._show(self.action_log.roots, nested=True)
-            self.set_title(f"{len(self.action_log.actions):,} actions")
-        self.action_tree.focus()
+            self.set_title(plural(len(self.action_log.actions), "action"))
+        move_focus(self.action_tree)

@@ -29,6 +29,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 
 from workbench.output.safe_text import plain
+from workbench.tui.focus import move_focus
 
 if TYPE_CHECKING:
     from workbench.model import Execution, Module, Step
@@ -68,6 +69,15 @@ class Pane(Vertical):
     def focus_target(self) -> Widget:
         """The widget the pane's key focuses."""
         return self
+
+    def close_boxes(self) -> bool:
+        """Close the pane's open filter or search boxes (Escape); whether one was open."""
+        from workbench.tui.filter_input import FilterInput
+
+        open_boxes = [box for box in self.query(FilterInput) if box.is_open]
+        for box in open_boxes:
+            box.action_clear()
+        return bool(open_boxes)
 
     @property
     def showing(self) -> bool:
@@ -128,5 +138,5 @@ class FilteredTablePane(Pane):
 
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
-        self.table.focus()
+        move_focus(self.table)
         self.table.announce()  # what the cursor rests on now is the selection

@@ -22,9 +22,11 @@ from workbench.replay.outcome import Kind
 from workbench.replay.steps import Replay
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput
+from workbench.tui.focus import move_focus
 from workbench.tui.jobs import Job, StepReplayed
 from workbench.tui.panes.base import Pane
 from workbench.tui.row_table import Cell, Column, RowTable
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -120,10 +122,10 @@ class BreakpointsPane(Pane):
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
         if self.entry.value:  # refused: keep it open to be corrected (escape gives up)
-            self.entry.focus()
+            move_focus(self.entry)
             return
         self.entry.remove_class("-open")
-        self.table.focus()
+        move_focus(self.table)
 
     def action_toggle_breakpoint(self) -> None:
         current = self.table.current
@@ -183,7 +185,7 @@ class BreakpointsPane(Pane):
             return
         stop = event.where
         where = stop.describe(stepper.steps)
-        self.state.update(f"stopped: {where} ({stop.passed} steps passed)")
+        self.state.update(f"stopped: {where} ({plural(stop.passed, 'step')} passed)")
         app.log_line(f"debug: {where}")
         self.table.refresh_rows()
         app.go_to_step(event.module_key, stepper.steps[stop.position])

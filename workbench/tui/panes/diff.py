@@ -26,6 +26,7 @@ from workbench.tui.book import step_key
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput
+from workbench.tui.focus import move_focus
 from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_document
 from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
@@ -85,6 +86,17 @@ class DiffPane(Pane):
             "the timeline). Changed lines carry - and + in the gutter. ] and [ jump between "
             "changes, / searches and n / N jump between matches, h / l scroll sideways.")
 
+    DEFAULT_CSS = """
+    DiffPane #diff-finding {
+        display: none;
+        height: auto;
+        max-height: 12;
+        overflow-y: auto;
+        border-bottom: solid $panel-lighten-2;
+        &.-shown { display: block; }
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "toggle_side", "Side/unified"),
         Binding("o", "toggle_raw", "Raw/norm"),
@@ -111,21 +123,36 @@ class DiffPane(Pane):
         self.first_change_pending = False  # jump to the first change once the next diff shows
         self.instructions: tuple[str, str] | None = None  # (before, after) names to mark
         self.header_text = ""
+        self.shown_step: str | None = None  # step key of the document shown
         self.header = DataStatic("", id="diff-header")
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
+        self.finding = DataStatic("", id="diff-finding")  # what `L` found, over the diff
+        self.finding_step: str | None = None
 
     def compose(self) -> ComposeResult:
         yield self.header
+        yield self.finding
         yield self.view
         yield self.search
+
+    def show_finding(self, lines: list[str], step: Step) -> None:
+        """Show a localization's report (instruction, op_name, source line, values) above
+        the diff of `step` until another step is selected."""
+        self.finding.update("\n".join(lines))
+        self.finding.add_class("-shown")
+        self.finding_step = step_key(step)
 
     def focus_target(self) -> Widget:
         return self.view
 
     def step_selected(self, app: PaneContext, module: Module, step: Step | None) -> None:
+        if step is None or step_key(step) != self.finding_step:
+            self.finding.remove_class("-shown")
+            self.finding_step = None
         if step is None:
             self.request = None
+            self.shown_step = None
             self.view.show(message_document("select a step in the timeline"))
             self.header.update("")
             return
@@ -147,6 +174,13 @@ class DiffPane(Pane):
         if request == self.request:
             return
         self.request = request
+        # Until the diff arrives (a 10,000-instruction module takes a while), say so.
+        self.header.update(f"{step.label}  ·  diffing…" if request.base else
+                           f"{step.label}  ·  reading…")
+        if self.shown_step != step_key(step):  # a toggle keeps the old view meanwhile
+            self.view.show(message_document(f"diffing {step.label} against "
+                                            f"{request.base.label}…" if request.base
+                                            else f"reading {step.label}…"))
         self.load(request)
 
     @work(thread=True, exclusive=True, group="diff-load", exit_on_error=False)
@@ -167,6 +201,8 @@ class DiffPane(Pane):
                 document = diff_document(diff, request.side_by_side, request.section)
         except ReadError as error:
             document = message_document(str(error))
+        except Exception as error:
+            document = message_document(f"cannot show this step: {type(error).__name__}: {error}")
         self.post_message(self.Loaded(request, document, diff_header(request, diff), diff))
 
     def on_diff_pane_loaded(self, event: Loaded) -> None:
@@ -175,6 +211,7 @@ class DiffPane(Pane):
         same_step = self.diff is not None and event.diff is not None and \
             self.diff.b.original == event.diff.b.original
         self.diff = event.diff
+        self.shown_step = step_key(event.request.step)
         self.header_text = event.header
         self.header.update(event.header)
         self.view.show(event.document, keep_position=same_step)
@@ -247,4 +284,4 @@ class DiffPane(Pane):
 
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
-        self.view.focus()
+        move_focus(self.view)

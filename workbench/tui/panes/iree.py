@@ -31,6 +31,7 @@ from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
 from workbench.tui.status import Status
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -232,7 +233,8 @@ class IreePane(FilteredTablePane):
         if self.dump is not None:
             total = len(self.dump.records)
             shown = len(self.table.rows)
-            parts.append(f"{shown}/{total} records" if shown != total else f"{total} records")
+            records = plural(total, "record")
+            parts.append(f"{shown}/{records}" if shown != total else records)
         if self.replay_status is not None:
             which = "" if self.capture and self.replay_name == self.capture.name \
                 else f" of {self.replay_name}"

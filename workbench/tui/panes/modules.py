@@ -17,6 +17,7 @@ from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
 from workbench.tui.status import State
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -78,9 +79,9 @@ class ModulesPane(FilteredTablePane):
         self.table: RowTable[Module] = RowTable(
             [
                 Column("", 1),
-                Column("id", 5),
+                Column("id", 5, grow=48),
                 Column("module", flex=True),
-                Column("status", 12, min_width=60),
+                Column("status", 12, min_width=60, grow=40),
                 Column("steps", 5, align="right"),
                 Column("ex", 2, align="right"),
             ],
@@ -139,7 +140,7 @@ class ModulesPane(FilteredTablePane):
         total = len(app.dump.modules)
         parts = [f"{len(rows)}/{total}" if len(rows) != total else str(total)]
         if self.hidden:
-            parts.append(f"{self.hidden} helpers hidden")
+            parts.append(f"{plural(self.hidden, 'helper')} hidden")
         if self.sort != "id":
             parts.append(f"by {self.sort}")
         self.set_title(" · ".join(parts))

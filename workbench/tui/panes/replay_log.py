@@ -1,19 +1,25 @@
-"""Replay log pane: what the background jobs did, one line per result, newest last."""
+"""Replay log pane: what the background jobs did, one line per result, newest last.
+
+Long lines (a comparison's numbers) wrap by default; `w` turns wrapping off and `h` / `l`
+scroll sideways, as in the IR views.
+"""
 
 from __future__ import annotations
 
 import time
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
-from textual.widgets import Log
+from textual.widgets import RichLog
 
 from workbench.output.safe_text import visible
 from workbench.tui.panes.base import Pane
 
 FLUSH_INTERVAL = 0.1  # seconds between two additions to the drawn log
+MAX_LINES = 10_000
 
 
 class ReplayLogPane(Pane):
@@ -25,11 +31,16 @@ class ReplayLogPane(Pane):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("C", "clear", "Clear log"),
+        Binding("w", "toggle_wrap", "Wrap", tooltip="Wrap long lines, or scroll them with h / l"),
+        Binding("h", "sideways(-8)", "Left", show=False),
+        Binding("l", "sideways(8)", "Right", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.log_widget = Log(id="replay-log", max_lines=10_000)
+        self.log_widget = RichLog(id="replay-log", max_lines=MAX_LINES, wrap=True, markup=False,
+                                  highlight=False)
+        self._written: list[str] = []  # every line drawn, to draw again when wrapping changes
         self._pending: list[str] = []  # written together: a triage reports hundreds a second
 
     def compose(self) -> ComposeResult:
@@ -45,12 +56,26 @@ class ReplayLogPane(Pane):
 
     def _flush(self) -> None:
         lines, self._pending = self._pending, []
-        self.log_widget.write_lines(lines)
+        self._written = [*self._written, *lines][-MAX_LINES:]
+        for line in lines:
+            self.log_widget.write(Text(line))
 
     @property
     def lines(self) -> list[str]:
         """Every line written, including those not drawn yet."""
-        return [*self.log_widget.lines, *self._pending]
+        return [*self._written, *self._pending]
 
     def action_clear(self) -> None:
+        self._written = []
         self.log_widget.clear()
+
+    def action_toggle_wrap(self) -> None:
+        log = self.log_widget
+        log.wrap = not log.wrap
+        log.clear()
+        for line in self._written:
+            log.write(Text(line))
+        self.notify("log lines wrap" if log.wrap else "log lines scroll: h / l", timeout=2)
+
+    def action_sideways(self, cells: int) -> None:
+        self.log_widget.scroll_relative(x=cells, animate=False)

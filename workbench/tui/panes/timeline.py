@@ -25,6 +25,7 @@ from workbench.tui.book import step_key
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -144,14 +145,19 @@ class TimelinePane(FilteredTablePane):
             self.set_title()
             return
         total = len(self.module.steps)
-        shown = f"{len(rows)}/{total}" if len(rows) != total else str(total)
-        self.set_title(f"{self.module.name or self.module.key} · {shown} steps"
+        shown = f"{len(rows)}/{plural(total, 'step')}" if len(rows) != total \
+            else plural(total, "step")
+        self.set_title(f"{self.module.name or self.module.key} · {shown}"
                        + (" · changed only" if self.hide_unchanged else ""))
 
     def module_selected(self, app: PaneContext, module: Module | None) -> None:
         same = module is not None and self.module is not None and module.key == self.module.key
         keep = self.table.current_key if same else None
         self.module = module
+        self.table.empty_text = (
+            "select a module" if module is None
+            else "no pass steps in this module (its other files are in Stats and Actions)"
+            if not module.steps else "no step to show: clear the filter (/) or show unchanged (u)")
         self.refill(keep=keep)
         if module is not None:
             self.compute_facts(app, module)

@@ -1,0 +1,35 @@
+"""`y` copies the last finding (OSC 52 through Textual, kept in `app.clipboard` too): the
+verdict after `b`, the instruction after `L`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from workbench.tui.app import WorkbenchApp
+
+
+def test_y_copies_the_verdict_then_the_instruction(example: Path, drive, wait, until) -> None:
+    app = WorkbenchApp(example, watch=False)
+    sent: list[str] = []
+    app.copy_to_clipboard = lambda text: (sent.append(text),  # type: ignore[method-assign]
+                                          WorkbenchApp.copy_to_clipboard(app, text))
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("y")  # nothing found yet: says what to do, copies nothing
+        assert sent == []
+        await pilot.press("b")
+        await until(pilot, lambda: not app.jobs.busy and app.culprit.get("module_0010"))
+        await wait(pilot)
+        await pilot.press("y")
+        assert ": mismatch: " in sent[-1] and "0028 fusion" in sent[-1], sent
+        assert app.clipboard == sent[-1]
+        await pilot.press("L")
+        await until(pilot, lambda: "module_0010" in app.localize_control.localizations
+                    and not app.jobs.busy)
+        await pilot.press("y")
+        assert sent[-1].startswith("culprit instruction: rsqrt.2 (sqrt)")
+        assert "op_name:" in sent[-1] and "program.py:4" in sent[-1]
+
+    drive(app, scenario)
