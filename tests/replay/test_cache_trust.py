@@ -229,3 +229,11 @@ def test_other_code_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(results_cache, "code_digest", lambda: "0" * 64)
     other = ResultsCache(cache)
     assert other.key(job, _options(), other.hashes(DUMP)) != key
+
+
+def test_a_fifo_named_like_a_step_is_hashed_as_unreadable(tmp_path: Path) -> None:
+    """The key's content hash never opens a FIFO (an open waits for a writer forever)."""
+    from workbench.replay.results_cache import FileHashes
+
+    os.mkfifo(tmp_path / "step.txt")
+    assert FileHashes(tmp_path).digest("step.txt").startswith("unreadable: ")

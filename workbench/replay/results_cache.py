@@ -40,6 +40,7 @@ import workbench
 from workbench.replay.outcome import Kind
 from workbench.replay.result_codec import from_data, to_data
 from workbench.replay.triage_job import TriageResult
+from workbench.sources import open_file
 
 if TYPE_CHECKING:
     from workbench.replay.bisect import Verdict
@@ -155,7 +156,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 def _sha256_of(path: str) -> str:
     hasher = hashlib.sha256()
-    with open(path, "rb") as stream:
+    with open_file(path) as stream:  # a FIFO named like a step is refused, never waited on
         while chunk := stream.read(1 << 20):
             hasher.update(chunk)
     return hasher.hexdigest()
