@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from workbench.sizes import MEMORY_LIMIT_VARIABLE
+from workbench.sources import FOLLOW_LINKS_VARIABLE, READ_LIMIT_VARIABLE
+
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
 
@@ -19,6 +22,16 @@ def own_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.T
     (or by the user) must not show in another."""
     name = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache" / name))
+
+
+@pytest.fixture(autouse=True)
+def no_limits_from_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with the default limits: a command run in-process with `--max-read`,
+    `--memory-limit` or `--follow-links` sets them in the environment (for its workers), and a
+    test that ran one must not change what the next one reads (a link out of the dump listed
+    as a module, say)."""
+    for name in (MEMORY_LIMIT_VARIABLE, READ_LIMIT_VARIABLE, FOLLOW_LINKS_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="session")
