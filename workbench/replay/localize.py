@@ -1094,17 +1094,24 @@ class Localizer:
         if (key, perturbed) in self._region_values:
             return self._region_values[(key, perturbed)]
         module, starts = region
+        values = self._start_values(starts)
+        if values is None:
+            return None
+        with _evaluation_errors(module.name):
+            found = evaluate_module(widened_module(module), perturb(values) if perturbed
+                                    else [widen(v) for v in values])
+        self._region_values[(key, perturbed)] = found
+        return found
+
+    def _start_values(self, starts: Sequence[DynKey]) -> list[LiteralValue] | None:
+        """The earlier step's values a region starts from; None when one is not known."""
         values: list[LiteralValue] = []
         for start in starts:
             value = self.before_value(start)
             if value is None:
                 return None
             values.append(value)
-        with _evaluation_errors(module.name):
-            found = evaluate_module(widened_module(module), perturb(values) if perturbed
-                                    else [widen(v) for v in values])
-        self._region_values[(key, perturbed)] = found
-        return found
+        return values
 
     def region_noise(self, key: DynKey, region: Region) -> Noise | None:
         """The value at `key` made by its region with random rounding (`hlo/noise.py`) on
@@ -1115,12 +1122,9 @@ class Localizer:
         if key in self._region_noise:
             return self._region_noise[key]
         module, starts = region
-        values: list[LiteralValue] = []
-        for start in starts:
-            value = self.before_value(start)
-            if value is None:
-                return None
-            values.append(value)
+        values = self._start_values(starts)
+        if values is None:
+            return None
         with _evaluation_errors(module.name):
             found = noise_of(module, [widen(v) for v in values])
         self._region_noise[key] = found

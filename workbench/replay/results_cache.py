@@ -98,17 +98,8 @@ def user_secret() -> bytes:
         if (stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
                 and not info.st_mode & 0o077 and info.st_size == 32):
             return path.read_bytes()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     secret = secrets.token_bytes(32)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")  # mode 0600
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(secret)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    _atomic_write(path, secret)  # mkstemp makes the file 0600
     return secret
 
 
