@@ -58,7 +58,7 @@ from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
 from workbench.tui.row_table import RowTable
-from workbench.tui.signal_guard import SignalGuard
+from workbench.tui.signal_guard import SignalGuard, let_go_of_a_dead_terminal
 from workbench.tui.status_bar import StatusBar, progress_bar
 from workbench.tui.themes import DEFAULT_THEME, SHIPPED_ORDER, load_theme_argument, load_themes
 from workbench.tui.words import plural
@@ -625,5 +625,6 @@ def run_app(target: Path, theme: str | None = None, watch: bool = True,
         return 2
     app = WorkbenchApp(target, theme=chosen, watch=watch, recorded=recorded)
     result = app.run()
+    let_go_of_a_dead_terminal(app.signal_guard.terminal)
     # Non-zero when the app died of an error (Textual sets 1) or of a signal.
     return app.return_code or (result if isinstance(result, int) else 0)

@@ -84,13 +84,30 @@ class SignalGuard:
         return continued
 
     def terminal_answers(self) -> bool:
-        """The terminal is still there (a terminal that hung up fails every request)."""
-        if self.terminal is None:
-            return True
-        import termios
+        return self.terminal is None or terminal_answers(self.terminal)
 
-        try:
-            termios.tcgetattr(self.terminal)
-        except (termios.error, OSError):
-            return False
-        return True
+
+def terminal_answers(terminal: int) -> bool:
+    """The terminal is still there (a terminal that hung up fails every request)."""
+    import termios
+
+    try:
+        termios.tcgetattr(terminal)
+    except (termios.error, OSError):
+        return False
+    return True
+
+
+def let_go_of_a_dead_terminal(terminal: int | None) -> None:
+    """After a hang-up, point standard output and error at /dev/null: text still buffered
+    for the dead terminal would fail to flush at exit (EIO), and Python would then exit with
+    120 instead of the status the app chose."""
+    if terminal is None or terminal_answers(terminal):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for descriptor in (1, 2):
+            os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
+
