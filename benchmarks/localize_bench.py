@@ -57,11 +57,11 @@ from timing import interleaved_best
 
 from workbench.hlo_ir import HloModule
 from workbench.loader import load_step_hlo
-from workbench.replay import memory
 from workbench.replay.backends import open_backend
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.inputs import InputSpec, resolve_inputs
-from workbench.replay.localize import Localizer
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.processes import memory
 from workbench.sizes import format_size, parse_size
 
 

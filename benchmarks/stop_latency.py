@@ -45,7 +45,7 @@ from patience import FOREVER, wait_for  # noqa: E402
 from replay_fakes import FAKE, make_module  # noqa: E402
 
 from workbench.model import Dump  # noqa: E402
-from workbench.replay.job_process import JobProcess, TimeLimit  # noqa: E402
+from workbench.replay.processes.job_process import JobProcess, TimeLimit  # noqa: E402
 
 GOALS = {  # seconds
     "job process time limit": 0.5,
@@ -78,7 +78,7 @@ def job_time_limit() -> float:
 
 
 def triage_cancelled() -> float:
-    from workbench.replay.triage import TriageOptions, triage
+    from workbench.replay.triage.run import TriageOptions, triage
 
     dump = Dump(Path("/nonexistent"), modules=[
         make_module("good sleep", f"module_000{i}") for i in range(4)])
@@ -205,7 +205,7 @@ def dask_ctrl_c() -> float | None:
             Path(dump, f"{stem}.snapshot.1.pb").write_bytes(b"")
         with _dask_cluster(folder) as (address, env, _), \
                 distributed.Client(address, set_as_default=False, timeout=120) as client:
-            from workbench.replay.dask_triage import running_jobs
+            from workbench.replay.triage.dask_engine import running_jobs
 
             run = subprocess.Popen(
                 [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler",
@@ -308,8 +308,8 @@ def _worker_step_cancelled() -> float:
     from replay_fakes import FakeBackend
 
     from workbench.replay.inputs import InputSpec, resolve_inputs
+    from workbench.replay.processes.workers import Cancelled
     from workbench.replay.steps import ProcessRunner, Replay
-    from workbench.replay.workers import Cancelled
 
     backend = FakeBackend(Path("/nonexistent"), make_module("good sleep good"))
     inputs = resolve_inputs(backend, backend.module.executions[0], InputSpec())

@@ -9,9 +9,9 @@ def busy_job_processes() -> list[int]:
     running a job."""
     import psutil
 
-    from workbench.replay import dask_triage
+    from workbench.replay.triage import dask_engine
 
-    idle = {child.process.pid for child in dask_triage._idle}
+    idle = {child.process.pid for child in dask_engine._idle}
     return [child.pid for child in psutil.Process().children()
-            if "workbench.replay.job_process" in " ".join(child.cmdline())
+            if "workbench.replay.processes.job_process" in " ".join(child.cmdline())
             and child.pid not in idle]

@@ -27,8 +27,9 @@ from replay_fakes import FAKE, make_module
 
 from workbench.index import scan
 from workbench.model import Dump
-from workbench.replay.dask_triage import DaskSettings, chunks, running_jobs
-from workbench.replay.triage import TriageOptions, triage, triage_jobs
+from workbench.output.json_shapes import triage_result_json
+from workbench.replay.triage.dask_engine import DaskSettings, chunks, running_jobs
+from workbench.replay.triage.run import TriageOptions, triage, triage_jobs
 
 TESTS = Path(__file__).parents[1]
 DUMP = TESTS / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
@@ -348,9 +349,9 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """With room for one job's files at a time, jobs are submitted one by one as others
     finish, and the result is the same."""
-    from workbench.replay import dask_triage
+    from workbench.replay.triage import dask_engine
 
-    monkeypatch.setattr(dask_triage, "SHIP_BYTES_IN_FLIGHT", 1)
+    monkeypatch.setattr(dask_engine, "SHIP_BYTES_IN_FLIGHT", 1)
     submitted: list[int] = []
     real_submit = distributed.Client.submit
 
@@ -360,7 +361,7 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
 
     monkeypatch.setattr(distributed.Client, "submit", submit)
     results = triage(scan(DUMP), dask=DaskSettings(scheduler=cluster.address, ship_files=True))
-    lines = [r.to_json() for r in results]
+    lines = [triage_result_json(r) for r in results]
     for line in lines:
         line.pop("seconds")
     assert lines == local_pool_json[1]["results"]

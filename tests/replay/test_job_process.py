@@ -9,7 +9,7 @@ import time
 import pytest
 from patience import FOREVER
 
-from workbench.replay.job_process import Died, JobProcess, Stopped, TimeLimit
+from workbench.replay.processes.job_process import Died, JobProcess, Stopped, TimeLimit
 
 
 @pytest.fixture(scope="module")

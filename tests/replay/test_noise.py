@@ -25,8 +25,8 @@ from planting import plant
 from workbench.cli import main
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
-from workbench.replay.error_bound import widen
 from workbench.replay.hlo.noise import SAMPLES, noise_of
+from workbench.replay.judge.error_bound import widen
 from workbench.replay.steps import open_replay
 
 NOISE = Path(__file__).resolve().parents[1] / "data" / "noise"

@@ -21,13 +21,13 @@ from workbench.cli import main
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 from workbench.index import scan
 from workbench.replay.bisect import evaluation_bound
-from workbench.replay.compare import Truth, compare
-from workbench.replay.error_bound import perturb, truth_of, widen
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.shadow import shadow_module
+from workbench.replay.judge.compare import Truth, compare
+from workbench.replay.judge.error_bound import perturb, truth_of, widen
+from workbench.replay.judge.outcome import Kind
 from workbench.replay.mlir.shadow import shadow_text
-from workbench.replay.outcome import Kind
 from workbench.replay.steps import open_replay
 
 LOWP = Path(__file__).resolve().parents[1] / "data" / "lowp"

@@ -10,9 +10,9 @@ from replay_fakes import FakeBackend, make_module
 from workbench.model import Dump, Module, Step
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec, resolve_inputs
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import Replay
-from workbench.replay.triage import TriageResult
+from workbench.replay.triage.run import TriageResult
 from workbench.tui.bisect_bar import ManualBisect
 from workbench.tui.book import Book, step_key
 from workbench.tui.context import Selection

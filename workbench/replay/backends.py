@@ -209,9 +209,9 @@ class HloBackend:
                                ) -> tuple[LiteralValue, set[str]] | None:
         """The shadow of `step` with dot/convolution operands rounded as a GPU may round them
         (`gpu_numerics.py`) and the roundings' names; None when the step has none."""
-        from workbench.replay.gpu_numerics import gpu_rounded_module
         from workbench.replay.hlo import evaluate_module
         from workbench.replay.hlo.shadow import shadow_module
+        from workbench.replay.judge.gpu_numerics import gpu_rounded_module
 
         rounded = gpu_rounded_module(self.load(step))
         if rounded is None:

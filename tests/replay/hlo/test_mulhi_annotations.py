@@ -11,9 +11,9 @@ import pytest
 from workbench.hlo_ir import Shape
 from workbench.index import scan
 from workbench.loader import load_snapshot, load_step_hlo
-from workbench.replay.compare import compare
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import evaluate_module
+from workbench.replay.judge.compare import compare
 
 from .builders import element_type, run
 

@@ -7,7 +7,8 @@ import localize_cases as cases
 
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
-from workbench.replay.localize import Localization, Localizer
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.localize.result import Localization
 
 
 def _localize(before: str, after: str) -> Localization:

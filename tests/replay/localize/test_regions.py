@@ -11,12 +11,13 @@ import pytest
 
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
-from workbench.replay import localize
-from workbench.replay.error_bound import widen
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.shadow import widened_module
-from workbench.replay.localize import Localizer, region_module
-from workbench.replay.localize_match import Key, flatten
+from workbench.replay.judge.error_bound import widen
+from workbench.replay.localize import regions
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.localize.match import Key, flatten
+from workbench.replay.localize.regions import region_module
 
 # An entry value read by a fusion, whose result an entry instruction reads.
 CROSSING = cases.FUSION_HEADER + """%fused_computation (param_0: f32[2,3], param_1: f32[3]) -> f32[2,3] {
@@ -78,7 +79,7 @@ def test_no_region_past_a_value_not_made_there_or_too_many_instructions(
     root = (ENTRY, loop.entry.root_name)
     assert loop.entry.root.opcode == "get-tuple-element"
     assert _region(cases.LOOP_BEFORE, root, {(ENTRY, "x")}) is None
-    monkeypatch.setattr(localize, "REGION_LIMIT", 2)
+    monkeypatch.setattr(regions, "REGION_LIMIT", 2)
     assert _region(CROSSING, (ENTRY, "s"), {(ENTRY, "x"), (ENTRY, "y")}) is None
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from workbench.index import scan
 from workbench.loader import read_text
-from workbench.replay.compare import compare
 from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.judge.compare import compare
 from workbench.replay.mlir import evaluate_mlir
 from workbench.replay.mlir.backend import replayable_steps
 

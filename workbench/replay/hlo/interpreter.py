@@ -23,12 +23,12 @@ from typing import Protocol
 import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
-from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import sub_byte
 from workbench.replay.hlo.dtypes import contiguous, dtype_of
 from workbench.replay.hlo.float_environment import flushing
 from workbench.replay.hlo.registry import Handler, Value, handler_for
+from workbench.replay.processes import memory
 
 # Ops that stay exact when every scalar in a scalar computation becomes an array of scalars.
 ELEMENTWISE = frozenset((

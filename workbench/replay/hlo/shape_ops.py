@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.hlo_ir import Instruction, Shape
-from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import dtypes
 from workbench.replay.hlo.registry import Value, handles
+from workbench.replay.processes import memory
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.model import Dump
-from workbench.replay.outcome import Kind
-from workbench.replay.triage_job import (
+from workbench.replay.judge.outcome import Kind
+from workbench.replay.triage.job import (
     TriageJob,
     TriageOptions,
     TriageResult,
@@ -23,8 +23,8 @@ from workbench.replay.triage_job import (
 )
 
 if TYPE_CHECKING:
-    from workbench.replay.dask_triage import DaskSettings
-    from workbench.replay.results_cache import ResultsCache
+    from workbench.replay.triage.dask_engine import DaskSettings
+    from workbench.replay.triage.results_cache import ResultsCache
 
 
 def sort_key(result: TriageResult) -> tuple:
@@ -145,7 +145,7 @@ def _evaluate(root: Path, work: list[TriageJob], options: TriageOptions, jobs: i
     """Run `work` in this process, in worker processes or on Dask; each job ends in `finish`
     (its result) or `failed` (why there is none)."""
     if dask is not None:
-        from workbench.replay.dask_triage import run_on_dask
+        from workbench.replay.triage.dask_engine import run_on_dask
 
         run_on_dask(root, work, options, dask, time_limit, finish, failed, cancel)
         return
@@ -161,8 +161,8 @@ def _evaluate(root: Path, work: list[TriageJob], options: TriageOptions, jobs: i
     if not work:
         return
 
-    from workbench.replay.workers import Call, WorkerPool
-    from workbench.replay.workers import Outcome as CallOutcome
+    from workbench.replay.processes.workers import Call, WorkerPool
+    from workbench.replay.processes.workers import Outcome as CallOutcome
 
     by_key = {index: job for index, job in enumerate(work)}
 

@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from workbench.destinations import OutputFolder, check_folder
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.model import Step
-from workbench.output.destinations import OutputFolder, check_folder
-from workbench.replay.compare import compare
-from workbench.replay.localize import Localization, LocalizeError
-from workbench.replay.localize_match import Site
-from workbench.replay.localize_text import instruction_line, step_lines
-from workbench.replay.reduction import Reduction, bisect_folder
+from workbench.replay.judge.compare import compare
+from workbench.replay.localize.match import Site
+from workbench.replay.localize.result import Localization, LocalizeError
+from workbench.replay.localize.text import instruction_line, step_lines
+from workbench.replay.reduce.reduction import Reduction, bisect_folder
 
 
 def _block(lines: list[str], name: str) -> list[str]:
@@ -162,7 +162,7 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
     from workbench.protos import hlo_pb2
 
     if result.after.ir == "mlir":
-        from workbench.replay.reduce_mlir import reduce_mlir_to_folder
+        from workbench.replay.reduce.mlir import reduce_mlir_to_folder
 
         return reduce_mlir_to_folder(root, result, module_name, out, force)
     if result.after.ir != "hlo":

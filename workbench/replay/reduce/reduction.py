@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.replay.compare import Comparison
+from workbench.replay.judge.compare import Comparison
 
 
 @dataclass
@@ -30,11 +30,6 @@ class Reduction:
     @property
     def reproduces(self) -> bool:
         return self.reference_check.ok and self.verdict_status == "mismatch"
-
-    def to_json(self) -> dict:
-        from workbench.output.json_shapes import reduction_json
-
-        return reduction_json(self)
 
 
 def bisect_folder(out: Path) -> tuple[str, str, str]:

@@ -28,13 +28,15 @@ def _classes() -> dict[str, type]:
     """The classes an entry may hold, by name (imported late: they import this package)."""
     from workbench.model import Source, Step
     from workbench.replay.bisect import Verdict
-    from workbench.replay.compare import BoundCheck, Comparison, Tolerance
     from workbench.replay.hlo.noise import Discontinuity
-    from workbench.replay.outcome import Kind, Outcome
+    from workbench.replay.judge.compare import BoundCheck, Comparison, Tolerance
+    from workbench.replay.judge.culprit import Culprit, CulpritInstruction
+    from workbench.replay.judge.outcome import Kind, Outcome
     from workbench.replay.steps import StepResult
 
     kinds: tuple[type, ...] = (Verdict, StepResult, Step, Comparison, Outcome, Tolerance,
-                               BoundCheck, Discontinuity, Source, Kind)
+                               BoundCheck, Discontinuity, Source, Kind, Culprit,
+                               CulpritInstruction)
     return {kind.__name__: kind for kind in kinds}
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.model import Dump, Execution, Module
 from workbench.replay.inputs import InputSpec
-from workbench.replay.outcome import Kind, Outcome
+from workbench.replay.judge.culprit import Culprit
+from workbench.replay.judge.outcome import Kind, Outcome
 
 if TYPE_CHECKING:
     from workbench.replay.bisect import Verdict
@@ -40,7 +41,7 @@ class TriageResult:
     name: str
     execution: str | None
     status: Kind
-    culprit: dict | None = None
+    culprit: Culprit | None = None
     evaluations: int = 0
     detail: str = ""
     seconds: float = 0.0
@@ -53,11 +54,6 @@ class TriageResult:
         if self.verdict is not None:
             return self.verdict.outcome
         return Outcome(self.status, self.detail)
-
-    def to_json(self) -> dict[str, Any]:
-        from workbench.output.json_shapes import triage_result_json
-
-        return triage_result_json(self)
 
 
 def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
@@ -75,7 +71,6 @@ def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
 def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     """Bisect one execution in this process; every failure becomes the result's status."""
     from workbench.loader import ReadError
-    from workbench.output.json_shapes import step_ref_json
     from workbench.replay.backends import NoBackend
     from workbench.replay.bisect import bisect_replay
     from workbench.replay.inputs import InputError
@@ -100,11 +95,11 @@ def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     with replay:
         verdict = bisect_replay(replay, linear=options.linear)
     result.status = verdict.status
-    result.culprit = None if verdict.culprit is None else step_ref_json(verdict.culprit.step)
+    result.culprit = None if verdict.culprit is None else Culprit.of_step(verdict.culprit.step)
     if options.localize and result.culprit is not None:
-        from workbench.replay.culprit_localize import culprit_instruction
+        from workbench.replay.localize.culprit import localized_culprit
 
-        result.culprit.update(culprit_instruction(replay, verdict))
+        result.culprit = localized_culprit(result.culprit, replay, verdict)
     result.evaluations = verdict.evaluations
     result.detail = verdict.detail
     verdict.results = []  # each step's result stays in the worker: the verdict is enough

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from workbench.model import Step
-    from workbench.replay.localize import InstructionRef, Localization
+    from workbench.replay.localize.result import InstructionRef, Localization
 
 NEIGHBOURS = 2  # lines shown on each side of the instruction
 
@@ -93,7 +93,7 @@ def localization_summary(result: Localization) -> str:
 
 def localization_lines(result: Localization) -> list[str]:
     """The report `workbench localize` prints (and the TUI's log shows)."""
-    from workbench.replay.outcome import step_name
+    from workbench.replay.judge.outcome import step_name
 
     lines = [f"Localizing between {step_name(result.before)} and {step_name(result.after)}: "
              f"{result.matched} instructions matched, {len(result.unmatched)} without a "

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from workbench.model import Step
-    from workbench.replay.bisect import Verdict
-    from workbench.replay.compare import BoundCheck, Comparison
+    from workbench.replay.judge.compare import BoundCheck, Comparison
 
 
 Mark = Literal["good", "bad", "skip"]  # a bisection mark
@@ -152,58 +151,3 @@ def _verdict_text(comparison: Comparison) -> str:
 
 def step_name(step: Step) -> str:
     return f"step {step.index} ({step.label})"
-
-
-def verdict_text(verdict: Verdict) -> str:
-    """The detail line of a bisection verdict: the culprit and why, what was not checked."""
-    v = verdict
-    if v.reference_outcome is not None and v.reference_outcome.kind != Kind.OK:
-        assert v.reference is not None
-        return (f"the reference, {step_name(v.reference)}, cannot be evaluated: "
-                f"{v.reference_outcome.status}")
-    if v.reference is None:
-        return "the module has no replayable steps"
-    parts: list[str] = []
-    recorded = v.recorded
-    recorded_said = False
-    if v.culprit is not None:
-        comparison = v.culprit.comparison
-        parts.append(f"{step_name(v.culprit.step)} is the first to differ from the reference "
-                     f"({comparison_text(comparison) if comparison else 'no comparison'})")
-    elif v.candidates:
-        parts.append(f"the first step to differ from the reference is one of "
-                     f"{step_name(v.candidates[0])} to {step_name(v.candidates[-1])}: the steps "
-                     f"before the last could not be evaluated")
-    elif recorded is not None and not recorded.ok:
-        parts.append(f"the recorded result differs from the reference "
-                     f"({comparison_text(recorded)}), but no replayed step does")
-        recorded_said = True
-    elif v.skipped:
-        parts.append("no evaluated step differs from the reference")
-        if v.untested and v.frontier is not None:
-            parts.append(f"{v.untested} step(s) after {step_name(v.frontier)}, which could "
-                         f"not be evaluated, were not tried (--linear tries every step)")
-    else:
-        checked = "every step" if v.linear else f"{v.evaluations} of {v.steps} steps"
-        parts.append(f"no step differs from the reference (checked {checked})")
-    if recorded is not None and not recorded_said:
-        agreement = "matches" if recorded.ok else "differs from"
-        parts.append(f"the recorded result {agreement} the reference "
-                     f"({comparison_text(recorded)})")
-        if v.recorded_environment is not None:
-            parts.append(f"the platform's floating-point environment decided it: "
-                         f"{v.recorded_environment}")
-    elif recorded is None:
-        parts.append(f"no recorded result to check (inputs: {v.inputs})")
-    if v.skipped:
-        listed = "; ".join(f"{step_name(r.step)}: {r.outcome.status}" for r in v.skipped)
-        parts.append(f"{len(v.skipped)} step(s) could not be evaluated: {listed}")
-    if v.contradictions:
-        parts.append("not monotone: " + "; ".join(v.contradictions))
-    return "; ".join(parts)
-
-
-def contradiction_text(step: Step, first_bad: Step | None) -> str:
-    """A step that passes after an earlier one failed (bisection assumed it could not)."""
-    assert first_bad is not None
-    return f"{step_name(step)} matches the reference again after {step_name(first_bad)} differs"

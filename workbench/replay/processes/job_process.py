@@ -1,11 +1,12 @@
 """A child process that runs calls for a Dask worker, so a time limit or a cancel can kill them.
 
 Dask runs tasks in threads of its worker process, and a thread that interprets IR cannot be
-stopped. Each Dask worker thread borrows one child (`python -m workbench.replay.job_process`,
-started on first use, reused between jobs, replaced when killed); calls and replies travel
-through its stdin and stdout as length-prefixed pickles. It is a plain subprocess, not a
-multiprocessing one: a Dask worker under a nanny is a daemonic process, and those may not
-start multiprocessing children. The child exits when its parent (the worker) dies.
+stopped. Each Dask worker thread borrows one child (`python -m
+workbench.replay.processes.job_process`, started on first use, reused between jobs, replaced
+when killed); calls and replies travel through its stdin and stdout as length-prefixed
+pickles. It is a plain subprocess, not a multiprocessing one: a Dask worker under a nanny is a
+daemonic process, and those may not start multiprocessing children. The child exits when its
+parent (the worker) dies.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 HEADER = 8  # bytes of the big-endian length before each pickle
 POLL_SECONDS = 0.2
 READY = b"R"  # the child's first byte: imports done, a time limit may start counting
-PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage"]
+PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage.run"]
 
 
 class TimeLimit(Exception):
@@ -55,7 +56,7 @@ class JobProcess:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "workbench.replay.job_process", str(os.getpid())],
+            [sys.executable, "-m", "workbench.replay.processes.job_process", str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.process.stdout is not None
         if self.process.stdout.read(len(READY)) != READY:

@@ -37,14 +37,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import workbench
-from workbench.replay.outcome import Kind
-from workbench.replay.result_codec import from_data, to_data
-from workbench.replay.triage_job import TriageResult
+from workbench.replay.judge.outcome import Kind
+from workbench.replay.triage.job import TriageResult
+from workbench.replay.triage.result_codec import from_data, to_data
 from workbench.sources import open_file
 
 if TYPE_CHECKING:
     from workbench.replay.bisect import Verdict
-    from workbench.replay.triage_job import TriageJob, TriageOptions
+    from workbench.replay.triage.job import TriageJob, TriageOptions
 
 ENTRY_MAGIC = b"workbench triage result v2\n"
 PACK_MAGIC = b"workbench triage pack v2\n"
@@ -117,7 +117,7 @@ def code_digest() -> str:
 
 def _limits() -> tuple:
     """The limits a verdict was computed under (an error one caused may not recur without)."""
-    from workbench.replay.memory import memory_limit
+    from workbench.replay.processes.memory import memory_limit
     from workbench.sources import follow_links, read_limit
 
     return (memory_limit(), read_limit(), follow_links())
@@ -214,11 +214,13 @@ def _schema() -> list[list[str]]:
 
     from workbench.model import Step
     from workbench.replay.bisect import Verdict
-    from workbench.replay.compare import Comparison
-    from workbench.replay.outcome import Outcome
+    from workbench.replay.judge.compare import Comparison
+    from workbench.replay.judge.culprit import Culprit, CulpritInstruction
+    from workbench.replay.judge.outcome import Outcome
     from workbench.replay.steps import StepResult
 
-    kinds = (TriageResult, Verdict, StepResult, Step, Comparison, Outcome)
+    kinds = (TriageResult, Verdict, StepResult, Step, Comparison, Outcome, Culprit,
+             CulpritInstruction)
     return [[kind.__name__, *(f.name for f in fields(kind))] for kind in kinds]
 
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.replay.results_cache import job_files
-from workbench.replay.triage_job import TriageJob, TriageOptions, TriageResult, run_job
+from workbench.replay.triage.job import TriageJob, TriageOptions, TriageResult, run_job
+from workbench.replay.triage.results_cache import job_files
 
 INSTALL_HINT = "pip install 'dump-triage-workbench[dask]'"
 CANCEL_CHECK_SECONDS = 1.0  # how often a running task asks whether its run was cancelled
@@ -146,7 +146,7 @@ def _run_one(root: str, job: TriageJob, options: TriageOptions, time_limit: floa
              files: dict[str, bytes] | None, event_name: str, environment: dict[str, str],
              child: Any) -> tuple[tuple[str, Any], Any]:
     """One job in `child` (or a new child); the outcome, and the child if it lives on."""
-    from workbench.replay.job_process import Died, JobProcess, Stopped, TimeLimit
+    from workbench.replay.processes.job_process import Died, JobProcess, Stopped, TimeLimit
 
     folder = None
     start = time.monotonic()

@@ -1,13 +1,16 @@
-"""Localize a culprit whatever replays it: HLO steps (`localize.py`, instructions) or MLIR
-steps (`localize_mlir.py`, op results); the commands, triage and the app call these."""
+"""Localize a culprit whatever replays it: HLO steps (`localizer.py`, instructions) or MLIR
+steps (`mlir.py`, op results); the commands, triage and the app call these."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from workbench.model import Step
-from workbench.replay.localize import Localization, LocalizeError, localize_steps
-from workbench.replay.localize_mlir import localize_mlir
+from workbench.replay.judge.culprit import Culprit, CulpritInstruction
+from workbench.replay.localize.localizer import localize_steps
+from workbench.replay.localize.mlir import localize_mlir
+from workbench.replay.localize.result import Localization, LocalizeError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -51,11 +54,25 @@ def localize_or_say_why(backend: Backend, before: Step, after: Step,
         return str(error)
 
 
-def culprit_instruction(replay: Replay, verdict: Verdict) -> dict[str, Any]:
-    """What `--localize` adds to a culprit (see `json_shapes.localized_culprit_json`)."""
-    from workbench.output.json_shapes import localized_culprit_json
-
+def localized_culprit(culprit: Culprit, replay: Replay, verdict: Verdict) -> Culprit:
+    """`culprit` with what `--localize` adds: its instruction, or why none is named."""
     try:
-        return localized_culprit_json(localize_verdict(replay, verdict))
+        return with_instruction(culprit, localize_verdict(replay, verdict))
     except LocalizeError as error:
-        return localized_culprit_json(str(error))
+        return with_instruction(culprit, str(error))
+
+
+def with_instruction(culprit: Culprit, localization: Localization | str) -> Culprit:
+    """`culprit` localized: the instruction `localization` found, or why there is none (its
+    explanation, or the error that stopped it)."""
+    if isinstance(localization, str):
+        return replace(culprit, localized=True, instruction_note=localization)
+    found, comparison = localization.instruction, localization.comparison
+    if found is None:
+        return replace(culprit, localized=True, instruction_note=localization.explanation)
+    bound = None if comparison is None or comparison.bound is None else comparison.bound.bound
+    instruction = CulpritInstruction(
+        found.name, found.computation, found.opcode, found.op_name, found.source,
+        None if comparison is None else float(comparison.max_abs_error),
+        None if bound is None else float(bound))
+    return replace(culprit, localized=True, instruction=instruction)

@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 # Imported once by the fork server, so each worker starts with them loaded.
-PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage"]
+PRELOAD = ["numpy", "workbench.replay.steps", "workbench.replay.triage.run"]
 POLL_SECONDS = 0.05  # how often a waiting parent looks at its cancel event
 # Settings a call runs under, sent with every call: a worker may have been started before the
 # parent changed them (the fork server keeps the environment it started with).

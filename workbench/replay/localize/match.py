@@ -9,7 +9,7 @@ instruction computes the same value. Where the pass changed the opcode alone, th
 operands, shape and attributes decide; where it changed attributes alone, the same operands,
 shape, opcode and name (other attributes under another name, a broadcast's dimensions say,
 make another value, not a counterpart). These looser matches are *weak*: a departure there
-may be a rewrite that later values absorb (see `localize._Search`). Where the operands
+may be a rewrite that later values absorb (see `search.Search`). Where the operands
 themselves have no counterparts, the same name, opcode and shape, then the same `op_name`
 metadata, opcode and shape (each when unique) decide. Ties go to the same name, then the
 same `op_name`, then the same source location.

@@ -2,7 +2,7 @@
 
 The culprit op departs while its operands agree, so what its value depends on, within the
 pass's change, is the op alone. The reduced modules keep it (matched across the pass by its
-key, `localize_mlir.op_keys`) and the constants it reads (a rewrite may hinge on them: the
+key, `localize.mlir.op_keys`) and the constants it reads (a rewrite may hinge on them: the
 faulty strength reduction fires on `x * 0.5`); every other value flowing into it (an op's
 result, an argument of the function) becomes an argument of the function, which returns the
 op's result. The folder holds
@@ -28,12 +28,12 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import ConstantLike
 
+from workbench.destinations import OutputFolder, check_folder
 from workbench.hlo_ir import Shape, numpy_dtype
-from workbench.output.destinations import OutputFolder, check_folder
-from workbench.replay.compare import compare
-from workbench.replay.localize import Localization, LocalizeError
-from workbench.replay.localize_mlir import Key, op_keys, operand_key
-from workbench.replay.reduction import Reduction, bisect_folder
+from workbench.replay.judge.compare import compare
+from workbench.replay.localize.mlir import Key, op_keys, operand_key
+from workbench.replay.localize.result import Localization, LocalizeError
+from workbench.replay.reduce.reduction import Reduction, bisect_folder
 
 _ELEMENT_TYPES = ("pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16",
                   "f32", "f64", "c64", "c128")

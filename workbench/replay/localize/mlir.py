@@ -26,15 +26,15 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Step
-from workbench.replay.compare import Comparison, Truth, compare
-from workbench.replay.localize import (
+from workbench.replay.judge.compare import Comparison, Truth, compare
+from workbench.replay.localize.result import (
     InstructionRef,
     Localization,
     LocalizeError,
     differing_elements,
-    stage_truth,
 )
-from workbench.replay.localize_text import NEIGHBOURS
+from workbench.replay.localize.text import NEIGHBOURS
+from workbench.replay.localize.truth import stage_truth
 
 Key = tuple[str, int]  # (the op's name key, result number)
 Occurrence = tuple[Key, int]  # ... and how many times it ran before
@@ -136,7 +136,7 @@ class _Truths:
         self.evaluations = 0
 
     def values(self, perturbed: bool) -> dict[Occurrence, Any]:
-        from workbench.replay.error_bound import perturb, widen
+        from workbench.replay.judge.error_bound import perturb, widen
         from workbench.replay.mlir.shadow import shadow_text
 
         if perturbed not in self.made:

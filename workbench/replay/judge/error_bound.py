@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.hlo_ir import LiteralValue
-from workbench.replay.compare import Truth, dtype_category
+from workbench.replay.judge.compare import Truth, dtype_category
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.noise import Noise

@@ -162,7 +162,7 @@ class Comparison:
     @property
     def location(self) -> str:
         """`{1}[2,3]`: the tuple path, then the index of the first mismatch."""
-        from workbench.replay.outcome import where_text
+        from workbench.replay.judge.outcome import where_text
 
         return where_text(self.first_element, self.first_index)
 
@@ -179,14 +179,9 @@ class Comparison:
     @property
     def summary(self) -> str:
         """One line a user can read: the verdict, how far off, the bound, and where."""
-        from workbench.replay.outcome import comparison_text
+        from workbench.replay.judge.outcome import comparison_text
 
         return comparison_text(self)
-
-    def to_json(self) -> dict:
-        from workbench.output.json_shapes import comparison_json
-
-        return comparison_json(self)
 
 
 @dataclass
