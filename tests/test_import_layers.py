@@ -121,13 +121,9 @@ REPLAY_LAYERS = [
 
 def replay_layer(module: str) -> int | None:
     """The index of `module`'s layer in `REPLAY_LAYERS` (the longest prefix that names it)."""
-    best: tuple[int, int] | None = None
-    for number, prefixes in enumerate(REPLAY_LAYERS):
-        for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                if best is None or len(prefix) > best[1]:
-                    best = (number, len(prefix))
-    return None if best is None else best[0]
+    named = [(len(prefix), number) for number, prefixes in enumerate(REPLAY_LAYERS)
+             for prefix in prefixes if module == prefix or module.startswith(prefix + ".")]
+    return max(named)[1] if named else None
 
 
 def test_every_replay_module_has_a_layer() -> None:

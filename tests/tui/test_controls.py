@@ -10,6 +10,7 @@ from replay_fakes import FakeBackend, make_module
 from workbench.model import Dump, Module, Step
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec, resolve_inputs
+from workbench.replay.judge.culprit import Culprit
 from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import Replay
 from workbench.replay.triage.run import TriageResult
@@ -78,7 +79,7 @@ def test_a_triage_result_becomes_a_badge_a_culprit_and_a_log_line() -> None:
                                                            InputSpec())))
     assert verdict.culprit is not None
     result = TriageResult(module.key, "jit_fake", "snapshot.1", verdict.status,
-                          culprit={"index": verdict.culprit.step.index},
+                          culprit=Culprit.of_step(verdict.culprit.step),
                           detail=verdict.detail, verdict=verdict)
     job = Job("triage", "triage")
     control.on_triage_reported(TriageReported(job, result))

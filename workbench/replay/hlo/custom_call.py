@@ -1,4 +1,5 @@
-"""`custom-call`: dispatch on the target name.
+"""`custom-call`: dispatch on the target name, each target registered where it is evaluated
+(`registry.handles_custom_call`).
 
 - Annotations (sharding, host offloading, Shardy's `xla.sdy.*` markers) are the identity on
   one device: their results are their operands.
@@ -18,10 +19,18 @@ import numpy as np
 
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import Unsupported
-from workbench.replay.hlo import gpu_calls, lapack
-from workbench.replay.hlo.registry import Value, handles
+from workbench.replay.hlo import (  # noqa: F401  (each module registers its targets)
+    gpu_calls,
+    lapack,
+    xla_internal_calls,
+)
+from workbench.replay.hlo.registry import (
+    Value,
+    custom_call_handler_for,
+    handles,
+    handles_custom_call,
+)
 from workbench.replay.hlo.tridiagonal_solve import tridiagonal_solve_perturbed
-from workbench.replay.hlo.xla_internal_calls import XLA_INTERNAL_TARGETS
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
@@ -35,7 +44,8 @@ ANNOTATION_TARGETS = frozenset((
 ))
 
 
-def _annotation(instruction: Instruction, operands: list[Value]) -> Value:
+def _annotation(_interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
     shape = instruction.shape
     if shape.is_tuple and len(shape.tuple_shapes) == len(operands):
         values = tuple(operands)
@@ -53,20 +63,20 @@ def _annotation(instruction: Instruction, operands: list[Value]) -> Value:
     return operands[0] if not shape.is_tuple else values
 
 
-@handles("custom-call")
+handles_custom_call(*ANNOTATION_TARGETS)(_annotation)
+
+
+@handles_custom_call("tridiagonal_solve_perturbed_ffi")
+def _tridiagonal_solve(_interpreter: Interpreter, instruction: Instruction,
+                       operands: list[Value]) -> Value:
+    if len(operands) != 4:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with "
+                          f"{len(operands)} operands")
+    return tridiagonal_solve_perturbed(*(np.asarray(x) for x in operands))
+
+
+@handles("custom-call", bit_exact=True)  # the shadow runs a call as it is: no f64 kernel
 def custom_call(interpreter: Interpreter, instruction: Instruction,
                 operands: list[Value]) -> Value:
-    target = instruction.custom_call_target or ""
-    if target in ANNOTATION_TARGETS:
-        return _annotation(instruction, operands)
-    if target in XLA_INTERNAL_TARGETS:
-        return XLA_INTERNAL_TARGETS[target](interpreter, instruction, operands)
-    if target.startswith("lapack_"):
-        return lapack.evaluate(instruction, operands)
-    if target in gpu_calls.GPU_CALLS:
-        return gpu_calls.GPU_CALLS[target](interpreter, instruction, operands)
-    if target == "tridiagonal_solve_perturbed_ffi":
-        if len(operands) != 4:
-            raise Unsupported(f"custom-call {target} with {len(operands)} operands")
-        return tridiagonal_solve_perturbed(*(np.asarray(x) for x in operands))
-    raise Unsupported(f"custom-call {target}" if target else "custom-call")
+    handler = custom_call_handler_for(instruction.custom_call_target or "")
+    return handler(interpreter, instruction, operands)

@@ -58,7 +58,7 @@ def get_tuple_element(interpreter: object, instruction: Instruction,
     return operands[0][index]
 
 
-@handles("copy", "optimization-barrier", "opt-barrier", "domain")
+@handles("copy", "opt-barrier", "domain")
 def identity(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     return operands[0]
 
