@@ -39,11 +39,10 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 TESTS = HERE.parent / "tests"
-sys.path.insert(0, str(TESTS))  # the scripted backend whose jobs sleep for an hour
+sys.path.insert(0, str(HERE.parent))  # the scripted backend whose jobs sleep for an hour
 
-from patience import FOREVER, wait_for  # noqa: E402
-from replay_fakes import FAKE, make_module  # noqa: E402
-
+from tests.helpers.patience import FOREVER, wait_for  # noqa: E402
+from tests.helpers.replay_fakes import FAKE, make_module  # noqa: E402
 from workbench.model import Dump  # noqa: E402
 from workbench.replay.processes.job_process import JobProcess, TimeLimit  # noqa: E402
 
@@ -149,7 +148,7 @@ def _dask_cluster(folder: str) -> Iterator[tuple[str, dict[str, str], float]]:
     scripted backend needs, and how long they took to be up."""
     import distributed
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent),
                                                         os.environ.get("PYTHONPATH", "")])}
     dask = str(Path(sys.executable).with_name("dask"))
     scheduler_file = Path(folder, "scheduler.json")
@@ -305,8 +304,7 @@ def main() -> None:
 
 def _worker_step_cancelled() -> float:
     """From the cancel to `Cancelled` raised, the step being one that never ends."""
-    from replay_fakes import FakeBackend
-
+    from tests.helpers.replay_fakes import FakeBackend
     from workbench.replay.inputs import InputSpec, resolve_inputs
     from workbench.replay.processes.workers import Cancelled
     from workbench.replay.steps import ProcessRunner, Replay

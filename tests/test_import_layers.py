@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from import_graph import KINDS, cycles, import_graph, merged, module_files
+
+from tests.helpers.import_graph import KINDS, cycles, import_graph, merged, module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ("module", "deferred")

@@ -21,10 +21,10 @@ from pathlib import Path
 import distributed  # the test extra installs it: these tests never skip
 import psutil  # comes with distributed
 import pytest
-from dask_probes import busy_job_processes
-from patience import JOB_TIME_LIMIT, PATIENCE, wait_for
-from replay_fakes import FAKE, make_module
 
+from tests.helpers.dask_probes import busy_job_processes
+from tests.helpers.patience import JOB_TIME_LIMIT, PATIENCE, wait_for
+from tests.helpers.replay_fakes import FAKE, make_module
 from workbench.index import scan
 from workbench.model import Dump
 from workbench.output.json_shapes import triage_result_json
@@ -32,6 +32,7 @@ from workbench.replay.triage.dask_engine import DaskSettings, chunks, running_jo
 from workbench.replay.triage.run import TriageOptions, triage, triage_jobs
 
 TESTS = Path(__file__).parents[1]
+ROOT = TESTS.parent  # on the workers' PYTHONPATH: `tests.helpers` imports there
 DUMP = TESTS / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 STOP_GRACE = 30.0  # seconds a Dask process has to end on SIGTERM before it is killed
 
@@ -57,7 +58,7 @@ class Cluster:
         self.processes: list[subprocess.Popen] = []
         self.workers: list[subprocess.Popen] = []
         self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                        [str(TESTS), os.environ.get("PYTHONPATH", "")]),
+                        [str(ROOT), os.environ.get("PYTHONPATH", "")]),
                     "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
         scheduler_file = folder / "scheduler.json"
         self.scheduler = self._start(_dask_command(

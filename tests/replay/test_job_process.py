@@ -7,8 +7,8 @@ import os
 import time
 
 import pytest
-from patience import FOREVER
 
+from tests.helpers.patience import FOREVER
 from workbench.replay.processes.job_process import Died, JobProcess, Stopped, TimeLimit
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from patience import JOB_TIME_LIMIT
-from replay_fakes import FakeBackend, make_module
 
+from tests.helpers.patience import JOB_TIME_LIMIT
+from tests.helpers.replay_fakes import FakeBackend, make_module
 from workbench.output.json_shapes import step_result_json, verdict_json
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec, resolve_inputs

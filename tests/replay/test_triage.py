@@ -7,9 +7,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from patience import JOB_TIME_LIMIT
-from replay_fakes import FAKE, make_module
 
+from tests.helpers.patience import JOB_TIME_LIMIT
+from tests.helpers.replay_fakes import FAKE, make_module
 from workbench.model import Dump
 from workbench.output.json_shapes import triage_result_json
 from workbench.replay.inputs import InputSpec

@@ -10,14 +10,13 @@ planted after the precision change (`planting.py`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from planting import plant
 
-from workbench.cli import main
+from tests.helpers.cli import run_json
+from tests.helpers.planting import plant
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 from workbench.index import scan
 from workbench.replay.bisect import evaluation_bound
@@ -37,9 +36,6 @@ DUMPS = [("attention_bf16", "module_0002", "float-normalization-bf16"),
          ("cumsum_bf16", "module_0002", "reduce-window-rewriter")]
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, dict]:
-    status = main([str(a) for a in argv])
-    return status, json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize(("name", "module", "blamed"), DUMPS)

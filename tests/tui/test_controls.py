@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay_fakes import FakeBackend, make_module
-
+from tests.helpers.replay_fakes import FakeBackend, make_module
 from workbench.model import Dump, Module, Step
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec, resolve_inputs

@@ -3,8 +3,7 @@ left dead) may change across a pass as it likes: it is never named the culprit."
 
 from __future__ import annotations
 
-import localize_cases as cases
-
+from tests.helpers import localize_cases as cases
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
 from workbench.replay.localize.localizer import Localizer

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from planting import plant
 
+from tests.helpers.planting import plant
 from workbench.cli import main
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay

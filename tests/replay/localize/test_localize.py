@@ -7,11 +7,11 @@ import itertools
 import json
 from pathlib import Path
 
-import localize_cases as cases
 import numpy as np
 import pytest
-from localize_dumps import write_dump
 
+from tests.helpers import localize_cases as cases
+from tests.helpers.localize_dumps import write_dump
 from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.hlo_ir import Instruction
@@ -247,10 +247,10 @@ def test_later_step_takes_values_it_computes_the_same_way() -> None:
     step = Step(0, "p", "hlo", "after-pass")
     result = localizer.run(step, step)
     reduce_key = ((), "s")
-    assert localizer.same_computation(reduce_key) == ((), "s")
+    assert localizer.pair.same_computation(reduce_key) == ((), "s")
     assert result.instruction is not None and result.instruction.name == "out"
     changed = Localizer(before, parse_hlo_text(cases.REDUCE_AFTER), cases.REDUCE_ARGS)
-    assert changed.same_computation(reduce_key) is None
+    assert changed.pair.same_computation(reduce_key) is None
     found = changed.run(step, step).instruction
     assert found is not None and found.name == "s"
 
@@ -263,13 +263,13 @@ def test_the_same_pair_is_matched_once() -> None:
     localizer = Localizer(before, after, cases.ENTRY_ARGS)
     first = localizer.matching
     localizer.run(step, step)
-    worked_out = dict(localizer._same)
+    worked_out = dict(localizer.pair.same)
     assert worked_out  # every site judged was looked at
     again = Localizer(before, after, [a + 1 for a in cases.ENTRY_ARGS])
-    assert again.matching is first and again._same == worked_out
+    assert again.matching is first and again.pair.same == worked_out
     other = parse_hlo_text(cases.ENTRY_AFTER)
     fresh = Localizer(before, other, cases.ENTRY_ARGS)
-    assert fresh.matching is not first and not fresh._same
+    assert fresh.matching is not first and not fresh.pair.same
 
 
 def test_cone_module_runs_only_what_the_values_depend_on() -> None:

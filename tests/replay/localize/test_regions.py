@@ -1,14 +1,14 @@
 """A value is judged against the truth of its region: the instructions making it from the last
 values both steps made bit for bit alike, evaluated in f64 on those values. Rounding before
 them is common to both steps and explains no difference between them. And what the later step
-makes bit for bit as the earlier did is not evaluated again (`Localizer.settled`)."""
+makes bit for bit as the earlier did is not evaluated again (`StepPair.settled`)."""
 
 from __future__ import annotations
 
-import localize_cases as cases
 import numpy as np
 import pytest
 
+from tests.helpers import localize_cases as cases
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
 from workbench.replay.hlo import evaluate_module
@@ -103,9 +103,9 @@ def test_a_fusion_computing_what_the_earlier_step_did_is_not_evaluated() -> None
     step = Step(0, "p", "hlo", "after-pass")
     before, after = parse_hlo_text(cases.FUSED_BEFORE), parse_hlo_text(cases.FUSED_AFTER)
     localizer = Localizer(before, after, cases.FUSION_ARGS)
-    settled = localizer.settled()
+    settled = localizer.pair.settled()
     assert settled[(ENTRY, "f")] == (((), "m"), ())  # its result is the earlier m
-    part = localizer.unsettled().entry
+    part = localizer.pair.unsettled().entry
     assert [(i.name, i.opcode) for i in part.instructions] == [
         ("x", "parameter"), ("y", "parameter"), ("f", "constant"), ("t.1", "abs")]
     assert part.by_name["f"].literal_elided  # a placeholder: its value is given

@@ -8,14 +8,15 @@ import gc
 import weakref
 from typing import Any
 
-import localize_cases as cases
 import numpy as np
 import pytest
 
+from tests.helpers import localize_cases as cases
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
 from workbench.replay.localize.earlier_step import EarlierStep
 from workbench.replay.localize.localizer import Localizer
+from workbench.replay.localize.pair import StepPair
 from workbench.replay.localize.result import DynKey, Localization
 from workbench.replay.localize.search import Search
 
@@ -71,7 +72,7 @@ def test_values_taken_from_the_earlier_step_give_the_full_path_answer(
     # Every case has an instruction computed the same way on the same operands but the one
     # whose operands are all new.
     assert bool(taken) == (case != "unmatched")
-    monkeypatch.setattr(Localizer, "same_computation", lambda self, key: None)
+    monkeypatch.setattr(StepPair, "same_computation", lambda self, key: None)
     taken.clear()
     full = _run(before, after, arguments)
     assert not taken

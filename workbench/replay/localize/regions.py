@@ -47,7 +47,7 @@ def cone_module(module: HloModule, names: set[str]) -> HloModule:
 
 def unsettled_module(module: HloModule, settled: Container[Key]) -> HloModule:
     """`module` without the entry instructions `settled` names (their values known, see
-    `Localizer.settled`) that no other instruction kept reads; those read (and the root)
+    `StepPair.settled`) that no other instruction kept reads; those read (and the root)
     become placeholders: constants of their shape with no value, whose values the observer
     gives (`Search.known`). Parameters stay, so it takes the same arguments."""
     entry = module.entry

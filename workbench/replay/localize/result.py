@@ -106,8 +106,6 @@ class Localization:
         return localization_summary(self)
 
 
-# What `same_computation` compares besides the shape (names and metadata do not change what an
-
 
 def describe(module: HloModule, site: Site, loops: tuple[int, ...]) -> InstructionRef:
     instruction = site.instruction

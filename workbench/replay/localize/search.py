@@ -45,18 +45,18 @@ class Search:
 
     def known(self, key: DynKey) -> Any:
         """The earlier step's value of an instruction that computes the same thing
-        (`Localizer.same_computation`) on operands that are bit for bit the earlier step's:
+        (`StepPair.same_computation`) on operands that are bit for bit the earlier step's:
         the evaluator is deterministic, so that is its value, and it is not computed again."""
         localizer = self.localizer
         site_key, loops = key
-        settled = localizer.settled().get(site_key)
+        settled = localizer.pair.settled().get(site_key)
         if settled is not None:
             return localizer.before_value(settled)  # a placeholder of `unsettled_module`
-        counterpart = localizer.same_computation(site_key)
+        counterpart = localizer.pair.same_computation(site_key)
         if counterpart is None:
             return None
         identical = self.identical
-        for operand in localizer.visit_info(site_key)[1]:
+        for operand in localizer.pair.visit_info(site_key)[1]:
             if (operand, loops) not in identical:
                 return None
         value = localizer.before_value((counterpart, loops))
@@ -70,7 +70,7 @@ class Search:
             return  # a value `known` gave
         localizer = self.localizer
         site_key, loops = key
-        counterpart, site_operands, carried = localizer.visit_info(site_key)
+        counterpart, site_operands, carried = localizer.pair.visit_info(site_key)
         if counterpart is None:
             return  # no counterpart, or the same value as another site (a fusion's result)
         before_key = (counterpart, loops)
@@ -86,7 +86,7 @@ class Search:
                 self.identical.add(key)
                 self.agrees[key] = True
                 return
-            plain = localizer.as_read(site_key, reference, plain)
+            plain = localizer.pair.as_read(site_key, reference, plain)
             self.agrees[key] = compare(reference, plain,
                                        truth=ValueTruth(localizer, before_key)).ok
             if not self.agrees[key]:
@@ -103,7 +103,7 @@ class Search:
             identical.add(key)
             self.agrees[key] = True
             return
-        plain = localizer.as_read(site_key, reference, plain)  # a tuple: what results read
+        plain = localizer.pair.as_read(site_key, reference, plain)  # a tuple: what results read
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
         if any(state is False for state in states):
             self.agrees[key] = bit_identical(reference, plain)
@@ -134,7 +134,7 @@ class Search:
             self._downstream(instruction, weak)
             self._consumer_departs(weak)
             return
-        if not localizer.is_live(site_key):
+        if not localizer.pair.is_live(site_key):
             self.agrees[key] = False
             return  # no result depends on it: whatever it holds, it is not the culprit
         self.departing += 1

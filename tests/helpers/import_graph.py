@@ -14,7 +14,7 @@ ReadError` one to `workbench.loader`). Importing a submodule also runs its packa
 submodules is not a cycle by itself.
 
 Run as a script, it prints the cycles (strongly connected components) of the module-level
-graph and of the graph with deferred imports added: `python tests/import_graph.py [ROOT]`.
+graph and of the graph with deferred imports added: `python tests/helpers/import_graph.py [ROOT]`.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[1]
+    root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2]
     graph = import_graph(root)
     for label, kinds in (("module-level", ["module"]),
                          ("module-level + deferred", ["module", "deferred"]),

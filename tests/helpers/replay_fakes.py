@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from patience import FOREVER
 
+from tests.helpers.patience import FOREVER
 from workbench.model import Execution, Module, Source, Step
 from workbench.replay.errors import EvaluationError, Unsupported
 
@@ -87,4 +87,5 @@ def open_fake_backend(root: Path, module: Module) -> FakeBackend | None:
     return FakeBackend(root, module) if module.steps else None
 
 
-FAKE = "replay_fakes:open_fake_backend"  # the backend's import path, for `open_backend`
+# The backend's import path, for `open_backend`.
+FAKE = "tests.helpers.replay_fakes:open_fake_backend"

@@ -1,5 +1,5 @@
 """Functions the Dask tests run on workers (`client.run`): importable there by module name, as
-the workers run with this folder on PYTHONPATH."""
+the workers run with the repository's root on PYTHONPATH."""
 
 from __future__ import annotations
 

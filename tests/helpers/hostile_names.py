@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-SOURCE = Path(__file__).parent / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
+SOURCE = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 # What an adversarial file name can hold: Rich/Textual markup, a click action, a link, a
 # terminal title change, a screen clear and a colour (no dots: XLA names split at them; no
 # slash: the folder holds that one, `[/x]`, a closing tag).
