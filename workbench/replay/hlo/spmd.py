@@ -1,0 +1,331 @@
+"""Run a module over many devices on one CPU: SPMD-partitioned programs and manual regions.
+
+A module compiled for `num_partitions` x `replica_count` devices is run as one interpreter
+per device, each in its own thread, meeting at collectives (`DeviceContext.exchange`: every
+device hands in its operands and waits until all have). The other design, one evaluation with
+a leading partition axis, was set aside: every op handler would need a batch axis, and a
+partitioned program's values do differ in shape per device nowhere but do differ in
+*control*: `dynamic-slice` offsets computed from `partition-id`, `collective-permute`
+senders, and a manual region's own shapes. Measured with `benchmarks/spmd_bench.py`: the
+per-device run of a partitioned step costs about the devices' count times one interpreter's
+per-instruction overhead on shards 1/N the size, so it is slower than the global module by
+the op count's share of the time, not by the data (the bench prints the ratio).
+
+Two kinds of step run here (`evaluate_partitioned`):
+- *per-device* steps (after the SPMD partitioner; entry parameters have shard shapes): each
+  device gets its shard of every global argument (`sharding.shard_of` by the parameter
+  shardings) and its own `partition-id`; the result is joined from every device's value by the
+  output sharding.
+- *global* steps (shapes global, shardings only annotations) run as one program; when they
+  hold collectives or manual regions (`shard_map`: `xla.sdy.GlobalToLocalShape` ...
+  `LocalToGlobalShape`), every device runs it on the global arguments, the region's entry
+  takes the device's shard and its exit joins them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
+from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.hlo.sharding import (
+    Sharding,
+    join_shards,
+    parse_sharding,
+    shard_of,
+)
+
+# Ops that need to know the device they run on, or the others.
+DEVICE_OPS = frozenset(
+    (
+        "all-reduce",
+        "all-reduce-start",
+        "all-gather",
+        "all-gather-start",
+        "reduce-scatter",
+        "all-to-all",
+        "collective-broadcast",
+        "collective-permute",
+        "collective-permute-start",
+        "partition-id",
+        "replica-id",
+    )
+)
+MANUAL_ENTRY = frozenset(("xla.sdy.GlobalToLocalShape", "SPMDFullToShardShape"))
+MANUAL_EXIT = frozenset(("xla.sdy.LocalToGlobalShape", "SPMDShardToFullShape"))
+
+
+class _Aborted(EvaluationError):
+    """Another device failed, so this one stops waiting."""
+
+
+class Rendezvous:
+    """Where the devices' interpreters meet: each collective's operands, once all arrived."""
+
+    def __init__(self, devices: int) -> None:
+        self.devices = devices
+        self._condition = threading.Condition()
+        self._slots: dict[tuple[int, int], dict[int, list[np.ndarray]]] = {}
+        self._readers: dict[tuple[int, int], int] = {}
+        self.failed = False
+
+    def exchange(
+        self, key: tuple[int, int], device: int, value: list[np.ndarray]
+    ) -> dict[int, list[np.ndarray]]:
+        with self._condition:
+            slot = self._slots.setdefault(key, {})
+            slot[device] = value
+            if len(slot) == self.devices:
+                self._condition.notify_all()
+            while len(slot) < self.devices and not self.failed:
+                self._condition.wait()
+            if self.failed:
+                raise _Aborted("another device failed")
+            self._readers[key] = self._readers.get(key, 0) + 1
+            if self._readers[key] == self.devices:
+                del self._slots[key], self._readers[key]
+            return slot
+
+    def abort(self) -> None:
+        with self._condition:
+            self.failed = True
+            self._condition.notify_all()
+
+
+@dataclass
+class DeviceContext:
+    """What one device's interpreter knows of the others."""
+
+    device: int
+    num_partitions: int = 1
+    replica_count: int = 1
+    rendezvous: Rendezvous | None = None
+    _visits: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def devices(self) -> int:
+        return self.num_partitions * self.replica_count
+
+    def exchange(
+        self, instruction: Instruction, value: list[np.ndarray]
+    ) -> dict[int, list[np.ndarray]]:
+        """Every device's `value` for this run of `instruction` (loops run it again)."""
+        visit = self._visits.get(id(instruction), 0)
+        self._visits[id(instruction)] = visit + 1
+        if self.rendezvous is None:
+            return {self.device: value}
+        return self.rendezvous.exchange((id(instruction), visit), self.device, value)
+
+
+_ALONE = DeviceContext(0)
+
+
+def device_of(interpreter: object) -> DeviceContext:
+    """The device an interpreter runs as; outside an SPMD run, the only one."""
+    return getattr(interpreter, "device", None) or _ALONE
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """How a module is spread over devices: from its header and the shardings of its entry
+    parameters and result in the last step that still has global shapes."""
+
+    num_partitions: int
+    replica_count: int
+    parameters: tuple[Sharding, ...] | None = None
+    result: Sharding | None = None
+
+    @property
+    def devices(self) -> int:
+        return self.num_partitions * self.replica_count
+
+
+def device_counts(module: HloModule) -> tuple[int, int]:
+    """(num_partitions, replica_count) from the module's header (1 when absent)."""
+    counts = []
+    for key in ("num_partitions", "replica_count"):
+        text = module.attributes.get(key, "1")
+        try:
+            counts.append(max(1, int(text)))
+        except ValueError:
+            raise EvaluationError(f"{key}={text} is not a count") from None
+    return counts[0], counts[1]
+
+
+def entry_shardings(module: HloModule) -> tuple[tuple[Sharding, ...] | None, Sharding | None]:
+    """The entry parameters' shardings (None unless every parameter has one) and the root's."""
+    entry = module.entry
+    texts = [p.sharding for p in entry.parameters]
+    parameters = None
+    if texts and all(texts):
+        parameters = tuple(parse_sharding(t) for t in texts if t)
+    root = parse_sharding(entry.root.sharding) if entry.root.sharding else None
+    return parameters, root
+
+
+def needs_devices(module: HloModule) -> bool:
+    """True when a module's value depends on the device it runs on or on the others."""
+    return any(
+        i.opcode in DEVICE_OPS or i.custom_call_target in MANUAL_ENTRY | MANUAL_EXIT
+        for c in module.computations
+        for i in c.instructions
+    )
+
+
+# -- manual regions -------------------------------------------------------------------------
+
+
+def manual_entry(
+    interpreter: object, instruction: Instruction, operand: np.ndarray, operand_sharding: str | None
+) -> np.ndarray:
+    """This device's shard of a global value entering a manual region."""
+    context = device_of(interpreter)
+    if operand_sharding is None:
+        raise Unsupported(
+            f"custom-call {instruction.custom_call_target} of an operand with no sharding"
+        )
+    sharding = parse_sharding(operand_sharding)
+    part = shard_of(sharding, np.asarray(operand), context.device)
+    if part.shape != instruction.shape.dims:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} over more than one device")
+    return part
+
+
+def manual_exit(interpreter: object, instruction: Instruction, operand: np.ndarray) -> np.ndarray:
+    """The global value a manual region's per-device values make."""
+    context = device_of(interpreter)
+    if instruction.sharding is None:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with no sharding")
+    sharding = parse_sharding(instruction.sharding)
+    shards = context.exchange(instruction, [np.asarray(operand)])
+    joined = join_shards(sharding, {d: v[0] for d, v in shards.items()}, instruction.shape.dims)
+    if joined.shape != instruction.shape.dims or len(shards) < _tile_count(sharding):
+        raise Unsupported(f"custom-call {instruction.custom_call_target} over more than one device")
+    return joined
+
+
+def _tile_count(sharding: Sharding) -> int:
+    return int(np.prod(sharding.tile_dims)) if sharding.kind == "tiled" else 1
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+def run_devices(
+    module: HloModule,
+    arguments: Sequence[Sequence[LiteralValue]],
+    num_partitions: int,
+    replica_count: int,
+    flush_subnormals: bool = False,
+) -> list[LiteralValue]:
+    """Every device's result of `module`'s entry, device d on `arguments[d]`."""
+    from workbench.replay.hlo import evaluate_module
+    from workbench.replay.hlo.interpreter import Interpreter
+
+    devices = num_partitions * replica_count
+    rendezvous = Rendezvous(devices)
+    results: list[LiteralValue | None] = [None] * devices
+    errors: list[BaseException | None] = [None] * devices
+
+    def run(device: int) -> None:
+        interpreter = Interpreter(module, flush_subnormals=flush_subnormals)
+        interpreter.device = DeviceContext(device, num_partitions, replica_count, rendezvous)
+        try:
+            results[device] = evaluate_module(
+                module,
+                arguments[device],
+                interpreter=interpreter,
+                flush_subnormals=flush_subnormals,
+            )
+        except BaseException as error:  # reported below, after every thread stopped
+            errors[device] = error
+            rendezvous.abort()
+
+    threads = [threading.Thread(target=run, args=(d,), daemon=True) for d in range(devices)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    first = next(
+        (e for e in errors if e is not None and not isinstance(e, _Aborted)),
+        next((e for e in errors if e is not None), None),
+    )
+    if first is not None:
+        raise first
+    return results  # type: ignore[return-value]
+
+
+def _shards(sharding: Sharding, value: LiteralValue, device: int) -> LiteralValue:
+    if sharding.kind == "tuple":
+        if not isinstance(value, tuple) or len(value) != len(sharding.elements):
+            raise EvaluationError("a tuple sharding on a value that is not such a tuple")
+        return tuple(_shards(s, v, device) for s, v in zip(sharding.elements, value, strict=True))
+    return shard_of(sharding, np.asarray(value), device)
+
+
+def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> LiteralValue:
+    """The global result of `shape` from every device's."""
+    if shape.is_tuple:
+        count = len(shape.tuple_shapes)
+        elements = sharding.elements if sharding.kind == "tuple" else (sharding,) * count
+        if len(elements) != count:
+            raise EvaluationError("the output sharding does not match the result tuple")
+        return tuple(
+            _joined(s, [v[k] for v in values], shape.tuple_shapes[k])  # type: ignore[index]
+            for k, s in enumerate(elements)
+        )
+    shards = {device: np.asarray(value) for device, value in enumerate(values)}
+    return join_shards(sharding, shards, shape.dims)
+
+
+def _matches(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
+    """True when `arguments` have the entry parameters' (global) shapes."""
+
+    def same(shape, value) -> bool:
+        if shape.is_tuple:
+            return isinstance(value, tuple) and all(
+                same(s, v) for s, v in zip(shape.tuple_shapes, value, strict=False)
+            )
+        return not isinstance(value, tuple) and tuple(np.shape(value)) == shape.dims
+
+    parameters = module.entry.parameters
+    return len(parameters) == len(arguments) and all(
+        same(p.shape, a) for p, a in zip(parameters, arguments, strict=True)
+    )
+
+
+def evaluate_partitioned(
+    module: HloModule,
+    arguments: Sequence[LiteralValue],
+    partitioning: Partitioning,
+    result_shape: Shape,
+    flush_subnormals: bool = False,
+) -> LiteralValue:
+    """The global result (of `result_shape`, the reference's) of a step of a partitioned
+    module on global `arguments`."""
+    from workbench.replay.hlo import evaluate_module
+
+    devices = partitioning.devices
+    counts = (partitioning.num_partitions, partitioning.replica_count)
+    if _matches(module, arguments):
+        if not needs_devices(module):
+            return evaluate_module(module, arguments, flush_subnormals=flush_subnormals)
+        return run_devices(module, [arguments] * devices, *counts, flush_subnormals)[0]
+    if partitioning.parameters is None:
+        raise Unsupported("a per-device step of a module whose parameter shardings are unknown")
+    if partitioning.result is None:
+        raise Unsupported("a per-device step of a module whose output sharding is unknown")
+    if len(partitioning.parameters) != len(arguments):
+        raise EvaluationError(
+            f"{len(arguments)} arguments for {len(partitioning.parameters)} parameter shardings"
+        )
+    per_device = [
+        [_shards(s, a, d) for s, a in zip(partitioning.parameters, arguments, strict=True)]
+        for d in range(devices)
+    ]
+    results = run_devices(module, per_device, *counts, flush_subnormals)
+    return _joined(partitioning.result, results, result_shape)
