@@ -183,6 +183,14 @@ class HloBackend:
         self._partitioning = Partitioning(partitions, replicas, parameters, result)
         return self._partitioning
 
+    def per_device(self, step: Step, arguments: Sequence[LiteralValue]) -> bool:
+        """True when `step` is a per-device program of a partitioned module (its parameters
+        have shard shapes, not those of the global `arguments`)."""
+        from workbench.replay.hlo.spmd import has_global_shapes
+
+        return self.partitioning() is not None and not has_global_shapes(self.load(step),
+                                                                         arguments)
+
     def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
                   flush_subnormals: bool = False) -> LiteralValue:
         """`module` on global `arguments`: over every device when the module is partitioned."""

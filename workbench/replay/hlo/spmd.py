@@ -282,7 +282,7 @@ def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> Lit
     return join_shards(sharding, shards, shape.dims)
 
 
-def _matches(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
+def has_global_shapes(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
     """True when `arguments` have the entry parameters' (global) shapes."""
 
     def same(shape, value) -> bool:
@@ -311,7 +311,7 @@ def evaluate_partitioned(
 
     devices = partitioning.devices
     counts = (partitioning.num_partitions, partitioning.replica_count)
-    if _matches(module, arguments):
+    if has_global_shapes(module, arguments):
         if not needs_devices(module):
             return evaluate_module(module, arguments, flush_subnormals=flush_subnormals)
         return run_devices(module, [arguments] * devices, *counts, flush_subnormals)[0]
