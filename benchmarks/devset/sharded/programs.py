@@ -52,6 +52,13 @@ def tensor_parallel_mlp():
     return step, ([_rand(1, (16, 32)), _rand(2, (32, 8))], _rand(3, (64, 16)), _rand(4, (64, 8)))
 
 
+def tensor_parallel_mlp_large():
+    """The same step at 512 x 1024 x 256 (for `benchmarks/spmd_bench.py`)."""
+    step, _ = tensor_parallel_mlp()
+    return step, ([_rand(1, (512, 1024)), _rand(2, (1024, 256))], _rand(3, (512, 512)),
+                  _rand(4, (512, 256)))
+
+
 def shard_map_collectives():
     mesh = _mesh((8,), ("i",))
 
@@ -101,5 +108,6 @@ def sharded_heads_attention():
 
 
 PROGRAMS = {f.__name__: f for f in (data_parallel_mlp, tensor_parallel_mlp,
+                                     tensor_parallel_mlp_large,
                                      shard_map_collectives, sharded_reduction, mesh_2d,
                                      sharded_heads_attention)}
