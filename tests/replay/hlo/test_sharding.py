@@ -7,6 +7,7 @@ import pytest
 
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo.sharding import (
+    CopiesDisagree,
     join_shards,
     parse_pairs,
     parse_replica_groups,
@@ -71,3 +72,18 @@ def test_uneven_shards_are_padded_and_joined_back() -> None:
     shards = {d: shard_of(sharding, value, d) for d in range(4)}
     assert shards[3].shape == (3, 3) and not shards[3][1:].any()  # 1 real row, 2 of padding
     np.testing.assert_array_equal(join_shards(sharding, shards, value.shape), value)
+
+
+def test_copies_of_one_part_that_disagree_read_as_nan_not_as_one_pick() -> None:
+    value = np.arange(4, dtype=np.float32)
+    wrong = value + np.array([0, 0, 3, 0], np.float32)
+    joined = join_shards(parse_sharding("{replicated}"), {0: value, 1: value, 2: wrong}, (4,))
+    np.testing.assert_array_equal(joined, [0, 1, np.nan, 3])
+    halves = parse_sharding("{devices=[2,2]0,1,2,3 last_tile_dim_replicate}")
+    shards = {d: shard_of(halves, value, d) for d in range(4)}
+    np.testing.assert_array_equal(join_shards(halves, shards, (4,)), value)
+    shards[3] = shards[3] + np.array([0, 1], np.float32)
+    np.testing.assert_array_equal(join_shards(halves, shards, (4,)), [0, 1, 2, np.nan])
+    integers = {0: np.arange(4), 1: np.arange(4) * 2}
+    with pytest.raises(CopiesDisagree, match="devices 0 and 1 .*3 of 4 elements"):
+        join_shards(parse_sharding("{replicated}"), integers, (4,))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.replay.errors import Unsupported
+from workbench.replay.errors import EvaluationError, Unsupported
 
 
 @dataclass(frozen=True)
@@ -244,17 +244,28 @@ def shard_of(sharding: Sharding, value: np.ndarray, device: int) -> np.ndarray:
 def join_shards(
     sharding: Sharding, shards: dict[int, np.ndarray], dims: tuple[int, ...]
 ) -> np.ndarray:
-    """The global array of `dims` from every device's shard (padding dropped)."""
-    if sharding.kind in ("replicated", "manual"):
+    """The global array of `dims` from every device's shard (padding dropped).
+
+    Devices holding copies of one part (replicated, `last_tile_dim_replicate`) must agree:
+    the same program on the same values computes the same bits. Where float copies differ
+    the value is undefined and reads as NaN (so the step mismatches, at those elements);
+    other types raise `CopiesDisagree`."""
+    if sharding.kind == "manual":
         return shards[min(shards)]
     if sharding.kind == "maximal":
         return shards[sharding.device]
+    if sharding.kind == "replicated":
+        first = min(shards)
+        joined = shards[first]
+        for device, copy in shards.items():
+            joined = _agreed(joined, copy, first, device)
+        return joined
     if sharding.kind != "tiled":
         raise ShardingError(f"a {sharding.kind} sharding on an array")
     shape = shard_shape(sharding, dims)
-    first = next(iter(shards.values()))
-    result = np.zeros(dims, first.dtype)
-    for device, part in shards.items():
+    result = np.zeros(dims, next(iter(shards.values())).dtype)
+    holders: dict[tuple[int, ...], int] = {}
+    for device, part in sorted(shards.items()):
         tile = sharding.tile_of(device)
         if tile is None:
             continue
@@ -262,5 +273,29 @@ def join_shards(
             slice(index * size, min((index + 1) * size, total))
             for index, size, total in zip(tile, shape, dims, strict=True)
         )
-        result[slices] = part[tuple(slice(0, s.stop - s.start) for s in slices)]
+        piece = part[tuple(slice(0, s.stop - s.start) for s in slices)]
+        if tile in holders:
+            piece = _agreed(result[slices], piece, holders[tile], device)
+        holders.setdefault(tile, device)
+        result[slices] = piece
     return result
+
+
+class CopiesDisagree(EvaluationError):
+    """Devices that must hold the same part of a result hold different integer values."""
+
+
+def _agreed(first: np.ndarray, other: np.ndarray, first_device: int, device: int) -> np.ndarray:
+    """`first` where the copies agree; NaN where float copies differ."""
+    floating = first.dtype.kind in "fc"
+    differ = first != other
+    if floating:
+        differ &= ~(np.isnan(first) & np.isnan(other))
+    if not differ.any():
+        return first
+    if not floating:
+        raise CopiesDisagree(
+            f"devices {first_device} and {device} hold different copies of the same part of "
+            f"the result ({int(np.count_nonzero(differ))} of {first.size} elements)"
+        )
+    return np.where(differ, np.nan, first).astype(first.dtype)
