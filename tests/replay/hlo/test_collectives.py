@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from workbench.formats.hlo_text import parse_hlo_text
+from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import evaluate_module
+from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.spmd import run_devices
 
 ADD = """
@@ -147,3 +149,14 @@ def test_a_failing_device_stops_the_others_with_its_own_error() -> None:
     with pytest.raises(EvaluationError, match="argument 0"):
         run("  ROOT %r = f32[4] all-reduce(%x), channel_id=1, replica_groups={}, "
             "to_apply=%add", inputs=inputs)
+
+
+def test_the_memory_estimate_counts_every_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    hlo = module("  ROOT %r = f32[1024] all-reduce(%x), channel_id=1, replica_groups={}, "
+                 "to_apply=%add", parameter="f32[1024]")
+    one_device = Interpreter(hlo).holds_at_once(hlo.entry.name)
+    monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, str(2 * one_device))
+    inputs = [[np.zeros(1024, np.float32)] for _ in range(4)]
+    with pytest.raises(memory.OverMemoryLimit, match="the values 4 devices hold at once"):
+        run_devices(hlo, inputs, 4, 1)
+    assert len(run_devices(hlo, inputs[:2], 2, 1)) == 2  # two devices fit

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
+from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo.sharding import (
     Sharding,
@@ -228,12 +229,18 @@ def run_devices(
     from workbench.replay.hlo.interpreter import Interpreter
 
     devices = num_partitions * replica_count
+    interpreters = [Interpreter(module, flush_subnormals=flush_subnormals) for _ in range(devices)]
+    # every device holds its values at the same time: the estimate covers them all
+    memory.check(
+        devices * interpreters[0].holds_at_once(module.entry.name),
+        f"the values {devices} devices hold at once",
+    )
     rendezvous = Rendezvous(devices)
     results: list[LiteralValue | None] = [None] * devices
     errors: list[BaseException | None] = [None] * devices
 
     def run(device: int) -> None:
-        interpreter = Interpreter(module, flush_subnormals=flush_subnormals)
+        interpreter = interpreters[device]
         interpreter.device = DeviceContext(device, num_partitions, replica_count, rendezvous)
         try:
             results[device] = evaluate_module(
