@@ -655,6 +655,8 @@ class _Parser:
             else:
                 self.pos = start
                 end = start + len(self.raw_value()[0])
+            if key == "replica_groups" and text.startswith(" {", end):  # mesh['a'=4] {'a'}
+                end = self.closing(end + 1, "{")
             self.pos = end
             try:
                 self.attribute(opcode, key, text[start:end], start, pending)

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
 from workbench.model import Execution, Module, Step
@@ -29,6 +29,7 @@ from workbench.replay.inputs import ParamSpec
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.noise import Noise
+    from workbench.replay.hlo.spmd import Partitioning
 
 
 @runtime_checkable
@@ -135,17 +136,73 @@ class HloBackend:
     root: Path
     module: Module
     name: str = "hlo"
+    _partitioning: Partitioning | Literal[False] | None = field(default=None, repr=False,
+                                                               compare=False)
 
     def steps(self) -> list[Step]:
         return self.module.ir_steps("hlo")
 
     def load(self, step: Step) -> HloModule:
-        from workbench.loader import load_step_hlo
+        from workbench.loader import load_step_hlo, load_step_text
 
         hlo = load_step_hlo(self.root, step)
+        if step.text is not None and self.partitioning() is not None:
+            # the proto loses mesh and iota replica groups and Shardy's shardings; the text
+            # prints them all
+            hlo = load_step_text(self.root, step)
         if has_elided_constant(hlo):
             raise Unsupported("elided constant")
         return hlo
+
+    def partitioning(self) -> Partitioning | None:
+        """How the module spreads over devices (None for one device), from the text of its
+        steps: the header's counts, and the entry shardings of the last step that still has
+        the reference's parameter shapes (after sharding propagation)."""
+        if self._partitioning is not None:
+            return self._partitioning or None
+        from workbench.loader import load_step_text
+        from workbench.replay.hlo.spmd import Partitioning, device_counts, entry_shardings
+
+        self._partitioning = False
+        steps = [step for step in self.steps() if step.text is not None]
+        if not steps:
+            return None
+        reference = load_step_text(self.root, steps[0])
+        partitions, replicas = device_counts(reference)
+        if partitions * replicas == 1:
+            return None
+        shapes = [p.shape for p in reference.entry.parameters]
+        parameters, result = entry_shardings(reference)
+        for step in steps[1:]:
+            module = load_step_text(self.root, step)
+            if [p.shape.dims for p in module.entry.parameters] != [s.dims for s in shapes]:
+                break
+            found_parameters, found_result = entry_shardings(module)
+            parameters = found_parameters or parameters
+            result = found_result or result
+        self._partitioning = Partitioning(partitions, replicas, parameters, result)
+        return self._partitioning
+
+    def per_device(self, step: Step, arguments: Sequence[LiteralValue]) -> bool:
+        """True when `step` is a per-device program of a partitioned module (its parameters
+        have shard shapes, not those of the global `arguments`)."""
+        from workbench.replay.hlo.partitioned import has_global_shapes
+
+        return self.partitioning() is not None and not has_global_shapes(self.load(step),
+                                                                         arguments)
+
+    def _evaluate(self, module: HloModule, arguments: Sequence[LiteralValue],
+                  flush_subnormals: bool = False) -> LiteralValue:
+        """`module` on global `arguments`: over every device when the module is partitioned."""
+        from workbench.replay.hlo import evaluate_module
+        from workbench.replay.hlo.partitioned import evaluate_partitioned
+
+        partitioning = self.partitioning()
+        if partitioning is None:
+            return evaluate_module(module, arguments, flush_subnormals=flush_subnormals)
+        reference = self.load(self.steps()[0]).entry.root.shape
+        return evaluate_partitioned(module, arguments, partitioning, reference,
+                                    flush_subnormals)
 
     def parameter_specs(self) -> list[ParamSpec] | None:
         steps = self.steps()
@@ -172,16 +229,12 @@ class HloBackend:
         return list(snapshot.arguments), snapshot.result
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        from workbench.replay.hlo import evaluate_module
-
-        return evaluate_module(self.load(step), arguments)
+        return self._evaluate(self.load(step), arguments)
 
     def evaluate_flushed(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
         """The result of `step` as XLA CPU computes it: every subnormal read and written as
         zero (`hlo.float_environment`)."""
-        from workbench.replay.hlo import evaluate_module
-
-        return evaluate_module(self.load(step), arguments, flush_subnormals=True)
+        return self._evaluate(self.load(step), arguments, flush_subnormals=True)
 
     def platform(self) -> str | None:
         """The platform the module was compiled for (`cpu`, `gpu`), from its
@@ -192,10 +245,9 @@ class HloBackend:
     def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
         """The result of `step` with every float type computed in f64 (complex in c128), on
         arguments already widened so: the truth a result is judged against."""
-        from workbench.replay.hlo import evaluate_module
         from workbench.replay.hlo.shadow import shadow_module
 
-        return evaluate_module(shadow_module(self.load(step)), arguments)
+        return self._evaluate(shadow_module(self.load(step)), arguments)
 
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
@@ -209,7 +261,6 @@ class HloBackend:
                                ) -> tuple[LiteralValue, set[str]] | None:
         """The shadow of `step` with dot/convolution operands rounded as a GPU may round them
         (`gpu_numerics.py`) and the roundings' names; None when the step has none."""
-        from workbench.replay.hlo import evaluate_module
         from workbench.replay.hlo.shadow import shadow_module
         from workbench.replay.judge.gpu_numerics import gpu_rounded_module
 
@@ -217,7 +268,7 @@ class HloBackend:
         if rounded is None:
             return None
         module, names = rounded
-        return evaluate_module(shadow_module(module), arguments), names
+        return self._evaluate(shadow_module(module), arguments), names
 
 
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:

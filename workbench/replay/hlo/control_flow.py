@@ -1,15 +1,13 @@
-"""Ops that run other computations (call, fusion, while, conditional, map), and the
-single-device forms of collectives and device ids."""
+"""Ops that run other computations (call, fusion, while, conditional, map)."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.hlo_ir import Instruction
-from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.errors import EvaluationError
 from workbench.replay.hlo.registry import Value, handles
 
 if TYPE_CHECKING:
@@ -60,36 +58,3 @@ def map_(interpreter: Interpreter, instruction: Instruction, operands: list[Valu
     name = _called(instruction, 1)[0]
     result = interpreter.apply_scalar(name, operands)
     return np.broadcast_to(result, instruction.shape.dims)
-
-
-def _single_device(instruction: Instruction) -> None:
-    """Collectives are identities only when every replica group has one member."""
-    groups = instruction.attrs.get("replica_groups", "{}").replace(" ", "")
-    iota = re.fullmatch(r"\[(\d+),1\]<=\[\d+\]", groups)
-    if groups in ("{}", "{{0}}", "") or iota or re.fullmatch(r"\{(\{\d+\},?)*\}", groups):
-        return
-    raise Unsupported(f"{instruction.opcode} over more than one device")
-
-
-@handles("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-broadcast",
-         "all-reduce-start", "all-reduce-done")
-def collective(interpreter: Interpreter, instruction: Instruction,
-               operands: list[Value]) -> Value:
-    _single_device(instruction)
-    return operands[0] if len(operands) == 1 else tuple(operands)
-
-
-@handles("collective-permute")
-def collective_permute(interpreter: Interpreter, instruction: Instruction,
-                       operands: list[Value]) -> Value:
-    pairs = instruction.attrs.get("source_target_pairs", "{}").replace(" ", "")
-    if pairs == "{{0,0}}":
-        return operands[0]
-    if pairs == "{}":
-        return np.zeros_like(operands[0])  # no device sends to this one
-    raise Unsupported("collective-permute over more than one device")
-
-
-@handles("partition-id", "replica-id")
-def device_id(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
-    return np.zeros((), np.uint32)

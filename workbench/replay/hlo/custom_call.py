@@ -19,9 +19,10 @@ import numpy as np
 
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import Unsupported
-from workbench.replay.hlo import (  # noqa: F401  (each module registers its targets)
+from workbench.replay.hlo import (  # noqa: F401  (modules registering targets)
     gpu_calls,
     lapack,
+    spmd,
     xla_internal_calls,
 )
 from workbench.replay.hlo.registry import (
@@ -63,7 +64,23 @@ def _annotation(_interpreter: Interpreter, instruction: Instruction,
     return operands[0] if not shape.is_tuple else values
 
 
-handles_custom_call(*ANNOTATION_TARGETS)(_annotation)
+handles_custom_call(*(ANNOTATION_TARGETS - spmd.MANUAL_ENTRY - spmd.MANUAL_EXIT))(_annotation)
+
+
+@handles_custom_call(*spmd.MANUAL_ENTRY, *spmd.MANUAL_EXIT)
+def _manual_boundary(interpreter: Interpreter, instruction: Instruction,
+                     operands: list[Value]) -> Value:
+    """On one device of a partitioned run, a manual region's entry (this device's shard) or
+    exit (every device's joined); on one device alone, an annotation."""
+    if interpreter.device is None:
+        return _annotation(interpreter, instruction, operands)
+    if len(operands) != 1 or instruction.shape.is_tuple:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with "
+                          f"{len(operands)} operands and result {instruction.shape}")
+    if instruction.custom_call_target in spmd.MANUAL_EXIT:
+        return spmd.manual_exit(interpreter, instruction, operands[0])
+    operand = interpreter.operand(instruction, 0)
+    return spmd.manual_entry(interpreter, instruction, operands[0], operand.sharding)
 
 
 @handles_custom_call("tridiagonal_solve_perturbed_ffi")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from workbench.replay.hlo.dtypes import contiguous, dtype_of
 from workbench.replay.hlo.float_environment import flushing
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value, handler_for
 from workbench.replay.processes import memory
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.spmd import DeviceContext
 
 _BATCH_STRUCTURAL = frozenset(("constant", "parameter", "tuple", "get-tuple-element"))
 # Shape ops that are identities when both operand and result are scalars.
@@ -93,6 +96,7 @@ class Interpreter:
         self.module = module
         self.observer = observer
         self.flush_subnormals = flush_subnormals  # the platform's DAZ/FTZ (float_environment)
+        self.device: DeviceContext | None = None  # set by an SPMD run (`partitioned.run_devices`)
         self._plans: dict[tuple[str, bool], _Plan] = {}
         self._peaks: dict[str, int] = {}  # most bytes a computation holds at once
         self._memory_limit = memory.memory_limit()
@@ -190,6 +194,10 @@ class Interpreter:
 
     def operand_shape(self, instruction: Instruction, index: int) -> Shape:
         """The declared shape (with layout) of `instruction`'s operand `index`."""
+        return self.operand(instruction, index).shape
+
+    def operand(self, instruction: Instruction, index: int) -> Instruction:
+        """The instruction that makes `instruction`'s operand `index`."""
         if self._owners is None:
             self._owners = {
                 id(i): c for c in self.module.computations for i in c.instructions
@@ -197,7 +205,7 @@ class Interpreter:
         owner = self._owners.get(id(instruction))
         if owner is None:
             raise EvaluationError(f"{instruction.name} is not part of the module")
-        return owner.by_name[instruction.operands[index]].shape
+        return owner.by_name[instruction.operands[index]]
 
     # -- plans ----------------------------------------------------------------------------
 

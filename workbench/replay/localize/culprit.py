@@ -26,6 +26,12 @@ def localize_backend_steps(backend: Backend, before: Step, after: Step,
     """Localize between two steps a replay backend evaluates: HLO (instructions, with the
     reducer's data) or MLIR (op results, `localize_mlir.py`). Raises `LocalizeError`."""
     if backend.name == "hlo":
+        if any(backend.per_device(step, arguments)  # type: ignore[attr-defined]
+               for step in (before, after)):
+            raise LocalizeError(
+                f"{after.label} or the step before it is a per-device program of a partitioned "
+                "module: its instructions are not localized (bisection names the step; "
+                "`replay` shows its joined result)")
         return localize_steps(backend.root, before, after, arguments)
     if backend.name == "mlir":
         texts = backend.text(before), backend.text(after)  # type: ignore[attr-defined]
