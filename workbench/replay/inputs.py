@@ -57,7 +57,7 @@ def is_array_spec(spec: ParamSpec) -> bool:
 
 def describe_spec(spec: ParamSpec) -> str:
     if is_array_spec(spec):
-        dtype, dims = spec  # type: ignore[misc]
+        dtype, dims = spec
         return describe_type(dtype, dims)
     return "(" + ", ".join(describe_spec(s) for s in spec) + ")"  # type: ignore[arg-type]
 
@@ -69,8 +69,8 @@ def fake_value(spec: ParamSpec, rng: np.random.Generator) -> LiteralValue:
     program does on them stay in the range real data usually has.
     """
     if not is_array_spec(spec):
-        return tuple(fake_value(s, rng) for s in spec)  # type: ignore[union-attr]
-    dtype, dims = spec  # type: ignore[misc]
+        return tuple(fake_value(s, rng) for s in spec)
+    dtype, dims = spec
     category = dtype_category(dtype)
     if category == "bool":
         return rng.integers(0, 2, size=dims).astype(np.bool_)
@@ -101,7 +101,7 @@ def _matches(value: LiteralValue, spec: ParamSpec) -> bool:
     if not is_array_spec(spec):
         return isinstance(value, tuple) and len(value) == len(spec) and all(
             _matches(v, s) for v, s in zip(value, spec, strict=True))  # type: ignore[arg-type]
-    dtype, dims = spec  # type: ignore[misc]
+    dtype, dims = spec
     return isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == tuple(dims)
 
 

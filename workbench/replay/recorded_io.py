@@ -118,7 +118,7 @@ def _check(paths: list[Path], arguments: list[LiteralValue], specs: list[ParamSp
                          f"parameters ({', '.join(describe_spec(s) for s in specs)})")
     for number, (value, spec) in enumerate(zip(arguments, specs, strict=True)):
         array = np.asarray(value)
-        dtype, dims = spec  # type: ignore[misc]
+        dtype, dims = spec
         if not is_array_spec(spec) or array.dtype != dtype or array.shape != tuple(dims):
             raise InputError(f"{paths[number].name}: parameter {number} is "
                              f"{describe_spec(spec)}, the file holds {array.dtype}"

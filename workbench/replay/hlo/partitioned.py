@@ -89,7 +89,7 @@ def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> Lit
         if len(elements) != count:
             raise EvaluationError("the output sharding does not match the result tuple")
         return tuple(
-            _joined(s, [v[k] for v in values], shape.tuple_shapes[k])  # type: ignore[index]
+            _joined(s, [v[k] for v in values], shape.tuple_shapes[k])
             for k, s in enumerate(elements)
         )
     shards = {device: np.asarray(value) for device, value in enumerate(values)}

@@ -207,7 +207,7 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
             shape = shape_key(instruction.shape)
             structural = None not in operands
             if structural:
-                mapped = tuple(operands)  # type: ignore[arg-type]
+                mapped = tuple(operands)
                 details = _details(instruction)
                 found = _pick(exact.get((instruction.opcode, shape, mapped, details), []),
                               site, sites_before)

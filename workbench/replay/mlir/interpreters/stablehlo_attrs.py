@@ -47,7 +47,7 @@ def int_list(op: Operation, name: str, default: list[int] | None = None) -> list
     if isinstance(attribute, DenseIntOrFPElementsAttr):
         return [int(value) for value in np.asarray(attribute.get_values()).ravel()]
     if isinstance(attribute, ArrayAttr):
-        return [int(value.value.data) for value in attribute.data]  # type: ignore[attr-defined]
+        return [int(value.value.data) for value in attribute.data]
     raise Unsupported(f"{op.name} attribute {name} = {attribute}")
 
 
