@@ -64,7 +64,7 @@ def attach_recorded(dump: Dump, folder: Path, require: bool = True) -> int:
 
 
 def _files(folder: Path, name: str, role: str) -> list[Path]:
-    paths = []
+    paths: list[Path] = []
     while (path := folder / ("inputs" if role == "arg" else "outputs")
            / f"{name}.{role}{len(paths)}.npy").is_file():
         paths.append(path)
@@ -74,7 +74,7 @@ def _files(folder: Path, name: str, role: str) -> list[Path]:
 def _typed(array: np.ndarray, spec: ParamSpec) -> np.ndarray:
     """A void array read back as the declared ml_dtypes type of the same width."""
     if is_array_spec(spec) and array.dtype.kind == "V":
-        dtype = np.dtype(spec[0])  # type: ignore[arg-type]
+        dtype = np.dtype(spec[0])
         if dtype.itemsize == array.dtype.itemsize:
             return array.view(dtype)
     return array
