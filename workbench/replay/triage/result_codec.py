@@ -75,7 +75,8 @@ def to_data(value: Any) -> Any:
     if isinstance(value, complex):
         return {"$complex": [value.real, value.imag]}
     name = type(value).__name__
-    if _classes().get(name) is type(value):
+    cls = type(value)  # compared apart, so that `value` keeps its type
+    if _classes().get(name) is cls:
         if hasattr(value, "_fields"):  # a NamedTuple
             fields = {field: to_data(getattr(value, field)) for field in value._fields}
         else:
