@@ -30,7 +30,8 @@ from workbench.index import claim_paths, classify_entry, list_files
 from workbench.model import Dump, Module, Problem
 
 if TYPE_CHECKING:
-    from watchdog.observers.api import BaseObserver
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver, ObservedWatch
 
 FileSignature = tuple[int, int]  # (size, mtime_ns)
 
@@ -144,8 +145,8 @@ class WatchdogWatcher(FolderWatcher):
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._observer: BaseObserver | None = None
-        self._handler: object | None = None
-        self._root_watch: object | None = None  # the observer's watch of `root`
+        self._handler: FileSystemEventHandler | None = None
+        self._root_watch: ObservedWatch | None = None  # the observer's watch of `root`
         self._thread: threading.Thread | None = None
 
     def start(self, on_batch: Callable[[ChangeBatch], None]) -> None:
@@ -243,10 +244,11 @@ class WatchdogWatcher(FolderWatcher):
         """Watch the folder made again under the same name: the old watch died with the old
         folder."""
         observer = self._observer
-        if observer is None or not self.root.is_dir():
+        if observer is None or self._handler is None or not self.root.is_dir():
             return
         with contextlib.suppress(KeyError, OSError):
-            observer.unschedule(self._root_watch)
+            if self._root_watch is not None:
+                observer.unschedule(self._root_watch)
         with contextlib.suppress(OSError):
             self._root_watch = observer.schedule(self._handler, os.fspath(self.root),
                                                  recursive=True)
