@@ -99,7 +99,7 @@ def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> Lit
 def has_global_shapes(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
     """True when `arguments` have the entry parameters' (global) shapes."""
 
-    def same(shape, value) -> bool:
+    def same(shape: Shape, value: LiteralValue) -> bool:
         if shape.is_tuple:
             return isinstance(value, tuple) and all(
                 same(s, v) for s, v in zip(shape.tuple_shapes, value, strict=False)
