@@ -352,7 +352,7 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
             key: tuple = ("header", width)
             if key not in self._line_cache:
                 header = base + self._style("row-table--header")
-                cells = [(c.title, "") for c in self.columns]
+                cells: Sequence[Cell] = [(c.title, "") for c in self.columns]
                 self._line_cache[key] = self._line(cells, self.column_widths(width), header)
             return self._line_cache[key].crop_extend(0, width, base)
         index = int(self.scroll_offset.y) + y - 1
