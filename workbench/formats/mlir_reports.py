@@ -309,7 +309,8 @@ def _flatten(roots: Sequence[TimingNode | StatisticsNode]) -> tuple[list, list[i
         index = len(nodes)
         nodes.append(node)
         parents.append(parent)
-        stack.extend((child, index) for child in reversed(node.children))
+        children: Sequence[TimingNode | StatisticsNode] = node.children
+        stack.extend((child, index) for child in reversed(children))
     return nodes, parents
 
 
