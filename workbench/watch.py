@@ -30,7 +30,7 @@ from workbench.index import claim_paths, classify_entry, list_files
 from workbench.model import Dump, Module, Problem
 
 if TYPE_CHECKING:
-    from watchdog.events import FileSystemEventHandler
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
 FileSignature = tuple[int, int]  # (size, mtime_ns)
@@ -157,11 +157,11 @@ class WatchdogWatcher(FolderWatcher):
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:  # type: ignore[no-untyped-def]
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 watcher._on_event(event)
 
         class ParentHandler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:  # type: ignore[no-untyped-def]
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 watcher._on_parent_event(event)
 
         self._handler = Handler()
@@ -205,7 +205,7 @@ class WatchdogWatcher(FolderWatcher):
             return None
         return relative
 
-    def _on_event(self, event) -> None:  # type: ignore[no-untyped-def]
+    def _on_event(self, event: FileSystemEvent) -> None:
         kind = event.event_type
         if kind in ("opened", "closed_no_write"):
             return
@@ -225,7 +225,7 @@ class WatchdogWatcher(FolderWatcher):
             else:  # created, modified, closed
                 self._touch(source, event.is_directory, now)
 
-    def _on_parent_event(self, event) -> None:  # type: ignore[no-untyped-def]
+    def _on_parent_event(self, event: FileSystemEvent) -> None:
         """The watched folder deleted or moved away (everything in it is gone), or made or
         moved in again (watched anew, and everything in it is new)."""
         root = os.path.abspath(self.root)

@@ -17,7 +17,7 @@ from workbench.output.json_shapes import print_json, report_json
 from workbench.sources import ReadError, read_bytes
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, JustifyMethod
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,9 +87,10 @@ def _print_statistics(console: Console, report: StatisticsReport) -> None:
 
     table = Table(title=f"Pass statistics ({report.view} view, line {report.line})",
                   title_justify="left")
-    for column, justify in (("pass", "left"), ("value", "right"), ("statistic", "left"),
-                            ("description", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("pass", "left"), ("value", "right"), ("statistic", "left"), ("description", "left"))
+    for column, justify in columns:
+        table.add_column(column, justify=justify)
     for node in report.walk():
         indent = "  " * node.depth
         if not node.statistics:
