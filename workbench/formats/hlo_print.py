@@ -297,11 +297,11 @@ def literal_text(value: object, shape: Shape) -> str:
     array = np.asarray(value)
     kind = shape.element_type
 
-    def scalar(x: object) -> str:
+    def scalar(x: np.number | np.bool_) -> str:
         return _scalar_text(x, kind)
 
     if array.ndim == 0:
-        return scalar(array[()])
+        return scalar(array.reshape(1)[0])
 
     def nested(a: np.ndarray) -> str:
         if a.ndim == 1:
@@ -311,7 +311,7 @@ def literal_text(value: object, shape: Shape) -> str:
     return nested(array)
 
 
-def _scalar_text(x: object, kind: str) -> str:
+def _scalar_text(x: np.number | np.bool_, kind: str) -> str:
     if kind == "pred":
         return "true" if bool(x) else "false"
     if kind in ("c64", "c128"):
@@ -319,8 +319,8 @@ def _scalar_text(x: object, kind: str) -> str:
         digits = 9 if kind == "c64" else 17
         return f"({_float(z.real, digits)}, {_float(z.imag, digits)})"
     if kind.startswith(("s", "u")) and kind[1:].isdigit():
-        return str(int(x))  # type: ignore[call-overload]
-    return _float(float(x), _FLOAT_DIGITS.get(kind, 9))  # type: ignore[arg-type]
+        return str(int(x))
+    return _float(float(x), _FLOAT_DIGITS.get(kind, 9))
 
 
 def _float(value: float, digits: int) -> str:

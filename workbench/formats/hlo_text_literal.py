@@ -170,7 +170,7 @@ def _float_with_payload(atom: str, dtype: np.dtype) -> np.generic:
     """A NaN printed with its payload, `nan(0x...)`: rebuild the exact bit pattern."""
     match = _NAN_PAYLOAD.fullmatch(atom)
     if match is None:
-        return np.array(float(atom)).astype(dtype)[()]
+        return dtype.type(float(atom))
     import ml_dtypes
 
     info = ml_dtypes.finfo(dtype)
@@ -178,4 +178,4 @@ def _float_with_payload(atom: str, dtype: np.dtype) -> np.generic:
     sign = 1 if match[1] else 0
     bits = (sign << (nbits - 1)) | (((1 << info.nexp) - 1) << info.nmant) | int(match[2], 16)
     unsigned = np.dtype(f"u{dtype.itemsize}")
-    return np.array(bits, dtype=unsigned).view(dtype)[()]
+    return unsigned.type(bits).view(dtype)

@@ -170,10 +170,12 @@ def conv_backward_input(interpreter: Interpreter, instruction: Instruction,
     kg = k.reshape(groups, o // groups, i, *k.shape[2:])
     dx = np.zeros((n, groups, i, *padded), work)
     for w, slices in _window_slices(instruction, dy.shape[2:]):
-        dx[(..., *slices)] += np.einsum("ngo...,goi->ngi...", dyg, kg[(..., *w)])
+        # Concatenated: numpy's stubs reject a starred index display.
+        dx[(Ellipsis,) + slices] += np.einsum(  # noqa: RUF005
+            "ngo...,goi->ngi...", dyg, kg[(Ellipsis,) + w])  # noqa: RUF005
     crop = tuple(slice(d.padding_low, d.padding_low + s) for d, s in zip(window, in_dims[2:],
                                                                           strict=True))
-    dx = dx[(..., *crop)].reshape(n, groups * i, *in_dims[2:])
+    dx = dx[(Ellipsis,) + crop].reshape(n, groups * i, *in_dims[2:])  # noqa: RUF005
     value = dx * float(config.get("conv_result_scale", 1))
     return _with_workspace(instruction, np.transpose(value, np.argsort(in_order)).astype(dtype))
 
@@ -200,7 +202,8 @@ def conv_backward_filter(interpreter: Interpreter, instruction: Instruction,
     dk = np.zeros((groups, o // groups, c // groups, *k_dims[2:]), work)
     spatial = "".join(chr(ord("p") + j) for j in range(len(window)))
     for w, slices in _window_slices(instruction, dy.shape[2:]):
-        dk[(..., *w)] = np.einsum(f"ngi{spatial},ngo{spatial}->goi", xg[(..., *slices)], dyg)
+        dk[(Ellipsis,) + w] = np.einsum(  # noqa: RUF005
+            f"ngi{spatial},ngo{spatial}->goi", xg[(Ellipsis,) + slices], dyg)  # noqa: RUF005
     value = dk.reshape(k_dims) * float(config.get("conv_result_scale", 1))
     return _with_workspace(instruction, np.transpose(value, np.argsort(k_order)).astype(dtype))
 

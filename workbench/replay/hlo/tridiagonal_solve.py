@@ -18,8 +18,8 @@ import numpy as np
 from workbench.replay.errors import EvaluationError
 
 
-def _perturb_pivot(perturb: np.floating, pivot: np.generic, row: np.ndarray
-                   ) -> tuple[np.generic, np.ndarray]:
+def _perturb_pivot(perturb: np.floating, pivot: np.inexact, row: np.ndarray
+                   ) -> tuple[np.inexact, np.ndarray]:
     """xLAGTS's guard for a small pivot: (pivot, row) such that row * (1 / pivot) does not
     overflow."""
     real = np.abs(pivot).dtype.type

@@ -238,7 +238,7 @@ def _is_hex(text: str) -> bool:
 class _HexElement(Parser._TensorLiteralElement):
     """A dense literal element written in hex: for float types it is a bit pattern."""
 
-    def to_type(self, parser: Parser, type: Attribute):
+    def to_type(self, parser: Parser, type: Attribute) -> object:  # xDSL's is untyped
         if isinstance(type, AnyFloat):
             return _hex_float(self.span.text, type)
         return super().to_type(parser, type)
@@ -253,7 +253,7 @@ class _ComplexElement(Parser._TensorLiteralElement):
         super().__init__(is_negative, value, span)
         self.texts = (real_text, imaginary_text)
 
-    def to_type(self, parser: Parser, type: Attribute):
+    def to_type(self, parser: Parser, type: Attribute) -> object:  # xDSL's is untyped
         if isinstance(type, ComplexType) and isinstance(type.element_type, AnyFloat):
             return tuple(
                 _hex_float(text, type.element_type) if _is_hex(text) else float(part)

@@ -107,7 +107,7 @@ class CastOp(memref.CastOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        return _parse_conversion(cls, parser)  # type: ignore[return-value]
+        return _parse_conversion(cls, parser)
 
 
 class MemorySpaceCastOp(memref.MemorySpaceCastOp):
@@ -115,7 +115,7 @@ class MemorySpaceCastOp(memref.MemorySpaceCastOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        return _parse_conversion(cls, parser)  # type: ignore[return-value]
+        return _parse_conversion(cls, parser)
 
 
 class CopyOp(memref.CopyOp):
