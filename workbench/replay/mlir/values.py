@@ -234,7 +234,7 @@ def shape_with(type_: Attribute, dynamic: tuple[Any, ...]) -> tuple[int, ...]:
     remaining = iter(dynamic)
     return tuple(
         int(next(remaining)) if size == builtin.DYNAMIC_INDEX else int(size)
-        for size in type_.get_shape()  # type: ignore[attr-defined]
+        for size in static_shape(type_)
     )
 
 
