@@ -17,7 +17,9 @@ from workbench.index import scan
 from workbench.replay.backends import HloBackend, open_backend
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.compare import compare
+from workbench.replay.culprit_localize import localize_backend_steps
 from workbench.replay.inputs import InputSpec
+from workbench.replay.localize import Localization, LocalizeError
 from workbench.replay.outcome import Kind
 from workbench.replay.steps import open_replay
 
@@ -129,3 +131,49 @@ def test_a_planted_partitioner_bug_is_named_at_its_step(
     assert verdict.culprit is not None
     assert verdict.culprit.step.file.split(".")[2] == first
     assert verdict.evaluations <= math.ceil(math.log2(steps)) + 2
+
+
+def _planted_copy(tmp_path: Path, plant: Callable[[str], str], first: str) -> Path:
+    copy = tmp_path / "dump"
+    shutil.copytree(DATA / "sharded_reduction", copy)
+    for file in sorted(copy.glob("*.txt")):
+        number = file.name.split(".")[2]
+        if number.isdigit() and number >= first:
+            file.write_text(plant(file.read_text()))
+    return copy
+
+
+def _localize(folder: Path, before: int, after: int) -> Localization:
+    backend = backend_of(folder)
+    steps = {s.xla_step: s for s in backend.steps()}
+    arguments = [np.load(p) for p in inputs_of(folder, "sharded_reduction")]
+    return localize_backend_steps(backend, steps[before], steps[after], arguments)
+
+
+def test_localization_names_the_collective_and_every_partition_it_departs_on(
+        tmp_path: Path) -> None:
+    result = _localize(_planted_copy(tmp_path, _plant_reduction, "0008"), 7, 8)
+    assert result.instruction is not None
+    assert (result.instruction.opcode, result.instruction.op_name) == ("all-reduce",
+                                                                       "jit(f)/reduce_sum")
+    assert result.partitions == tuple(range(8))
+    assert "on partition(s) 0, 1, 2, 3, 4, 5, 6, 7" in result.summary
+
+
+def test_localization_says_which_partitions_a_changed_offset_reaches(tmp_path: Path) -> None:
+    result = _localize(_planted_copy(tmp_path, _plant_offset, "0008"), 7, 8)
+    # the changed offset table is a constant with no counterpart: no single instruction, but
+    # only the two devices whose offsets were swapped depart
+    assert result.instruction is None
+    assert result.partitions == (6, 7)
+    assert "constant" in result.explanation
+
+
+def test_unchanged_per_device_steps_localize_to_nothing() -> None:
+    result = _localize(DATA / "sharded_reduction", 7, 8)
+    assert result.instruction is None and result.partitions == ()
+
+
+def test_the_partitioner_step_itself_is_not_localized_instruction_by_instruction() -> None:
+    with pytest.raises(LocalizeError, match="either side of the SPMD partitioner"):
+        _localize(DATA / "sharded_reduction", 4, 5)

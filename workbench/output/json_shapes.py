@@ -404,6 +404,7 @@ def localization_json(r: Localization) -> dict[str, Any]:
         "unmatched": r.unmatched,
         "beyond_tolerance": r.beyond_tolerance,
         "departing": r.departing,
+        "partitions": list(r.partitions),
         "evaluations": r.evaluations,
         "seconds": round(r.seconds, 6),
         "kept_bytes": r.kept_bytes,

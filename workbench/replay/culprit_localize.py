@@ -25,10 +25,10 @@ def localize_backend_steps(backend: Backend, before: Step, after: Step,
     if backend.name == "hlo":
         if any(backend.per_device(step, arguments)  # type: ignore[attr-defined]
                for step in (before, after)):
-            raise LocalizeError(
-                f"{after.label} or the step before it is a per-device program of a partitioned "
-                "module: its instructions are not localized (bisection names the step; "
-                "`replay` shows its joined result)")
+            from workbench.replay.localize_partitioned import localize_partitioned
+
+            return localize_partitioned(backend, before, after,  # type: ignore[arg-type]
+                                        arguments)
         return localize_steps(backend.root, before, after, arguments)
     if backend.name == "mlir":
         texts = backend.text(before), backend.text(after)  # type: ignore[attr-defined]

@@ -30,6 +30,7 @@ later step, and a shadow, each sized from its declared shapes), and beyond the m
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Container, Iterator, Sequence
@@ -222,6 +223,7 @@ class Localization:
     shapes: dict[DynKey, Shape] = field(default_factory=dict)
     culprit_loops: tuple[int, ...] | None = None  # the loop iterations it departed in
     mlir: MlirCulprit | None = None  # the same for an MLIR culprit (`reduce_mlir`)
+    partitions: tuple[int, ...] = ()  # the devices it departs on (per-device SPMD steps)
 
     @property
     def expected(self) -> LiteralValue | None:
@@ -669,7 +671,9 @@ class _EarlierStep:
         self.stopped = self.finished = False
         self.result: LiteralValue | None = None
         self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._evaluate, name="earlier step", daemon=True)
+        # in the caller's context (an SPMD device set by `spmd.as_device` holds there too)
+        self.thread = threading.Thread(target=contextvars.copy_context().run,
+                                       args=(self._evaluate,), name="earlier step", daemon=True)
         self.thread.start()
 
     def _evaluate(self) -> None:

@@ -86,9 +86,11 @@ def localization_summary(result: Localization) -> str:
         numbers = f": max abs error {c.max_abs_error:.3g}"
         if c.bound is not None:
             numbers += f", bound {c.bound.bound:.3g}"
+    devices = (f" on partition(s) {', '.join(map(str, result.partitions))}"
+               if result.partitions else "")
     return (f"{ref.name} ({ref.opcode}{op_name}) in {ref.computation}{source} departs from "
-            f"{result.counterpart.name if result.counterpart else '?'} while its operands "
-            f"agree{numbers}")
+            f"{result.counterpart.name if result.counterpart else '?'}{devices} while its "
+            f"operands agree{numbers}")
 
 
 def localization_lines(result: Localization) -> list[str]:
@@ -105,6 +107,8 @@ def localization_lines(result: Localization) -> list[str]:
         return lines
     lines.append(f"culprit instruction: {ref.name} ({ref.opcode}) in {ref.computation} "
                  f"[{ref.context}]")
+    if result.partitions:
+        lines.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
     lines.append(f"  op_name: {ref.op_name or '(none)'}")
     lines.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
     if result.comparison is not None:

@@ -69,7 +69,7 @@ def _manual_boundary(interpreter: Interpreter, instruction: Instruction,
 def custom_call(interpreter: Interpreter, instruction: Instruction,
                 operands: list[Value]) -> Value:
     target = instruction.custom_call_target or ""
-    if target in spmd.MANUAL_ENTRY | spmd.MANUAL_EXIT and interpreter.device is not None:
+    if target in spmd.MANUAL_ENTRY | spmd.MANUAL_EXIT and spmd.device_of(interpreter).devices > 1:
         return _manual_boundary(interpreter, instruction, operands)
     if target in ANNOTATION_TARGETS:
         return _annotation(instruction, operands)
