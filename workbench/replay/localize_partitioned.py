@@ -28,14 +28,8 @@ def localize_partitioned(backend: HloBackend, before: Step, after: Step,
     """Raises `LocalizeError` (a step on the other side of the partitioner, an evaluation
     that fails)."""
     from workbench.loader import ReadError
-    from workbench.replay.hlo.spmd import (
-        Recording,
-        ReplayedDevice,
-        as_device,
-        has_global_shapes,
-        run_devices,
-        shards_of,
-    )
+    from workbench.replay.hlo.devices import Recording, ReplayedDevice, as_device
+    from workbench.replay.hlo.spmd import has_global_shapes, run_devices, shards_of
     from workbench.replay.localize_text import attach_text
 
     partitioning = backend.partitioning()

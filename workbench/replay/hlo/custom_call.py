@@ -18,7 +18,7 @@ import numpy as np
 
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import Unsupported
-from workbench.replay.hlo import gpu_calls, lapack, spmd
+from workbench.replay.hlo import devices, gpu_calls, lapack
 from workbench.replay.hlo.registry import Value, handles
 from workbench.replay.hlo.tridiagonal_solve import tridiagonal_solve_perturbed
 from workbench.replay.hlo.xla_internal_calls import XLA_INTERNAL_TARGETS
@@ -59,17 +59,18 @@ def _manual_boundary(interpreter: Interpreter, instruction: Instruction,
     if len(operands) != 1 or instruction.shape.is_tuple:
         raise Unsupported(f"custom-call {instruction.custom_call_target} with "
                           f"{len(operands)} operands and result {instruction.shape}")
-    if instruction.custom_call_target in spmd.MANUAL_EXIT:
-        return spmd.manual_exit(interpreter, instruction, operands[0])
+    if instruction.custom_call_target in devices.MANUAL_EXIT:
+        return devices.manual_exit(interpreter, instruction, operands[0])
     operand = interpreter.operand(instruction, 0)
-    return spmd.manual_entry(interpreter, instruction, operands[0], operand.sharding)
+    return devices.manual_entry(interpreter, instruction, operands[0], operand.sharding)
 
 
 @handles("custom-call")
 def custom_call(interpreter: Interpreter, instruction: Instruction,
                 operands: list[Value]) -> Value:
     target = instruction.custom_call_target or ""
-    if target in spmd.MANUAL_ENTRY | spmd.MANUAL_EXIT and spmd.device_of(interpreter).devices > 1:
+    boundary = target in devices.MANUAL_ENTRY | devices.MANUAL_EXIT
+    if boundary and devices.device_of(interpreter).devices > 1:
         return _manual_boundary(interpreter, instruction, operands)
     if target in ANNOTATION_TARGETS:
         return _annotation(instruction, operands)

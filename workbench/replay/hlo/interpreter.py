@@ -31,7 +31,7 @@ from workbench.replay.hlo.float_environment import flushing
 from workbench.replay.hlo.registry import Handler, Value, handler_for
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.spmd import DeviceContext
+    from workbench.replay.hlo.devices import DeviceContext
 
 # Ops that stay exact when every scalar in a scalar computation becomes an array of scalars.
 ELEMENTWISE = frozenset((
