@@ -186,7 +186,13 @@ def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> Lit
             for k, s in enumerate(elements)
         )
     shards = {device: np.asarray(value) for device, value in enumerate(values)}
-    return join_shards(sharding, shards, shape.dims)
+    joined = join_shards(sharding, shards, shape.dims)
+    if joined.shape != shape.dims:
+        raise EvaluationError(
+            f"the devices' results joined by {sharding.kind} sharding have shape "
+            f"{list(joined.shape)}, the reference's {list(shape.dims)}"
+        )
+    return joined
 
 
 def has_global_shapes(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
@@ -224,8 +230,6 @@ def evaluate_partitioned(
         return run_devices(module, [arguments] * devices, *counts, flush_subnormals)[0]
     if partitioning.parameters is None:
         raise Unsupported("a per-device step of a module whose parameter shardings are unknown")
-    if partitioning.result is None:
-        raise Unsupported("a per-device step of a module whose output sharding is unknown")
     if len(partitioning.parameters) != len(arguments):
         raise EvaluationError(
             f"{len(arguments)} arguments for {len(partitioning.parameters)} parameter shardings"
@@ -235,4 +239,6 @@ def evaluate_partitioned(
         for d in range(devices)
     ]
     results = run_devices(module, per_device, *counts, flush_subnormals)
-    return _joined(partitioning.result, results, result_shape)
+    # an output no sharding was given or propagated to is replicated, as the partitioner
+    # makes it
+    return _joined(partitioning.result or Sharding("replicated"), results, result_shape)
