@@ -182,5 +182,5 @@ ENTRY %e (x: f32[2]) -> f32[8] {
     result = evaluate_partitioned(per_device, [x], partitioning, Shape("f32", (8,)))
     np.testing.assert_array_equal(result, x + np.repeat(np.arange(4), 2))
     tiled = Partitioning(4, 1, partitioning.parameters, parse_sharding("{devices=[4]<=[4]}"))
-    with pytest.raises(EvaluationError, match="device 0 holds \\[8\\], but its shard of \\[8\\] is \\[2\\]"):
+    with pytest.raises(EvaluationError, match=r"device 0 holds \[8\], but its shard .* is \[2\]"):
         evaluate_partitioned(per_device, [x], tiled, Shape("f32", (8,)))
