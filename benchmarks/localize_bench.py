@@ -23,7 +23,7 @@ The interleaved runs never localize the same pair twice in a row, so each pays t
 does for each execution of a module), when those of the same two modules are reused.
 
 At model size (issue 21): `--pair A B` localizes between the steps at timeline indices A and
-B (the culprit pass's, e.g. of a dump with a bug planted by `tests/planting.py`), and
+B (the culprit pass's, e.g. of a dump with a bug planted by `tests/helpers/planting.py`), and
 `--as-dumped` measures that pair alone, unplanted: with `--dump` the GPT-style AdamW training
 step of `benchmarks/gpt_adamw_step.py` (8 layers: about 8,000 instructions mid-pipeline). The
 process's peak RSS is printed against the memory limit (`--memory-limit`, else the default).
@@ -57,11 +57,11 @@ from timing import interleaved_best
 
 from workbench.hlo_ir import HloModule
 from workbench.loader import load_step_hlo
-from workbench.replay import memory
 from workbench.replay.backends import open_backend
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.inputs import InputSpec, resolve_inputs
-from workbench.replay.localize import Localizer
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.processes import memory
 from workbench.sizes import format_size, parse_size
 
 

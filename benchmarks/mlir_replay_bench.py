@@ -29,7 +29,7 @@ from timing import best_of  # noqa: E402
 
 from workbench.formats.literal import literal_from_proto  # noqa: E402
 from workbench.protos import hlo_pb2, mlir_trace_pb2  # noqa: E402
-from workbench.replay.compare import compare  # noqa: E402
+from workbench.replay.judge.compare import compare  # noqa: E402
 from workbench.replay.mlir.evaluate import evaluate_module  # noqa: E402
 from workbench.replay.mlir.interpreters import structured  # noqa: E402
 from workbench.replay.mlir.parse import parse_module  # noqa: E402

@@ -262,7 +262,7 @@ def main() -> int:
           f"spent in leaf instructions")
 
     if args.triage:
-        from workbench.replay.triage import triage
+        from workbench.replay.triage.run import triage
 
         begin = time.perf_counter()
         results = triage(dump, jobs=2, time_limit=3600)

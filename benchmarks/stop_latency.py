@@ -39,13 +39,12 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 TESTS = HERE.parent / "tests"
-sys.path.insert(0, str(TESTS))  # the scripted backend whose jobs sleep for an hour
+sys.path.insert(0, str(HERE.parent))  # the scripted backend whose jobs sleep for an hour
 
-from patience import FOREVER, wait_for  # noqa: E402
-from replay_fakes import FAKE, make_module  # noqa: E402
-
+from tests.helpers.patience import FOREVER, wait_for  # noqa: E402
+from tests.helpers.replay_fakes import FAKE, make_module  # noqa: E402
 from workbench.model import Dump  # noqa: E402
-from workbench.replay.job_process import JobProcess, TimeLimit  # noqa: E402
+from workbench.replay.processes.job_process import JobProcess, TimeLimit  # noqa: E402
 
 GOALS = {  # seconds
     "job process time limit": 0.5,
@@ -78,7 +77,7 @@ def job_time_limit() -> float:
 
 
 def triage_cancelled() -> float:
-    from workbench.replay.triage import TriageOptions, triage
+    from workbench.replay.triage.run import TriageOptions, triage
 
     dump = Dump(Path("/nonexistent"), modules=[
         make_module("good sleep", f"module_000{i}") for i in range(4)])
@@ -149,7 +148,7 @@ def _dask_cluster(folder: str) -> Iterator[tuple[str, dict[str, str], float]]:
     scripted backend needs, and how long they took to be up."""
     import distributed
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent),
                                                         os.environ.get("PYTHONPATH", "")])}
     dask = str(Path(sys.executable).with_name("dask"))
     scheduler_file = Path(folder, "scheduler.json")
@@ -205,7 +204,7 @@ def dask_ctrl_c() -> float | None:
             Path(dump, f"{stem}.snapshot.1.pb").write_bytes(b"")
         with _dask_cluster(folder) as (address, env, _), \
                 distributed.Client(address, set_as_default=False, timeout=120) as client:
-            from workbench.replay.dask_triage import running_jobs
+            from workbench.replay.triage.dask_engine import running_jobs
 
             run = subprocess.Popen(
                 [sys.executable, "-m", "workbench", "triage", str(dump), "--scheduler",
@@ -305,11 +304,10 @@ def main() -> None:
 
 def _worker_step_cancelled() -> float:
     """From the cancel to `Cancelled` raised, the step being one that never ends."""
-    from replay_fakes import FakeBackend
-
+    from tests.helpers.replay_fakes import FakeBackend
     from workbench.replay.inputs import InputSpec, resolve_inputs
+    from workbench.replay.processes.workers import Cancelled
     from workbench.replay.steps import ProcessRunner, Replay
-    from workbench.replay.workers import Cancelled
 
     backend = FakeBackend(Path("/nonexistent"), make_module("good sleep good"))
     inputs = resolve_inputs(backend, backend.module.executions[0], InputSpec())

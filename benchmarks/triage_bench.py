@@ -27,9 +27,9 @@ from pathlib import Path
 
 from workbench.index import scan
 from workbench.model import Dump
-from workbench.replay.dask_triage import DaskSettings, chunks
-from workbench.replay.results_cache import ResultsCache
-from workbench.replay.triage import triage, triage_jobs
+from workbench.replay.triage.dask_engine import DaskSettings, chunks
+from workbench.replay.triage.results_cache import ResultsCache
+from workbench.replay.triage.run import triage, triage_jobs
 
 CANDIDATES = [
     Path("/work/devset-dumps/many-executions"),

@@ -3,10 +3,10 @@ process through `workbench.cli.main`.
 
 A small dump is copied from the corpus (an XLA module with its snapshot, an mlir_replay trace,
 a print-ir log with its action log, a crash reproducer, a report); hypothesis damages one of
-its files (tests/damage.py) and every command that reads that file runs on it. Each must exit
-with a status it documents, print no traceback, name the damaged file when it gives up on it,
-keep listing everything else, and leave the folder exactly as it was (its manifest: names,
-sizes, times, contents).
+its files (tests/helpers/damage.py) and every command that reads that file runs on it. Each
+must exit with a status it documents, print no traceback, name the damaged file when it gives
+up on it, keep listing everything else, and leave the folder exactly as it was (its manifest:
+names, sizes, times, contents).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from damage import damaged, manifest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from tests.helpers.cli import run_cli
+from tests.helpers.damage import damaged, manifest
 from workbench.cli import main
 from workbench.index import scan
 from workbench.model import Module
@@ -147,16 +148,12 @@ def listing(root: Path) -> dict[str, Module]:
     return {module.key: module for module in scan(root).modules}
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    status = main(argv)
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def check_command(argv: list[str], damaged_file: str, capsys: pytest.CaptureFixture[str]
                   ) -> tuple[int, str]:
     """Run one command and check what every command promises on bad input."""
-    status, out, err = run(argv, capsys)
+    status, out, err = run_cli(capsys, *argv)
     command = argv[0]
     note(f"{' '.join(argv)} -> {status}\n{err[-2000:]}")
     assert status in STATUSES[command], (argv, status, err)

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE, wait_for
 
+from tests.helpers.patience import PATIENCE, wait_for
 from workbench.external_tools import (
     DUMP_TOOL,
     ToolMissing,

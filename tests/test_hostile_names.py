@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_names import make_hostile_dump
 
+from tests.helpers.hostile_names import make_hostile_dump
 from workbench.cli import main
 
 COMMANDS = [
@@ -46,7 +46,7 @@ def test_no_markup_or_control_code_reaches_the_output(dump: Path, command: list[
 def test_ls_json_keeps_the_whole_name(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    from hostile_names import NAME
+    from tests.helpers.hostile_names import NAME
 
     main(["ls", str(dump), "--json"])
     names = {module["name"] for module in json.loads(capsys.readouterr().out)["modules"]}

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from import_graph import KINDS, cycles, import_graph, merged, module_files
+
+from tests.helpers.import_graph import KINDS, cycles, import_graph, merged, module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ("module", "deferred")
@@ -98,3 +99,69 @@ def test_core_imports_no_ui() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                             text=True)
     assert result.returncode == 0, result.stderr or result.stdout
+
+
+# The replay package's layers, lowest first (`workbench/replay/__init__.py` says what each
+# owns): a module imports modules of its own layer or of those below it, never above.
+REPLAY_LAYERS = [
+    ("workbench.replay.errors",),
+    ("workbench.replay.processes",),
+    ("workbench.replay.hlo", "workbench.replay.mlir.interpreter", "workbench.replay.mlir.parse",
+     "workbench.replay.mlir.evaluate", "workbench.replay.mlir.values",
+     "workbench.replay.mlir.shadow", "workbench.replay.mlir.interpreters",
+     "workbench.replay.mlir.dialects"),
+    ("workbench.replay.judge",),
+    ("workbench.replay.backends", "workbench.replay.inputs", "workbench.replay.recorded_io",
+     "workbench.replay.iree_runner", "workbench.replay.steps", "workbench.replay.bisect",
+     "workbench.replay.mlir.backend", "workbench.replay.mlir"),
+    ("workbench.replay.localize",),
+    ("workbench.replay.reduce",),
+    ("workbench.replay.triage",),
+]
+
+
+def replay_layer(module: str) -> int | None:
+    """The index of `module`'s layer in `REPLAY_LAYERS` (the longest prefix that names it)."""
+    named = [(len(prefix), number) for number, prefixes in enumerate(REPLAY_LAYERS)
+             for prefix in prefixes if module == prefix or module.startswith(prefix + ".")]
+    return max(named)[1] if named else None
+
+
+def test_every_replay_module_has_a_layer() -> None:
+    modules = [m for m in module_files(ROOT) if m.startswith("workbench.replay.")]
+    assert len(modules) > 60
+    assert [m for m in modules if replay_layer(m) is None] == []
+
+
+def test_replay_layers_point_down(graph: dict[str, set[str]]) -> None:
+    upward = sorted(f"{module} -> {imported}" for module, targets in graph.items()
+                    if (mine := replay_layer(module)) is not None
+                    for imported in targets
+                    if (theirs := replay_layer(imported)) is not None and theirs > mine)
+    assert upward == []
+
+
+def test_the_core_writes_no_json_and_draws_nothing() -> None:
+    """`output/` (JSON shapes, progress, safe text), the commands and the app sit above the
+    replay core: not even a type-only import reaches up to them."""
+    graph = merged(import_graph(ROOT), KINDS)
+    above = ("workbench.output", "workbench.commands", "workbench.tui", "workbench.cli")
+    wrong = sorted(f"{module} -> {imported}" for module, targets in graph.items()
+                   if module.startswith("workbench.replay")
+                   for imported in targets if imported.startswith(above))
+    assert wrong == []
+
+
+def test_no_type_only_cycles_between_layers() -> None:
+    """Even for their types, layers (replay's, and the top-level packages) point one way;
+    within a layer, a module may name a type of one that imports it."""
+    def part(module: str) -> str:
+        number = replay_layer(module)
+        return layer(module) if number is None else f"replay layer {number}"
+
+    graph = merged(import_graph(ROOT), KINDS)
+    parts: dict[str, set[str]] = {part(m): set() for m in graph}
+    for module, imported in graph.items():
+        if not is_ui(module):
+            parts[part(module)] |= {part(m) for m in imported if part(m) != part(module)}
+    assert cycles(parts) == []

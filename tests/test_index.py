@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -181,8 +182,8 @@ def test_file_module_reads_one_file_as_scan_does(corpus: Path, tmp_path: Path) -
 
 def test_mlir_candidate_suffixes_cover_what_the_mlir_claimers_read() -> None:
     """The index skips importing the MLIR claimers when no path left ends in one of these."""
+    from workbench.formats.dump_formats import MLIR_CANDIDATE_SUFFIXES
     from workbench.formats.mlir_files import SNIFF_SUFFIXES
-    from workbench.index import MLIR_CANDIDATE_SUFFIXES
 
     assert set(SNIFF_SUFFIXES) <= set(MLIR_CANDIDATE_SUFFIXES)
     assert ".mlir" in MLIR_CANDIDATE_SUFFIXES  # IR tree files
@@ -210,3 +211,17 @@ def test_a_stray_file_in_an_xla_dump_imports_no_mlir_claimer(corpus: Path, tmp_p
     (folder / "notes.txt").write_text("not an MLIR log\n")
     # Read by the MLIR claimer, and not taken.
     assert scan(folder).others == ["READY", "notes.txt", "program.py"]
+
+
+def test_every_declared_format_claims_with_one_argument_order() -> None:
+    """Each format's claimer takes `(dump, paths)`; each expansion `(dump)`; names unique."""
+    import inspect
+
+    from workbench.formats.dump_formats import EXPANSIONS, FORMATS
+
+    assert len({known.name for known in FORMATS}) == len(FORMATS) >= 4
+    for known in FORMATS:
+        assert list(inspect.signature(known.claimer()).parameters) == ["dump", "paths"], known
+    for expansion in EXPANSIONS:
+        function = getattr(importlib.import_module(expansion.module), expansion.function)
+        assert list(inspect.signature(function).parameters) == ["dump"], expansion

@@ -11,8 +11,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.index import scan
-from workbench.replay.outcome import Kind
-from workbench.replay.triage import triage
+from workbench.replay.judge.outcome import Kind
+from workbench.replay.triage.run import triage
 
 CORPUS = Path(__file__).parent / "data" / "corpus" / "xla"
 
@@ -45,4 +45,4 @@ def test_two_modules_with_one_number_are_two_modules(tmp_path: Path,
     fine, broken = triage(dump, jobs=0)
     assert (fine.module, fine.status) == ("module_0010.jit_fine", Kind.OK)
     assert (broken.module, broken.status) == ("module_0010.jit_ln", Kind.MISMATCH)
-    assert broken.culprit is not None and broken.culprit["pass"] == "fusion"
+    assert broken.culprit is not None and broken.culprit.pass_name == "fusion"

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE, wait_for
+
+from tests.helpers.patience import PATIENCE, wait_for
 
 # A loop of 10^9 iterations: each worker evaluating it computes for far longer than the test.
 SLOW_MODULE = """HloModule slow, entry_computation_layout={(s32[])->s32[]}

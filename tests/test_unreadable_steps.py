@@ -15,8 +15,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.index import scan
-from workbench.replay.outcome import Kind
-from workbench.replay.triage import triage
+from workbench.replay.judge.outcome import Kind
+from workbench.replay.triage.run import triage
 from workbench.sources import FOLLOW_LINKS_VARIABLE
 
 BROKEN = Path(__file__).parent / "data" / "corpus" / "xla" / "layernorm-broken-fusion"

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from damage import manifest
-from patience import PATIENCE
 
+from tests.helpers.damage import manifest
+from tests.helpers.patience import PATIENCE
 from workbench.check import check_dump
 from workbench.cli import main
 from workbench.index import claim_paths, list_files, scan

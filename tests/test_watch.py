@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE, wait_for
 
+from tests.helpers.patience import PATIENCE, wait_for
 from workbench.watch import (
     ChangeBatch,
     DumpChange,

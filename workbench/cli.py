@@ -15,7 +15,7 @@ import sys
 from contextlib import nullcontext
 
 from workbench.commands.limits import add_read_arguments, apply_limits
-from workbench.output.destinations import OUTPUT_ERROR_STATUS, OutputError
+from workbench.destinations import OUTPUT_ERROR_STATUS, OutputError
 from workbench.output.safe_text import visible_standard_streams
 from workbench.termination import exit_on_termination_signals
 

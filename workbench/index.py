@@ -15,7 +15,6 @@ subprocess machinery.
 
 from __future__ import annotations
 
-import importlib
 import os
 import stat
 from collections import Counter
@@ -23,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from workbench.formats.xla_dump import claim_xla
+from workbench.formats.dump_formats import EXPANSIONS, FORMATS
 from workbench.formats.xla_names import parse_xla_name
 from workbench.gc_pause import gc_paused
 from workbench.model import Dump, Module, Problem
@@ -36,68 +35,7 @@ from workbench.sources import (
     outside_reason,
 )
 
-Claimer = Callable[[Dump, list[str]], list[str]]
-
 PROGRESS_EVERY = 4096  # files listed between two `list_files` progress calls
-
-
-def _claim_xla(dump: Dump, paths: list[str]) -> list[str]:
-    # XLA's claimer takes the listing in any order; the claimers after it want what is left
-    # sorted, and in an XLA dump that is little.
-    return sorted(claim_xla(paths, dump))
-
-
-def _claim_iree_replays(dump: Dump, paths: list[str]) -> list[str]:
-    if not any(path.endswith(".ireereplay") for path in paths):  # iree_replay.REPLAY_SUFFIX
-        return paths
-    from workbench.formats.iree_replay import claim_iree_replays
-
-    return claim_iree_replays(paths, dump)
-
-
-# The names the MLIR claimers look at end in one of these (mlir_files.SNIFF_SUFFIXES; IR tree
-# files end in `.mlir`): when none of the paths left does, neither is imported.
-MLIR_CANDIDATE_SUFFIXES = (".log", ".mlir", ".txt", ".err", ".out")
-
-
-def _may_be_mlir(paths: list[str]) -> bool:
-    return any(path.endswith(MLIR_CANDIDATE_SUFFIXES) for path in paths)
-
-
-def _claim_ir_trees(dump: Dump, paths: list[str]) -> list[str]:
-    if not _may_be_mlir(paths):
-        return paths
-    from workbench.formats.mlir_ir_tree import claim_ir_trees
-
-    return claim_ir_trees(dump, paths)
-
-
-def _claim_mlir_files(dump: Dump, paths: list[str]) -> list[str]:
-    if not _may_be_mlir(paths):
-        return paths
-    from workbench.formats.mlir_files import claim_mlir_files
-
-    return claim_mlir_files(dump, paths)
-
-
-# Order matters: earlier claimers see every path, later ones only what is left. The first takes
-# the listing in any order and hands on the rest sorted.
-CLAIMERS: list[Claimer] = [_claim_xla, _claim_iree_replays, _claim_ir_trees, _claim_mlir_files]
-
-
-def _has_mlir_trace(module: Module) -> bool:
-    return any(artifact.kind == "mlir-trace" for artifact in module.artifacts)
-
-
-# In order: (module, function, the modules it expands). Each is imported and run only when the
-# dump holds a module it expands.
-EXPANDERS: list[tuple[str, str, Callable[[Module], bool]]] = [
-    ("workbench.formats.mlir_files", "expand_print_ir", lambda m: m.format == "mlir-print-ir"),
-    ("workbench.formats.mlir_ir_tree", "expand_ir_trees", lambda m: m.format == "mlir-ir-tree"),
-    ("workbench.formats.mlir_files", "expand_reproducers",
-     lambda m: m.format == "mlir-reproducer"),
-    ("workbench.formats.mlir_trace", "expand_mlir_traces", _has_mlir_trace),
-]
 
 
 def list_files(
@@ -229,17 +167,18 @@ def claim_paths(dump: Dump, paths: list[str], *, expand: bool = True) -> Dump:
     unreadable = {problem.file for problem in dump.problems if problem.unreadable}
     # Claiming allocates several objects per file, none of them in a cycle.
     with gc_paused():
-        for claimer in CLAIMERS:
-            paths = claimer(dump, paths)
-            if unreadable and claimer is _claim_xla:
+        for known in FORMATS:
+            if known.may_claim(paths):
+                paths = known.claimer()(dump, paths)
+            if unreadable and known.reads_names_only:
                 paths = [path for path in paths if path not in unreadable]
     if unreadable:
         dump.modules = [m for m in dump.modules if not m.files() <= unreadable]
     dump.others.extend(paths)
     if expand:
-        for module_name, function, expands in EXPANDERS:
-            if any(expands(module) for module in dump.modules):
-                getattr(importlib.import_module(module_name), function)(dump)
+        for expansion in EXPANSIONS:
+            if any(expansion.expands(module) for module in dump.modules):
+                expansion.run(dump)
     _make_keys_unique(dump)
     dump.modules.sort(key=lambda m: (m.key, m.name))
     return dump

@@ -4,7 +4,7 @@
 
 For every dump of the sets (as `make.py` writes them) and its module with the most per-pass
 steps, `old` is rewritten to `new` from an early, a middle and a late step that holds `old`
-(`tests/planting.py`: every step from there on, and `*after_optimizations`, as a miscompile
+(`tests/helpers/planting.py`: every step from there on, and `*after_optimizations`, as a miscompile
 leaves it; the snapshot keeps the correct recorded result), each in a copy in a temporary
 folder. Each copy is bisected execution by execution: the bug is *named* when the culprit is
 the planted step, within ceil(log2 N) + 2 evaluations. Prints one line per dump and plant.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.planting import plant
+from tests.helpers.planting import plant
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
 from workbench.replay.steps import open_replay

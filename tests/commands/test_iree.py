@@ -9,17 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE
 
-from workbench.cli import main
+from tests.helpers.cli import CliRun, run_cli
+from tests.helpers.patience import PATIENCE
 
 TOOLS = ("iree-dump-replay", "iree-run-replay")
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(["iree", *argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> CliRun:
+    return run_cli(capsys, "iree", *argv)
 
 
 @pytest.fixture

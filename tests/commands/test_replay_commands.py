@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from replay_fakes import FAKE
 
-from workbench.cli import main
+from tests.helpers.cli import run_cli
+from tests.helpers.replay_fakes import FAKE
 
 FILES = [
     "module_0001.jit_fake.before_optimizations.txt",
@@ -38,10 +38,6 @@ def dump(tmp_path: Path) -> Path:
     return root
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def test_replay_prints_like_mlir_replay(dump: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ from workbench.debug.controller import Stepper, nesting_depth
 from workbench.debug.facts import DumpFacts
 from workbench.index import scan
 from workbench.model import Step
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 
 LN = "xla/layernorm-broken-fusion"
 

@@ -49,9 +49,9 @@ def test_matching_stays_inside_the_gaps() -> None:
     assert matching_blocks_in(a, b, [(0, 1, 0, 1), (1, 3, 1, 3)]) == [(2, 1, 1)]
 
 
+@pytest.mark.parametrize("n", [10_000, pytest.param(100_000, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("case", ["all-different", "all-same", "repeated-blocks", "shifted"])
-def test_adversarial_100k_lines_finish(case: str) -> None:
-    n = 100_000
+def test_adversarial_inputs_finish(case: str, n: int) -> None:
     if case == "all-different":
         a, b = list(range(n)), list(range(n, 2 * n))
         expected = 0

@@ -2,9 +2,9 @@
 (`ReadError` and its subclasses; the MLIR replay parser `MlirParseError` or `Unsupported`),
 never anything else.
 
-The damages (tests/damage.py) are drawn by hypothesis, derandomized, with a small budget for the
-default run; the `slow` variant draws many more. Deterministic sweeps cut each file inside
-every UTF-8 character and protobuf varint it has (up to a bound).
+The damages (tests/helpers/damage.py) are drawn by hypothesis, derandomized, with a small
+budget for the default run; the `slow` variant draws many more. Deterministic sweeps cut each
+file inside every UTF-8 character and protobuf varint it has (up to a bound).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from damage import Damage, damaged, utf8_inner_offsets, varint_inner_offsets
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from tests.helpers.damage import Damage, damaged, utf8_inner_offsets, varint_inner_offsets
 from workbench.diff.normalize import normalize
 from workbench.formats.action_log import (
     chrome_trace,

@@ -159,9 +159,9 @@ def test_scan_claims_captures_and_vmfb(corpus: Path) -> None:
 
 def test_claim_without_or_with_several_vmfbs() -> None:
     dump = Dump(root=Path("."))
-    rest = claim_iree_replays(
-        ["a/run.ireereplay", "b/x.vmfb", "b/y.vmfb", "b/y.ireereplay", "b/z.ireereplay",
-         "c/README", "c/lone.vmfb"], dump)
+    rest = claim_iree_replays(dump, [
+        "a/run.ireereplay", "b/x.vmfb", "b/y.vmfb", "b/y.ireereplay", "b/z.ireereplay",
+        "c/README", "c/lone.vmfb"])
     modules = {m.id: m for m in dump.modules}
     # No vmfb beside it: the module is the capture's own; several: the one of the same stem.
     assert sorted(modules) == ["a/run", "b/y", "b/z"]
@@ -169,7 +169,7 @@ def test_claim_without_or_with_several_vmfbs() -> None:
     assert [a.file for a in modules["b/y"].artifacts] == ["b/y.vmfb"]
     # A vmfb no capture ran stays for other claimers.
     assert rest == ["b/x.vmfb", "c/README", "c/lone.vmfb"]
-    assert claim_iree_replays(["only.txt"], dump) == ["only.txt"]
+    assert claim_iree_replays(dump, ["only.txt"]) == ["only.txt"]
 
 
 def test_ls_json_lists_the_module(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from damage import huge_line, output_within
 
+from tests.helpers.damage import huge_line, output_within
 from workbench.formats.mlir_print_ir import (
     dumps_to_steps,
     parse_header,

@@ -13,7 +13,7 @@ import pytest
 from workbench.cli import main
 from workbench.formats.snapshot import declared_bytes
 from workbench.protos import hlo_pb2, xla_data_pb2
-from workbench.replay import memory
+from workbench.replay.processes import memory
 from workbench.sources import READ_LIMIT_VARIABLE
 
 MODULE = """HloModule big, entry_computation_layout={(f32[SIZE])->f32[SIZE]}

@@ -33,7 +33,7 @@ def _competing_names(corpus: Path) -> list[str]:
 
 def _claim(paths: list[str]) -> tuple[Dump, list[str]]:
     dump = Dump(root=Path("."))
-    unclaimed = claim_xla(list(paths), dump)
+    unclaimed = claim_xla(dump, list(paths))
     dump.modules.sort(key=lambda m: m.key)
     return dump, unclaimed
 

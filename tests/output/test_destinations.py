@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.output.destinations import (
+from workbench.destinations import (
     RefusedDestination,
     check_file,
     check_folder,

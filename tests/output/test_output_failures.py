@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.output.destinations import (
+from workbench.destinations import (
     OUTPUT_ERROR_STATUS,
     OutputError,
     OutputFolder,

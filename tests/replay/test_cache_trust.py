@@ -15,10 +15,10 @@ import pytest
 
 from workbench.cli import main
 from workbench.index import scan
-from workbench.replay.memory import ENVIRONMENT_VARIABLE
-from workbench.replay.result_codec import DecodeError, loads
-from workbench.replay.results_cache import ResultsCache, UnsafeCache, unsafe_folder
-from workbench.replay.triage import triage_jobs
+from workbench.replay.processes.memory import ENVIRONMENT_VARIABLE
+from workbench.replay.triage.result_codec import DecodeError, loads
+from workbench.replay.triage.results_cache import ResultsCache, UnsafeCache, unsafe_folder
+from workbench.replay.triage.run import triage_jobs
 
 DUMP = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 
@@ -76,7 +76,7 @@ def test_a_planted_pickle_runs_nothing(tmp_path: Path) -> None:
 
 
 def _options():  # type: ignore[no-untyped-def]
-    from workbench.replay.triage import TriageOptions
+    from workbench.replay.triage.run import TriageOptions
 
     return TriageOptions()
 
@@ -97,7 +97,7 @@ def test_a_forged_entry_does_not_turn_a_mismatch_into_ok(tmp_path: Path) -> None
         entry["verdict"] = None
         new_payload = json.dumps(entry).encode()
         header = magic + b"\n" + key + b"\n"
-        from workbench.replay.results_cache import _sign
+        from workbench.replay.triage.results_cache import _sign
 
         path.write_bytes(header + _sign(forger.secret, header, new_payload) + b"\n"
                          + new_payload)
@@ -188,17 +188,17 @@ def test_every_class_a_verdict_can_hold_is_storable() -> None:
     import workbench.hlo_ir
     import workbench.model
     import workbench.replay.bisect
-    import workbench.replay.compare
     import workbench.replay.hlo.noise
-    import workbench.replay.outcome
+    import workbench.replay.judge.compare
+    import workbench.replay.judge.outcome
     import workbench.replay.steps
     from workbench.replay.bisect import Verdict
-    from workbench.replay.result_codec import _classes
+    from workbench.replay.triage.result_codec import _classes
 
     names: dict[str, object] = {}  # what the annotations name, imported for type checking only
     for module in (workbench.hlo_ir, workbench.model, workbench.replay.bisect,
-                   workbench.replay.compare, workbench.replay.hlo.noise,
-                   workbench.replay.outcome, workbench.replay.steps):
+                   workbench.replay.judge.compare, workbench.replay.hlo.noise,
+                   workbench.replay.judge.outcome, workbench.replay.steps):
         names.update(vars(module))
     seen: set[type] = set()
     pending: list[object] = [Verdict]
@@ -217,7 +217,7 @@ def test_every_class_a_verdict_can_hold_is_storable() -> None:
 
 def test_other_code_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A verdict computed by other code of the same version number is not reused."""
-    from workbench.replay import results_cache
+    from workbench.replay.triage import results_cache
 
     cache = tmp_path / "cache"
     _triage(cache)
@@ -233,7 +233,7 @@ def test_other_code_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_a_fifo_named_like_a_step_is_hashed_as_unreadable(tmp_path: Path) -> None:
     """The key's content hash never opens a FIFO (an open waits for a writer forever)."""
-    from workbench.replay.results_cache import FileHashes
+    from workbench.replay.triage.results_cache import FileHashes
 
     os.mkfifo(tmp_path / "step.txt")
     assert FileHashes(tmp_path).digest("step.txt").startswith("unreadable: ")

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from workbench.replay.compare import (
+from workbench.output.json_shapes import comparison_json
+from workbench.replay.judge.compare import (
     DEFAULT_TOLERANCES,
     Tolerance,
     compare,
@@ -126,7 +127,7 @@ def test_complex_uses_modulus() -> None:
     assert compare(expected, expected + np.complex64(1e-6j)).ok
     result = compare(expected, expected + np.complex64(0.5))
     assert not result.ok and result.max_abs_error == pytest.approx(0.5)
-    assert result.to_json()["first_mismatch"]["expected"] == [1.0, 1.0]
+    assert comparison_json(result)["first_mismatch"]["expected"] == [1.0, 1.0]
     nan_c = np.array([complex(np.nan, 0)], np.complex128)
     assert compare(nan_c, nan_c.copy()).ok
 
@@ -166,7 +167,7 @@ def test_results_equal_is_exact() -> None:
 
 def test_json_is_strict_and_complete() -> None:
     result = compare(np.array([1.0, np.inf]), np.array([1.0, 2.0]))
-    payload = result.to_json()
+    payload = comparison_json(result)
     text = json.dumps(payload, allow_nan=False)  # no bare Infinity/NaN
     assert json.loads(text)["max_abs_error"] == "inf"
     assert payload["mismatches"] == 1 and payload["first_mismatch"]["index"] == [1]

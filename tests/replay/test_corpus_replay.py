@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.cli import main
+from tests.helpers.cli import run_cli
 from workbench.index import scan
 from workbench.replay.backends import HloBackend, open_backend
 from workbench.replay.bisect import bisect_replay
@@ -24,9 +24,6 @@ CLEAN = ["mlp", "layernorm", "fori_loop", "int_ops", "slicing"]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "layernorm-broken-fusion"
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
-    status = main([str(a) for a in argv])
-    return status, capsys.readouterr().out
 
 
 def executions_of(folder: Path) -> set[tuple[str, str]]:
@@ -37,7 +34,7 @@ def executions_of(folder: Path) -> set[tuple[str, str]]:
 def test_clean_dump_every_step_ok(name: str, corpus: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     folder = corpus / "xla" / name
-    status, out = run_cli(capsys, "triage", folder, "--json", "--linear", "--jobs", "2")
+    status, out, _ = run_cli(capsys, "triage", folder, "--json", "--linear", "--jobs", "2")
     results = json.loads(out)["results"]
     assert status == 0
     assert {(r["module"], r["execution"]) for r in results} == executions_of(folder)
@@ -52,7 +49,7 @@ def test_clean_dump_every_step_ok(name: str, corpus: Path,
 @pytest.mark.parametrize("name", CLEAN)
 def test_clean_dump_triage_bisects_to_ok(name: str, corpus: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    status, out = run_cli(capsys, "triage", corpus / "xla" / name, "--json")
+    status, out, _ = run_cli(capsys, "triage", corpus / "xla" / name, "--json")
     results = json.loads(out)["results"]
     assert status == 0
     assert {r["status"] for r in results} == {"ok"}
@@ -63,7 +60,7 @@ def test_clean_dump_triage_bisects_to_ok(name: str, corpus: Path,
 def test_broken_fusion_names_the_culprit(where: str, corpus: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     folder = corpus / "xla" / "layernorm-broken-fusion" if where == "corpus" else EXAMPLE
-    status, out = run_cli(capsys, "triage", folder, "--json")
+    status, out, _ = run_cli(capsys, "triage", folder, "--json")
     results = json.loads(out)["results"]
     assert status == 1
     assert {(r["module"], r["execution"]) for r in results} == executions_of(folder)
@@ -99,7 +96,7 @@ def test_replay_command_on_broken_fusion(corpus: Path, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     folder = corpus / "xla" / "layernorm-broken-fusion"
     out_dir = tmp_path / "literals"
-    status, out = run_cli(capsys, "replay", folder, "jit_ln", "--print-changes-only",
+    status, out, _ = run_cli(capsys, "replay", folder, "jit_ln", "--print-changes-only",
                           "--dump-literals", out_dir)
     assert status == 1
     assert ("Running IR after fusion (step 30, XLA step 0028, pipeline "
@@ -118,7 +115,7 @@ def test_replay_command_on_broken_fusion(corpus: Path, tmp_path: Path,
 
 
 def test_bisect_command(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out = run_cli(capsys, "bisect", corpus / "xla" / "layernorm-broken-fusion",
+    status, out, _ = run_cli(capsys, "bisect", corpus / "xla" / "layernorm-broken-fusion",
                           "module_0010", "--json")
     payload = json.loads(out)
     assert status == 1

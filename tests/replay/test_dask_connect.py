@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.replay.dask_triage import DaskSettings, _client, is_local_address
+from workbench.replay.triage.dask_engine import DaskSettings, _client, is_local_address
 
 DUMP = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 WAIT = 120  # seconds a test waits for the command before calling it hung (never reached)

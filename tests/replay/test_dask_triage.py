@@ -21,16 +21,18 @@ from pathlib import Path
 import distributed  # the test extra installs it: these tests never skip
 import psutil  # comes with distributed
 import pytest
-from dask_probes import busy_job_processes
-from patience import JOB_TIME_LIMIT, PATIENCE, wait_for
-from replay_fakes import FAKE, make_module
 
+from tests.helpers.dask_probes import busy_job_processes
+from tests.helpers.patience import JOB_TIME_LIMIT, PATIENCE, wait_for
+from tests.helpers.replay_fakes import FAKE, make_module
 from workbench.index import scan
 from workbench.model import Dump
-from workbench.replay.dask_triage import DaskSettings, chunks, running_jobs
-from workbench.replay.triage import TriageOptions, triage, triage_jobs
+from workbench.output.json_shapes import triage_result_json
+from workbench.replay.triage.dask_engine import DaskSettings, chunks, running_jobs
+from workbench.replay.triage.run import TriageOptions, triage, triage_jobs
 
 TESTS = Path(__file__).parents[1]
+ROOT = TESTS.parent  # on the workers' PYTHONPATH: `tests.helpers` imports there
 DUMP = TESTS / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 STOP_GRACE = 30.0  # seconds a Dask process has to end on SIGTERM before it is killed
 
@@ -56,7 +58,7 @@ class Cluster:
         self.processes: list[subprocess.Popen] = []
         self.workers: list[subprocess.Popen] = []
         self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                        [str(TESTS), os.environ.get("PYTHONPATH", "")]),
+                        [str(ROOT), os.environ.get("PYTHONPATH", "")]),
                     "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
         scheduler_file = folder / "scheduler.json"
         self.scheduler = self._start(_dask_command(
@@ -348,9 +350,9 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """With room for one job's files at a time, jobs are submitted one by one as others
     finish, and the result is the same."""
-    from workbench.replay import dask_triage
+    from workbench.replay.triage import dask_engine
 
-    monkeypatch.setattr(dask_triage, "SHIP_BYTES_IN_FLIGHT", 1)
+    monkeypatch.setattr(dask_engine, "SHIP_BYTES_IN_FLIGHT", 1)
     submitted: list[int] = []
     real_submit = distributed.Client.submit
 
@@ -360,7 +362,7 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
 
     monkeypatch.setattr(distributed.Client, "submit", submit)
     results = triage(scan(DUMP), dask=DaskSettings(scheduler=cluster.address, ship_files=True))
-    lines = [r.to_json() for r in results]
+    lines = [triage_result_json(r) for r in results]
     for line in lines:
         line.pop("seconds")
     assert lines == local_pool_json[1]["results"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.replay import memory
+from workbench.replay.processes import memory
 
 
 def module(declared: str, body: str) -> str:

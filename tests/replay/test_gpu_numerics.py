@@ -14,7 +14,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
-from workbench.replay.gpu_numerics import gpu_rounded_module
+from workbench.replay.judge.gpu_numerics import gpu_rounded_module
 
 DUMP = Path(__file__).parents[1] / "data" / "xla_gpu" / "matmul_tf32"
 GPU_STEP = "module_4639.jit_f.sm_9.0a_gpu_after_optimizations.txt"

@@ -7,9 +7,9 @@ import os
 import time
 
 import pytest
-from patience import FOREVER
 
-from workbench.replay.job_process import Died, JobProcess, Stopped, TimeLimit
+from tests.helpers.patience import FOREVER
+from workbench.replay.processes.job_process import Died, JobProcess, Stopped, TimeLimit
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workbench.cli import main
-from workbench.replay import memory
+from workbench.replay.processes import memory
 
 BROADCAST = """HloModule big, entry_computation_layout={(f32[])->f32[30000,30000]}
 
@@ -127,7 +127,7 @@ def test_triage_goes_on_past_a_module_over_the_limit(tmp_path: Path,
 
 def test_workers_run_each_call_under_the_limit_set_since_they_started(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.replay.workers import FORWARDED_ENVIRONMENT, WorkerPool
+    from workbench.replay.processes.workers import FORWARDED_ENVIRONMENT, WorkerPool
 
     assert memory.ENVIRONMENT_VARIABLE in FORWARDED_ENVIRONMENT
     with WorkerPool(1) as pool:

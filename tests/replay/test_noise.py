@@ -15,18 +15,17 @@ their per-pass steps, as `.hlo.pb`, and the snapshot):
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from planting import plant
 
-from workbench.cli import main
+from tests.helpers.cli import run_json
+from tests.helpers.planting import plant
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
-from workbench.replay.error_bound import widen
 from workbench.replay.hlo.noise import SAMPLES, noise_of
+from workbench.replay.judge.error_bound import widen
 from workbench.replay.steps import open_replay
 
 NOISE = Path(__file__).resolve().parents[1] / "data" / "noise"
@@ -34,9 +33,6 @@ GPT = NOISE / "gpt_adamw_mini"
 MOE = NOISE / "moe_router_mini"
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, dict]:
-    status = main([str(a) for a in argv])
-    return status, json.loads(capsys.readouterr().out)
 
 
 def test_a_sign_flip_within_noise_is_ok_and_named(capsys: pytest.CaptureFixture[str]) -> None:

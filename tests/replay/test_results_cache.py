@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import workbench.replay.triage as triage_module
+import workbench.replay.triage.run as triage_module
 from workbench.index import scan
 from workbench.model import Execution, Module
-from workbench.replay.outcome import Kind
-from workbench.replay.results_cache import ResultsCache, job_files
-from workbench.replay.triage import TriageJob, TriageOptions, TriageResult, triage, triage_jobs
+from workbench.output.json_shapes import triage_result_json
+from workbench.replay.judge.outcome import Kind
+from workbench.replay.triage.results_cache import ResultsCache, job_files
+from workbench.replay.triage.run import TriageJob, TriageOptions, TriageResult, triage, triage_jobs
 
 DUMP = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 
@@ -36,7 +37,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str | None]]:
 
 
 def payload(results: list[TriageResult]) -> list[dict]:
-    lines = [r.to_json() for r in results]
+    lines = [triage_result_json(r) for r in results]
     for line in lines:
         line.pop("seconds")
     return lines
@@ -223,7 +224,7 @@ def test_a_damaged_entry_in_a_pack_falls_back_to_its_file(tmp_path: Path, dump_c
     import hashlib
     import pickle
 
-    from workbench.replay.results_cache import PACK_MAGIC
+    from workbench.replay.triage.results_cache import PACK_MAGIC
 
     entries = {key: data[:-20] for key, data in cache._pack.items()}
     inner = pickle.dumps(entries)

@@ -16,11 +16,11 @@ import pytest
 from workbench.index import scan
 from workbench.replay.backends import HloBackend, open_backend
 from workbench.replay.bisect import bisect_replay
-from workbench.replay.compare import compare
-from workbench.replay.culprit_localize import localize_backend_steps
 from workbench.replay.inputs import InputSpec
-from workbench.replay.localize import Localization, LocalizeError
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.compare import compare
+from workbench.replay.judge.outcome import Kind
+from workbench.replay.localize.culprit import localize_backend_steps
+from workbench.replay.localize.result import Localization, LocalizeError
 from workbench.replay.steps import open_replay
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sharded"

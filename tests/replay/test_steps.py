@@ -8,13 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from patience import JOB_TIME_LIMIT
-from replay_fakes import FakeBackend, make_module
 
+from tests.helpers.patience import JOB_TIME_LIMIT
+from tests.helpers.replay_fakes import FakeBackend, make_module
+from workbench.output.json_shapes import step_result_json, verdict_json
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec, resolve_inputs
+from workbench.replay.processes.workers import Cancelled
 from workbench.replay.steps import InlineRunner, ProcessRunner, Replay, make_runner
-from workbench.replay.workers import Cancelled
 
 
 def replay_of(behaviours: str, broken_run: bool = False, **options) -> Replay:
@@ -37,7 +38,7 @@ def test_statuses_of_each_kind() -> None:
     assert replay.recorded_comparison is not None and replay.recorded_comparison.ok
     assert replay.evaluations == 6
     assert results[1].value is None  # values are not kept unless asked
-    assert results[0].to_json()["status"] == "ok"
+    assert step_result_json(results[0])["status"] == "ok"
 
 
 def test_results_are_cached_and_values_kept_on_request() -> None:
@@ -84,7 +85,7 @@ def test_bisect_verdicts() -> None:
     assert verdict.status == "mismatch"
     assert verdict.culprit is not None and verdict.culprit.step.index == 3
     assert verdict.evaluations <= 5
-    assert verdict.to_json()["culprit"] == {"index": 3, "pass": "bad", "xla_step": 3,
+    assert verdict_json(verdict)["culprit"] == {"index": 3, "pass": "bad", "xla_step": 3,
                                             "file": "module_0001.0003.txt"}
     assert "step 3 (0003 bad) is the first to differ" in verdict.detail
     assert "the recorded result differs from the reference" in verdict.detail

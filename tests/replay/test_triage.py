@@ -7,12 +7,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from patience import JOB_TIME_LIMIT
-from replay_fakes import FAKE, make_module
 
+from tests.helpers.patience import JOB_TIME_LIMIT
+from tests.helpers.replay_fakes import FAKE, make_module
 from workbench.model import Dump
+from workbench.output.json_shapes import triage_result_json
 from workbench.replay.inputs import InputSpec
-from workbench.replay.triage import TriageOptions, triage, triage_jobs
+from workbench.replay.judge.culprit import Culprit
+from workbench.replay.triage.run import TriageOptions, triage, triage_jobs
 
 
 def fake_dump() -> Dump:
@@ -37,11 +39,10 @@ def test_triage_in_process() -> None:
     assert found["module_0001", "snapshot.1"].status == "ok"
     broken = found["module_0002", "snapshot.-1"]
     assert broken.status == "mismatch"
-    assert broken.culprit == {"index": 2, "pass": "bad", "xla_step": 2,
-                              "file": "module_0002.0002.txt"}
+    assert broken.culprit == Culprit(2, "bad", 2, "module_0002.0002.txt")
     assert broken.evaluations <= 5
     assert found["module_0003", "snapshot.1"].status == "unsupported"
-    payload = broken.to_json()
+    payload = triage_result_json(broken)
     assert set(payload) >= {"module", "name", "execution", "status", "culprit", "evaluations",
                             "detail"}
     assert payload["name"] == "jit_fake"
@@ -64,7 +65,7 @@ def test_triage_in_worker_processes_streams_results() -> None:
                      on_result=seen.append)
     assert sorted(r.status for r in seen) == sorted(r.status for r in results)
     assert len(results) == 4
-    assert by_key(results)["module_0002", "snapshot.-1"].culprit["index"] == 2
+    assert by_key(results)["module_0002", "snapshot.-1"].culprit.index == 2
 
 
 def test_job_time_limit_and_crash() -> None:

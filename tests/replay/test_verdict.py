@@ -10,24 +10,23 @@ planted after the precision change (`planting.py`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from planting import plant
 
-from workbench.cli import main
+from tests.helpers.cli import run_json
+from tests.helpers.planting import plant
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 from workbench.index import scan
 from workbench.replay.bisect import evaluation_bound
-from workbench.replay.compare import Truth, compare
-from workbench.replay.error_bound import perturb, truth_of, widen
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.shadow import shadow_module
+from workbench.replay.judge.compare import Truth, compare
+from workbench.replay.judge.error_bound import perturb, truth_of, widen
+from workbench.replay.judge.outcome import Kind
 from workbench.replay.mlir.shadow import shadow_text
-from workbench.replay.outcome import Kind
 from workbench.replay.steps import open_replay
 
 LOWP = Path(__file__).resolve().parents[1] / "data" / "lowp"
@@ -37,9 +36,6 @@ DUMPS = [("attention_bf16", "module_0002", "float-normalization-bf16"),
          ("cumsum_bf16", "module_0002", "reduce-window-rewriter")]
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, dict]:
-    status = main([str(a) for a in argv])
-    return status, json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize(("name", "module", "blamed"), DUMPS)

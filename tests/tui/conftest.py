@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE
 from textual.pilot import Pilot
 from textual.widget import Widget
 
+from tests.helpers.patience import PATIENCE
 from workbench.tui.app import SELECTION_DELAY, WorkbenchApp
 
 EXAMPLE = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from workbench.replay.outcome import Kind, Outcome
+from workbench.replay.judge.outcome import Kind, Outcome
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.row_table import FLEX_MIN, Column, RowTable

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay_fakes import FakeBackend, make_module
-
+from tests.helpers.replay_fakes import FakeBackend, make_module
 from workbench.model import Dump, Module, Step
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec, resolve_inputs
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.culprit import Culprit
+from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import Replay
-from workbench.replay.triage import TriageResult
+from workbench.replay.triage.run import TriageResult
 from workbench.tui.bisect_bar import ManualBisect
 from workbench.tui.book import Book, step_key
 from workbench.tui.context import Selection
@@ -78,7 +78,7 @@ def test_a_triage_result_becomes_a_badge_a_culprit_and_a_log_line() -> None:
                                                            InputSpec())))
     assert verdict.culprit is not None
     result = TriageResult(module.key, "jit_fake", "snapshot.1", verdict.status,
-                          culprit={"index": verdict.culprit.step.index},
+                          culprit=Culprit.of_step(verdict.culprit.step),
                           detail=verdict.detail, verdict=verdict)
     job = Job("triage", "triage")
     control.on_triage_reported(TriageReported(job, result))

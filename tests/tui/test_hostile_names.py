@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hostile_names import NAME, make_hostile_dump
 from textual.content import Content
 from textual.pilot import Pilot
 
+from tests.helpers.hostile_names import NAME, make_hostile_dump
 from workbench.output.safe_text import visible
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES

@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from workbench.cli import main
-from workbench.replay.localize_text import defines
+from workbench.replay.localize.text import defines
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.replay_log import ReplayLogPane

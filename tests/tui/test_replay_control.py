@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE
 from textual import events
 from textual.pilot import Pilot
 
+from tests.helpers.patience import PATIENCE
 from workbench.replay.steps import StepResult
 from workbench.tui import jobs
 from workbench.tui.app import WorkbenchApp

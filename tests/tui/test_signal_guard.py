@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE
 
+from tests.helpers.patience import PATIENCE
 from workbench.tui.signal_guard import SignalGuard
 
 COMMAND = Path(sys.executable).parent / "workbench"

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay_fakes import FakeBackend, make_module
-
+from tests.helpers.replay_fakes import FakeBackend, make_module
 from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec, resolve_inputs
-from workbench.replay.outcome import Kind, Outcome
+from workbench.replay.judge.outcome import Kind, Outcome
 from workbench.replay.steps import Replay
-from workbench.replay.triage import TriageResult
+from workbench.replay.triage.run import TriageResult
 from workbench.tui.replay_control import result_status, triage_status, verdict_status
 from workbench.tui.status import DETAIL_WIDTH, Status
 

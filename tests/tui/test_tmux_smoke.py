@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from patience import PATIENCE
+
+from tests.helpers.patience import PATIENCE
 
 COMMAND = Path(sys.executable).parent / "workbench"  # the console script pip installed
 
@@ -196,7 +197,7 @@ def test_the_app_ends_when_its_terminal_goes_away(terminal: Terminal, example: P
 
 
 def test_names_with_escapes_leave_the_terminal_alone(terminal: Terminal, tmp_path: Path) -> None:
-    from hostile_names import make_hostile_dump
+    from tests.helpers.hostile_names import make_hostile_dump
 
     dump = make_hostile_dump(tmp_path / "hostile")
     env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),

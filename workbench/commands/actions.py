@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from workbench.destinations import RefusedDestination, check_file, write_file_atomically
 from workbench.formats.action_log import (
     Action,
     ActionLog,
@@ -16,7 +17,6 @@ from workbench.formats.action_log import (
     read_action_log,
 )
 from workbench.model import Source
-from workbench.output.destinations import RefusedDestination, check_file, write_file_atomically
 from workbench.output.json_shapes import actions_json, print_json
 from workbench.sources import ReadError, read_bytes
 

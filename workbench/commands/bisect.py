@@ -14,7 +14,7 @@ from workbench.commands.replay import (
     status_line,
     step_heading,
 )
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import StepResult
 
 
@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.output.progress import Progress, wanted
     from workbench.replay.bisect import bisect_replay, evaluation_bound
-    from workbench.replay.workers import Cancelled
+    from workbench.replay.processes.workers import Cancelled
 
     try:
         selection = open_replay(args)
@@ -67,21 +67,25 @@ def run(args: argparse.Namespace) -> int:
     exit_status = 1 if verdict.status == Kind.MISMATCH else 0
     localization = None
     if args.localize and verdict.culprit is not None:
-        from workbench.replay.culprit_localize import localize_verdict
-        from workbench.replay.localize import LocalizeError
+        from workbench.replay.localize.culprit import localize_verdict
+        from workbench.replay.localize.result import LocalizeError
 
         try:
             localization = localize_verdict(replay, verdict)
         except LocalizeError as error:
             localization = str(error)
     if args.json:
-        from workbench.output.json_shapes import bisect_json, localized_culprit_json
+        from workbench.output.json_shapes import bisect_json, culprit_json
 
         payload = bisect_json(module.key, module.name,
                               selection.execution.id if selection.execution else None,
                               replay.inputs.origin, verdict)
-        if args.localize and payload["culprit"] is not None:
-            payload["culprit"].update(localized_culprit_json(localization))
+        if localization is not None and verdict.culprit is not None:
+            from workbench.replay.judge.culprit import Culprit
+            from workbench.replay.localize.culprit import with_instruction
+
+            payload["culprit"] = culprit_json(
+                with_instruction(Culprit.of_step(verdict.culprit.step), localization))
         json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(localization, str):
         print(f"\nno culprit instruction: {localization}")
     elif localization is not None:
-        from workbench.replay.localize_text import localization_lines
+        from workbench.replay.localize.text import localization_lines
 
         print()
         print("\n".join(localization_lines(localization)))

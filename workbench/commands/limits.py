@@ -1,7 +1,7 @@
 """The limits a command runs under: `--max-read` and `--follow-links` (every command that
 reads a dump) and `--memory-limit` (the commands that evaluate). They are set in the
 environment, so worker processes run under them too (see `workbench.sources` and
-`workbench.replay.memory`)."""
+`workbench.replay.processes.memory`)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,6 @@ def apply_limits(args: argparse.Namespace) -> None:
     if getattr(args, "follow_links", False):
         set_follow_links()
     if getattr(args, "memory_limit", None) is not None:
-        from workbench.replay.memory import set_memory_limit
+        from workbench.replay.processes.memory import set_memory_limit
 
         set_memory_limit(args.memory_limit)

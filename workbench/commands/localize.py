@@ -30,9 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.diff.steps import find_step
-    from workbench.replay.culprit_localize import localize_backend_steps
-    from workbench.replay.localize import LocalizeError
-    from workbench.replay.localize_text import localization_lines
+    from workbench.replay.localize.culprit import localize_backend_steps
+    from workbench.replay.localize.result import LocalizeError
+    from workbench.replay.localize.text import localization_lines
 
     try:
         selection = open_replay(args)
@@ -49,9 +49,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench localize: {error}", file=sys.stderr)
         return 2
     if args.json:
+        from workbench.output.json_shapes import localization_json
+
         payload = {"module": module.key, "name": module.name,
                    "execution": selection.execution.id if selection.execution else None,
-                   "inputs": selection.replay.inputs.origin, **result.to_json()}
+                   "inputs": selection.replay.inputs.origin, **localization_json(result)}
         json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:

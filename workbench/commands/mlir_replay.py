@@ -32,7 +32,7 @@ import numpy as np
 from workbench.commands.limits import add_memory_limit_argument, time_limit_seconds
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 
 TRACE_SUFFIX = ".mlir-trace.pb"
 
@@ -174,9 +174,9 @@ def open_trace_replay(args: argparse.Namespace, trace: Path, snapshot: Path | No
 
 
 def replay_trace(args: argparse.Namespace) -> int:
-    from workbench.replay.compare import results_equal
+    from workbench.replay.judge.compare import results_equal
+    from workbench.replay.processes.workers import Cancelled
     from workbench.replay.steps import StepResult
-    from workbench.replay.workers import Cancelled
 
     if args.hlo_snapshot is not None and args.inputs:
         raise UsageError("give the inputs by --hlo-snapshot or by --inputs, not both")

@@ -34,13 +34,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.output.destinations import check_folder
+    from workbench.destinations import check_folder
     from workbench.replay.bisect import bisect_replay
-    from workbench.replay.culprit_localize import localize_verdict
-    from workbench.replay.localize import LocalizeError
-    from workbench.replay.localize_text import localization_lines
-    from workbench.replay.reduce import reduce_to_folder
-    from workbench.replay.workers import Cancelled
+    from workbench.replay.localize.culprit import localize_verdict
+    from workbench.replay.localize.result import LocalizeError
+    from workbench.replay.localize.text import localization_lines
+    from workbench.replay.processes.workers import Cancelled
+    from workbench.replay.reduce.hlo import reduce_to_folder
 
     try:
         selection = open_replay(args)
@@ -62,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench reduce: {error}", file=sys.stderr)
         return 2
     if args.json:
+        from workbench.output.json_shapes import localization_json, reduction_json
+
         payload = {"module": module.key, "name": module.name,
-                   "localization": localization.to_json(), **reduction.to_json()}
+                   "localization": localization_json(localization),
+                   **reduction_json(reduction)}
         json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0 if reduction.reproduces else 1

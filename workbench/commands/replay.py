@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from workbench.commands.limits import add_memory_limit_argument, time_limit_seconds
+from workbench.destinations import OutputFolder, RefusedDestination, check_folder
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Dump, Execution, Module
-from workbench.output.destinations import OutputFolder, RefusedDestination, check_folder
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import Replay, StepResult
 
 
@@ -188,7 +188,7 @@ def status_line(result: StepResult) -> str:
 
 def format_literal(value: LiteralValue, path: str = "") -> list[str]:
     """One line per array: its type, then numpy's summarised print of it."""
-    from workbench.replay.compare import describe_array
+    from workbench.replay.judge.compare import describe_array
 
     if isinstance(value, tuple):
         lines: list[str] = []
@@ -207,7 +207,7 @@ def format_literal(value: LiteralValue, path: str = "") -> list[str]:
 
 def _save(out: OutputFolder, stem: str, value: LiteralValue, manifest: list[dict],
           **about: Any) -> None:
-    from workbench.replay.compare import describe_array
+    from workbench.replay.judge.compare import describe_array
 
     if isinstance(value, tuple):
         for index, element in enumerate(value):
@@ -244,8 +244,8 @@ def dump_literals(out: Path, selection: Selection, results: list[StepResult]) ->
 
 def run(args: argparse.Namespace) -> int:
     from workbench.loader import judged_file
-    from workbench.replay.compare import results_equal
-    from workbench.replay.workers import Cancelled
+    from workbench.replay.judge.compare import results_equal
+    from workbench.replay.processes.workers import Cancelled
 
     try:
         if args.dump_literals is not None:

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 from workbench.commands.limits import time_limit_seconds
 from workbench.commands.replay import UsageError, add_input_arguments, attach_recorded_executions
-from workbench.replay.outcome import KIND_ORDER, Kind
-from workbench.replay.triage import TriageResult
+from workbench.replay.judge.outcome import KIND_ORDER, Kind
+from workbench.replay.triage.run import TriageResult
 
 if TYPE_CHECKING:
-    from workbench.replay.dask_triage import DaskSettings
+    from workbench.replay.judge.culprit import CulpritInstruction
+    from workbench.replay.triage.dask_engine import DaskSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,17 +85,17 @@ def describe(result: TriageResult) -> str:
     head = f"{result.status:<11} {result.module} ({result.name}) {result.execution or 'fake data'}"
     culprit = result.culprit
     if culprit is not None:
-        xla = f", XLA step {culprit['xla_step']:04d}" if culprit["xla_step"] is not None else ""
-        head += f": culprit step {culprit['index']}, pass {culprit['pass']}{xla}"
+        xla = f", XLA step {culprit.xla_step:04d}" if culprit.xla_step is not None else ""
+        head += f": culprit step {culprit.index}, pass {culprit.pass_name}{xla}"
     return head
 
 
-def instruction_text(instruction: dict) -> str:
+def instruction_text(instruction: CulpritInstruction) -> str:
     """`rsqrt.2 (sqrt, jit(ln)/rsqrt) in fused_computation.1 at program.py:4`."""
-    op_name = f", {instruction['op_name']}" if instruction["op_name"] else ""
-    source = f" at {instruction['source']}" if instruction["source"] else ""
-    return (f"{instruction['name']} ({instruction['opcode']}{op_name}) in "
-            f"{instruction['computation']}{source}")
+    op_name = f", {instruction.op_name}" if instruction.op_name else ""
+    source = f" at {instruction.source}" if instruction.source else ""
+    return (f"{instruction.name} ({instruction.opcode}{op_name}) in "
+            f"{instruction.computation}{source}")
 
 
 def dask_settings(args: argparse.Namespace) -> DaskSettings | None:
@@ -102,7 +103,7 @@ def dask_settings(args: argparse.Namespace) -> DaskSettings | None:
     raises DaskUnavailable when Dask is asked for but not installed."""
     if args.scheduler is None and args.dask_workers is None:
         return None
-    from workbench.replay.dask_triage import DaskSettings, require_dask
+    from workbench.replay.triage.dask_engine import DaskSettings, require_dask
 
     require_dask()
     return DaskSettings(scheduler=args.scheduler, local_workers=max(1, args.dask_workers or 1),
@@ -112,11 +113,11 @@ def dask_settings(args: argparse.Namespace) -> DaskSettings | None:
 def run(args: argparse.Namespace) -> int:
     from workbench.index import scan
     from workbench.output.progress import Progress, wanted
-    from workbench.replay.dask_triage import SchedulerUnreachable
     from workbench.replay.inputs import InputSpec
-    from workbench.replay.results_cache import ResultsCache, UnsafeCache, default_cache_dir
-    from workbench.replay.triage import TriageOptions, triage, triage_jobs
-    from workbench.replay.workers import default_jobs
+    from workbench.replay.processes.workers import default_jobs
+    from workbench.replay.triage.dask_engine import SchedulerUnreachable
+    from workbench.replay.triage.results_cache import ResultsCache, UnsafeCache, default_cache_dir
+    from workbench.replay.triage.run import TriageOptions, triage, triage_jobs
 
     if not args.dir.exists():
         print(f"workbench triage: {args.dir}: no such file or folder", file=sys.stderr)
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
     if dask is not None and dask.scheduler is not None:
-        from workbench.replay.dask_triage import is_local_address
+        from workbench.replay.triage.dask_engine import is_local_address
 
         if not is_local_address(dask.scheduler):
             print(f"workbench triage: warning: {dask.scheduler} is not on this machine; a Dask "
@@ -208,12 +209,13 @@ def run(args: argparse.Namespace) -> int:
     for result in failing:
         print()
         print(describe(result))
-        if result.culprit is not None and result.culprit["file"]:
-            print(f"    file: {result.culprit['file']}")
-        if result.culprit is not None and "instruction_note" in result.culprit:
-            print(f"    no culprit instruction: {result.culprit['instruction_note']}")
-        elif result.culprit is not None and result.culprit.get("instruction"):
-            print(f"    instruction: {instruction_text(result.culprit['instruction'])}")
+        culprit = result.culprit
+        if culprit is not None and culprit.file:
+            print(f"    file: {culprit.file}")
+        if culprit is not None and culprit.instruction is not None:
+            print(f"    instruction: {instruction_text(culprit.instruction)}")
+        elif culprit is not None and culprit.localized:
+            print(f"    no culprit instruction: {culprit.instruction_note}")
         print(f"    {result.detail}")
         print(f"    dig in: {dig_command(args.dir, result)}")
     return exit_status

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from workbench.debug.breakpoints import Breakpoint, BreakpointList
 from workbench.debug.facts import DumpFacts, StepInfo, location_matches
 from workbench.model import Step
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 
 Evaluate = Callable[[Step], Kind]  # a step's replay status
 

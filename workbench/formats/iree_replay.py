@@ -317,7 +317,7 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def claim_iree_replays(paths: list[str], dump: Dump) -> list[str]:
+def claim_iree_replays(dump: Dump, paths: list[str]) -> list[str]:
     """Add a module of format "iree" per program that `.ireereplay` captures ran; names only.
 
     A capture belongs to the `.vmfb` beside it (same folder) with the same stem, else to the

@@ -96,9 +96,10 @@ def _first_file(record: tuple[tuple, list]) -> str:
     return proto or text
 
 
-def claim_xla(paths: list[str], dump: Dump) -> list[str]:
+def claim_xla(dump: Dump, paths: list[str]) -> list[str]:
     """Add the XLA modules found among `paths` (in any order) to `dump`; return the paths not
-    claimed, in their order.
+    claimed, sorted (the claimers after this one want them so, and in an XLA dump they are
+    few).
 
     Modules are told apart by number and name: two processes writing one folder can both dump
     a `module_0001` (`jit_f` and `jit_g`). Such a collision is rare, so the files are grouped
@@ -117,7 +118,7 @@ def claim_xla(paths: list[str], dump: Dump) -> list[str]:
                                            "writing one folder?); they are listed apart"))
         for part in _split_by_name(module):
             _add(dump, part)
-    return unclaimed
+    return sorted(unclaimed)
 
 
 def _add(dump: Dump, module: _PendingModule) -> None:

@@ -20,11 +20,12 @@ if TYPE_CHECKING:  # only attributes are read: importing this module costs no re
     from workbench.formats.mlir_reports import Reports, StatisticsNode, TimingNode
     from workbench.model import Dump, Module, Problem, Step
     from workbench.replay.bisect import Verdict
-    from workbench.replay.compare import Comparison
-    from workbench.replay.localize import InstructionRef, Localization
-    from workbench.replay.reduction import Reduction
+    from workbench.replay.judge.compare import Comparison
+    from workbench.replay.judge.culprit import Culprit, CulpritInstruction
+    from workbench.replay.localize.result import InstructionRef, Localization
+    from workbench.replay.reduce.reduction import Reduction
     from workbench.replay.steps import StepResult
-    from workbench.replay.triage import TriageResult
+    from workbench.replay.triage.run import TriageResult
 
 # --- ls ---------------------------------------------------------------------------------
 # `ls --json` is written as it is built, one module at a time: the text is exactly
@@ -307,7 +308,7 @@ def triage_result_json(r: TriageResult) -> dict[str, Any]:
         "name": r.name,
         "execution": r.execution,
         "status": str(r.status),
-        "culprit": r.culprit,
+        "culprit": None if r.culprit is None else culprit_json(r.culprit),
         "evaluations": r.evaluations,
         "detail": r.detail,
         "steps": r.steps,
@@ -366,16 +367,25 @@ def instruction_json(ref: InstructionRef, comparison: Comparison | None) -> dict
             "bound": None if bound is None else _number(bound)}
 
 
-def localized_culprit_json(r: Localization | str | None) -> dict[str, Any]:
-    """What `--localize` adds to a culprit: `instruction` (null when no single instruction
-    explains the departure, with `instruction_note` saying why)."""
-    if r is None:
-        return {"instruction": None, "instruction_note": "not localized"}
-    if isinstance(r, str):
-        return {"instruction": None, "instruction_note": r}
-    if r.instruction is None:
-        return {"instruction": None, "instruction_note": r.explanation}
-    return {"instruction": instruction_json(r.instruction, r.comparison)}
+def culprit_json(c: Culprit) -> dict[str, Any]:
+    """A culprit: its step as `step_ref_json` names one; localized (`--localize`), its
+    `instruction` (null when no single instruction explains the departure, with
+    `instruction_note` saying why)."""
+    payload: dict[str, Any] = {"index": c.index, "pass": c.pass_name, "xla_step": c.xla_step,
+                               "file": c.file}
+    if c.localized and c.instruction is None:
+        payload.update(instruction=None, instruction_note=c.instruction_note)
+    elif c.localized:
+        payload["instruction"] = culprit_instruction_json(c.instruction)
+    return payload
+
+
+def culprit_instruction_json(i: CulpritInstruction | None) -> dict[str, Any] | None:
+    if i is None:
+        return None
+    return {"name": i.name, "computation": i.computation, "opcode": i.opcode,
+            "op_name": i.op_name, "source": i.source or None,
+            "max_abs_error": _number(i.max_abs_error), "bound": _number(i.bound)}
 
 
 def localization_json(r: Localization) -> dict[str, Any]:

@@ -186,7 +186,7 @@ class HloBackend:
     def per_device(self, step: Step, arguments: Sequence[LiteralValue]) -> bool:
         """True when `step` is a per-device program of a partitioned module (its parameters
         have shard shapes, not those of the global `arguments`)."""
-        from workbench.replay.hlo.spmd import has_global_shapes
+        from workbench.replay.hlo.partitioned import has_global_shapes
 
         return self.partitioning() is not None and not has_global_shapes(self.load(step),
                                                                          arguments)
@@ -195,7 +195,7 @@ class HloBackend:
                   flush_subnormals: bool = False) -> LiteralValue:
         """`module` on global `arguments`: over every device when the module is partitioned."""
         from workbench.replay.hlo import evaluate_module
-        from workbench.replay.hlo.spmd import evaluate_partitioned
+        from workbench.replay.hlo.partitioned import evaluate_partitioned
 
         partitioning = self.partitioning()
         if partitioning is None:
@@ -261,8 +261,8 @@ class HloBackend:
                                ) -> tuple[LiteralValue, set[str]] | None:
         """The shadow of `step` with dot/convolution operands rounded as a GPU may round them
         (`gpu_numerics.py`) and the roundings' names; None when the step has none."""
-        from workbench.replay.gpu_numerics import gpu_rounded_module
         from workbench.replay.hlo.shadow import shadow_module
+        from workbench.replay.judge.gpu_numerics import gpu_rounded_module
 
         rounded = gpu_rounded_module(self.load(step))
         if rounded is None:

@@ -32,11 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from workbench.replay.outcome import Kind, Mark, Outcome
+from workbench.replay.judge.outcome import Kind, Mark, Outcome, comparison_text, step_name
 
 if TYPE_CHECKING:
     from workbench.model import Step
-    from workbench.replay.compare import Comparison
+    from workbench.replay.judge.compare import Comparison
     from workbench.replay.steps import Replay, StepResult
 
 MARKS: tuple[Mark, ...] = ("good", "bad", "skip")
@@ -258,15 +258,11 @@ class Verdict:
 
     @property
     def contradictions(self) -> list[str]:
-        from workbench.replay.outcome import contradiction_text
-
         assert self.first_bad is not None or not self.passing_again
         return [contradiction_text(step, self.first_bad) for step in self.passing_again]
 
     @property
     def detail(self) -> str:
-        from workbench.replay.outcome import verdict_text
-
         return verdict_text(self)
 
     @property
@@ -286,10 +282,60 @@ class Verdict:
         reasons = [r.outcome.reason for r in self.skipped if r.outcome.reason]
         return Outcome(self.status, reasons[0] if reasons else "no step could be evaluated")
 
-    def to_json(self) -> dict:
-        from workbench.output.json_shapes import verdict_json
 
-        return verdict_json(self)
+def verdict_text(verdict: Verdict) -> str:
+    """The detail line of a bisection verdict: the culprit and why, what was not checked."""
+    v = verdict
+    if v.reference_outcome is not None and v.reference_outcome.kind != Kind.OK:
+        assert v.reference is not None
+        return (f"the reference, {step_name(v.reference)}, cannot be evaluated: "
+                f"{v.reference_outcome.status}")
+    if v.reference is None:
+        return "the module has no replayable steps"
+    parts: list[str] = []
+    recorded = v.recorded
+    recorded_said = False
+    if v.culprit is not None:
+        comparison = v.culprit.comparison
+        parts.append(f"{step_name(v.culprit.step)} is the first to differ from the reference "
+                     f"({comparison_text(comparison) if comparison else 'no comparison'})")
+    elif v.candidates:
+        parts.append(f"the first step to differ from the reference is one of "
+                     f"{step_name(v.candidates[0])} to {step_name(v.candidates[-1])}: the steps "
+                     f"before the last could not be evaluated")
+    elif recorded is not None and not recorded.ok:
+        parts.append(f"the recorded result differs from the reference "
+                     f"({comparison_text(recorded)}), but no replayed step does")
+        recorded_said = True
+    elif v.skipped:
+        parts.append("no evaluated step differs from the reference")
+        if v.untested and v.frontier is not None:
+            parts.append(f"{v.untested} step(s) after {step_name(v.frontier)}, which could "
+                         f"not be evaluated, were not tried (--linear tries every step)")
+    else:
+        checked = "every step" if v.linear else f"{v.evaluations} of {v.steps} steps"
+        parts.append(f"no step differs from the reference (checked {checked})")
+    if recorded is not None and not recorded_said:
+        agreement = "matches" if recorded.ok else "differs from"
+        parts.append(f"the recorded result {agreement} the reference "
+                     f"({comparison_text(recorded)})")
+        if v.recorded_environment is not None:
+            parts.append(f"the platform's floating-point environment decided it: "
+                         f"{v.recorded_environment}")
+    elif recorded is None:
+        parts.append(f"no recorded result to check (inputs: {v.inputs})")
+    if v.skipped:
+        listed = "; ".join(f"{step_name(r.step)}: {r.outcome.status}" for r in v.skipped)
+        parts.append(f"{len(v.skipped)} step(s) could not be evaluated: {listed}")
+    if v.contradictions:
+        parts.append("not monotone: " + "; ".join(v.contradictions))
+    return "; ".join(parts)
+
+
+def contradiction_text(step: Step, first_bad: Step | None) -> str:
+    """A step that passes after an earlier one failed (bisection assumed it could not)."""
+    assert first_bad is not None
+    return f"{step_name(step)} matches the reference again after {step_name(first_bad)} differs"
 
 
 def bisect_replay(replay: Replay, linear: bool = False,

@@ -17,8 +17,8 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution
-from workbench.replay import memory
-from workbench.replay.compare import describe_array, describe_type, dtype_category
+from workbench.replay.judge.compare import describe_array, describe_type, dtype_category
+from workbench.replay.processes import memory
 from workbench.sources import open_file
 
 if TYPE_CHECKING:

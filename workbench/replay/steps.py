@@ -35,7 +35,6 @@ import numpy as np
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module, Step
 from workbench.replay.backends import Backend, open_backend
-from workbench.replay.compare import NOISE, Comparison, Stage, Truth, compare
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.inputs import (
     InputError,
@@ -44,8 +43,9 @@ from workbench.replay.inputs import (
     ReplayInputs,
     resolve_inputs,
 )
-from workbench.replay.outcome import Kind, Outcome
-from workbench.replay.workers import Cancelled, WorkerPool
+from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare
+from workbench.replay.judge.outcome import Kind, Outcome
+from workbench.replay.processes.workers import Cancelled, WorkerPool
 
 
 @dataclass
@@ -245,11 +245,6 @@ class StepResult:
         """The comparison with the reference (None for the reference and failed steps)."""
         return self.outcome.comparison
 
-    def to_json(self) -> dict[str, Any]:
-        from workbench.output.json_shapes import step_result_json
-
-        return step_result_json(self)
-
 
 @dataclass
 class Replay:
@@ -361,14 +356,14 @@ class Replay:
     def _judge_recorded(self, recorded: LiteralValue) -> Comparison:
         """`judge`, and for a module compiled for a GPU whose recording is beyond the bound,
         again with the GPU's legal dot/convolution roundings (TF32...) in the bound."""
-        from workbench.replay.gpu_numerics import is_gpu_module
+        from workbench.replay.judge.gpu_numerics import is_gpu_module
 
         comparison = self.judge(recorded)
         allowance = getattr(self.backend, "evaluate_gpu_allowance", None)
         if (comparison.ok or allowance is None or comparison.bound is None
                 or not is_gpu_module(self.backend.module)):
             return comparison
-        from workbench.replay.error_bound import truth_of, widen
+        from workbench.replay.judge.error_bound import truth_of, widen
 
         truth = self.truth(conditioning=True)
         if truth is None or self._shadow is None or self._reference_value is None:
@@ -439,7 +434,7 @@ class Replay:
         rounding noise inside the program too (`NOISE`: random-rounding evaluations); each
         made once per replay. None when the backend cannot, with the reason kept.
         Raises `Cancelled`."""
-        from workbench.replay.error_bound import perturb, truth_of, widen, with_noise
+        from workbench.replay.judge.error_bound import perturb, truth_of, widen, with_noise
 
         if self._shadow_problem is not None:
             return None

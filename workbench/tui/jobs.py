@@ -23,10 +23,10 @@ from workbench.model import Dump, Execution, Module, Step
 from workbench.replay.backends import NoBackend
 from workbench.replay.bisect import Verdict, bisect_replay
 from workbench.replay.inputs import InputError, InputSpec
-from workbench.replay.results_cache import ResultsCache, UnsafeCache, default_cache_dir
+from workbench.replay.processes.workers import Cancelled, WorkerPool, default_jobs, start_helpers
 from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_replay
-from workbench.replay.triage import TriageOptions, TriageResult, cached_results, triage
-from workbench.replay.workers import Cancelled, WorkerPool, default_jobs, start_helpers
+from workbench.replay.triage.results_cache import ResultsCache, UnsafeCache, default_cache_dir
+from workbench.replay.triage.run import TriageOptions, TriageResult, cached_results, triage
 from workbench.sources import ReadError
 
 

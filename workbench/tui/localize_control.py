@@ -22,8 +22,8 @@ from textual.message import Message
 from workbench.tui.jobs import Job
 
 if TYPE_CHECKING:
-    from workbench.replay.localize import Localization
-    from workbench.replay.reduction import Reduction
+    from workbench.replay.localize.result import Localization
+    from workbench.replay.reduce.reduction import Reduction
     from workbench.replay.steps import Replay
     from workbench.tui.context import ControlContext
 
@@ -71,7 +71,7 @@ class LocalizeControl:
             return
 
         def work(job: Job, replay: Replay) -> None:
-            from workbench.replay.culprit_localize import localize_or_say_why
+            from workbench.replay.localize.culprit import localize_or_say_why
             from workbench.replay.steps import ProcessRunner
 
             position = verdict.culprit.position if verdict.culprit is not None else 0
@@ -97,7 +97,7 @@ class LocalizeControl:
                                    work, kind="localize")
 
     def on_localized(self, event: Localized) -> None:
-        from workbench.replay.localize_text import localization_lines
+        from workbench.replay.localize.text import localization_lines
         from workbench.tui.panes.diff import DiffPane
 
         app, result = self.app, event.result
@@ -133,9 +133,9 @@ class LocalizeControl:
         root = app.dump.root
 
         def work(job: Job, replay: Replay) -> None:
-            from workbench.output.destinations import OutputError
-            from workbench.replay.localize import LocalizeError
-            from workbench.replay.reduce import reduce_to_folder
+            from workbench.destinations import OutputError
+            from workbench.replay.localize.result import LocalizeError
+            from workbench.replay.reduce.hlo import reduce_to_folder
 
             out = Path(tempfile.mkdtemp(prefix=f"{module.key}.reduced-"))
             try:

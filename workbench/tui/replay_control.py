@@ -18,9 +18,9 @@ from textual.binding import Binding, BindingType
 from workbench.model import Execution, Module
 from workbench.replay.backends import NoBackend, open_backend
 from workbench.replay.bisect import Mark, Verdict
-from workbench.replay.outcome import Kind, Outcome
+from workbench.replay.judge.outcome import Kind, Outcome
 from workbench.replay.steps import StepResult
-from workbench.replay.triage import TriageResult
+from workbench.replay.triage.run import TriageResult
 from workbench.tui.bisect_bar import ManualBisect
 from workbench.tui.book import step_key
 from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
@@ -255,7 +255,7 @@ class ReplayControl:
         app.book.set_module_status(result.module, triage_status(result))
         module = app.module_by_key(result.module)
         if result.culprit is not None and module is not None:
-            index = result.culprit["index"]
+            index = result.culprit.index
             if 0 <= index < len(module.steps):
                 app.culprit[module.key] = step_key(module.steps[index])
             if result.verdict is not None:  # L localizes from it, as after a bisection

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from workbench.replay.outcome import Kind, Outcome
+from workbench.replay.judge.outcome import Kind, Outcome
 
 DETAIL_WIDTH = 60  # a badge's detail is cut here (an error message can be long)
 

@@ -80,7 +80,7 @@ def last_step_matches(root: Path, key: str, inputs: list[Path], outputs: list[Pa
     under the workbench's comparison."""
     from workbench.index import scan
     from workbench.replay.backends import open_backend
-    from workbench.replay.compare import compare
+    from workbench.replay.judge.compare import compare
 
     module = scan(root).find_module(key)
     backend = open_backend(root, module)

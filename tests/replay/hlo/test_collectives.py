@@ -1,4 +1,4 @@
-"""Collectives over several devices, each device its own interpreter (`spmd.run_devices`);
+"""Collectives over several devices, each device its own interpreter (`partitioned.run_devices`);
 expected values computed here from XLA's definitions."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ import pytest
 
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.hlo_ir import Shape
-from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.hlo.partitioned import evaluate_partitioned, run_devices
 from workbench.replay.hlo.sharding import parse_sharding
-from workbench.replay.hlo.spmd import Partitioning, evaluate_partitioned, run_devices
+from workbench.replay.hlo.spmd import Partitioning
+from workbench.replay.processes import memory
 
 ADD = """
 %add (a: f32[], b: f32[]) -> f32[] {

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, computation, run, scalar_computation
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import evaluate_module, supported_opcodes
-
-from .builders import assert_same, computation, run, scalar_computation
 
 S32 = Shape("s32")
 F32 = Shape("f32")

@@ -1,7 +1,7 @@
 """The evaluator against results XLA wrote: every step of every module of the corpus dumps, on
 the arguments of every snapshot, reproduces the snapshot's recorded result.
 
-"Reproduces" is what triage asks: `workbench.replay.compare` with its default per-dtype
+"Reproduces" is what triage asks: `workbench.replay.judge.compare` with its default per-dtype
 tolerances. How many results are also bit-exact is asserted exactly, so a change in either
 direction is seen. Bit-exactness is not always possible, for reasons outside the HLO's
 semantics, all of them in XLA's CPU compiler:
@@ -33,8 +33,8 @@ from workbench.hlo_ir import HloModule, LiteralValue
 from workbench.index import scan
 from workbench.loader import load_snapshot, load_step_hlo
 from workbench.model import Module, Step
-from workbench.replay.compare import compare
 from workbench.replay.hlo import evaluate_module
+from workbench.replay.judge.compare import compare
 
 
 def leaves(value: LiteralValue) -> list[np.ndarray]:

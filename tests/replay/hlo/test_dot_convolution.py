@@ -7,10 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import array_shape, assert_same, run
 from workbench.hlo_ir import ConvolutionDimensionNumbers, DotDimensionNumbers, WindowDimension
 from workbench.replay.errors import Unsupported
-
-from .builders import array_shape, assert_same, run
 
 
 def test_dot_with_batch_and_contracting_dims() -> None:

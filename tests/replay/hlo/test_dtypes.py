@@ -6,9 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, run
 from workbench.hlo_ir import Shape
-
-from .builders import assert_same, run
 
 NAN = np.nan
 INF = np.inf

@@ -6,9 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, element_type, run
 from workbench.replay.errors import Unsupported
-
-from .builders import assert_same, element_type, run
 
 NAN = np.nan
 INF = np.inf

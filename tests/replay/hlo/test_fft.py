@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, run
 from workbench.hlo_ir import Shape
 from workbench.replay.errors import EvaluationError
-
-from .builders import assert_same, run
 
 c64 = np.complex64
 f32 = np.float32

@@ -8,9 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import array_shape, assert_same, run, scalar_computation
 from workbench.hlo_ir import GatherDimensionNumbers, ScatterDimensionNumbers
-
-from .builders import array_shape, assert_same, run, scalar_computation
 
 
 def test_gather_rows_with_clamping() -> None:

@@ -11,14 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import element_type, run
 from workbench.hlo_ir import Shape
 from workbench.index import scan
 from workbench.loader import load_snapshot, load_step_hlo
-from workbench.replay.compare import compare
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import evaluate_module
-
-from .builders import element_type, run
+from workbench.replay.judge.compare import compare
 
 DATA = Path(__file__).parents[2] / "data"
 TYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}

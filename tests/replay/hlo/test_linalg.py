@@ -8,10 +8,9 @@ import itertools
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, element_type, run
 from workbench.hlo_ir import Shape
 from workbench.replay.errors import Unsupported
-
-from .builders import assert_same, element_type, run
 
 f32 = np.float32
 NAN = np.nan

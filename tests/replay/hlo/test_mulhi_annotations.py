@@ -8,14 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import element_type, run
 from workbench.hlo_ir import Shape
 from workbench.index import scan
 from workbench.loader import load_snapshot, load_step_hlo
-from workbench.replay.compare import compare
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import evaluate_module
-
-from .builders import element_type, run
+from workbench.replay.judge.compare import compare
 
 OPS = Path(__file__).parents[2] / "data" / "ops"
 INTEGERS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]

@@ -7,14 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from tests.helpers.hlo_builders import assert_same, run
 from workbench.hlo_ir import (
     GatherDimensionNumbers,
     PaddingDimension,
     Shape,
     SliceDimension,
 )
-
-from .builders import assert_same, run
 
 SETTINGS = settings(max_examples=40, deadline=None)
 arrays = hnp.arrays(np.int32, hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=4),

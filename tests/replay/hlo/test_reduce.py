@@ -5,10 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import (
+    array_shape,
+    assert_same,
+    computation,
+    run,
+    scalar_computation,
+)
 from workbench.hlo_ir import HloModule, Instruction, Shape
 from workbench.replay.hlo import evaluate_module
-
-from .builders import array_shape, assert_same, computation, run, scalar_computation
 
 NAN = np.nan
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.helpers.hlo_builders import (
+    array_shape,
+    assert_same,
+    computation,
+    run,
+    scalar_computation,
+)
 from workbench.hlo_ir import Instruction, Shape, WindowDimension
-
-from .builders import array_shape, assert_same, computation, run, scalar_computation
 
 
 def window(*dims: WindowDimension) -> tuple[WindowDimension, ...]:

@@ -8,10 +8,9 @@ import re
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, run
 from workbench.hlo_ir import Shape
 from workbench.replay.errors import Unsupported
-
-from .builders import assert_same, run
 
 NUMPY = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import array_shape, assert_same, run
 from workbench.hlo_ir import (
     Computation,
     HloModule,
@@ -15,8 +16,6 @@ from workbench.hlo_ir import (
 )
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import evaluate_module
-
-from .builders import array_shape, assert_same, run
 
 x23 = np.arange(6, dtype=np.float32).reshape(2, 3)
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.helpers.hlo_builders import assert_same, computation, run, scalar_computation
 from workbench.hlo_ir import Instruction, Shape
-
-from .builders import assert_same, computation, run, scalar_computation
 
 NAN = np.nan
 

@@ -7,10 +7,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, run
 from workbench.hlo_ir import Shape
 from workbench.replay.errors import Unsupported
-
-from .builders import assert_same, run
 
 QUARTER = 1 << 30  # 0.25 scaled to u32
 

@@ -8,10 +8,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.helpers.hlo_builders import assert_same, computation, run, scalar_computation
 from workbench.hlo_ir import DotDimensionNumbers, Instruction, Shape
 from workbench.replay.errors import Unsupported
-
-from .builders import assert_same, computation, run, scalar_computation
 
 s4 = ml_dtypes.int4
 u4 = ml_dtypes.uint4

@@ -3,11 +3,11 @@ left dead) may change across a pass as it likes: it is never named the culprit."
 
 from __future__ import annotations
 
-import localize_cases as cases
-
+from tests.helpers import localize_cases as cases
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
-from workbench.replay.localize import Localization, Localizer
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.localize.result import Localization
 
 
 def _localize(before: str, after: str) -> Localization:

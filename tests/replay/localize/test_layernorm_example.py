@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from planting import plant
 
+from tests.helpers.planting import plant
 from workbench.cli import main
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay
-from workbench.replay.culprit_localize import localize_verdict
+from workbench.replay.localize.culprit import localize_verdict
 from workbench.replay.steps import open_replay
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "layernorm-broken-fusion"

@@ -7,20 +7,22 @@ import itertools
 import json
 from pathlib import Path
 
-import localize_cases as cases
 import numpy as np
 import pytest
-from localize_dumps import write_dump
 
+from tests.helpers import localize_cases as cases
+from tests.helpers.localize_dumps import write_dump
 from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.hlo_ir import Instruction
 from workbench.index import scan
 from workbench.model import Step
 from workbench.replay.bisect import bisect_replay
-from workbench.replay.culprit_localize import localize_verdict
 from workbench.replay.hlo import evaluate_module
-from workbench.replay.localize import LocalizeError, Localizer, cone_module
+from workbench.replay.localize.culprit import localize_verdict
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.localize.regions import cone_module
+from workbench.replay.localize.result import LocalizeError
 from workbench.replay.steps import open_replay
 
 
@@ -116,7 +118,7 @@ def test_the_limit_is_the_memory_limit_and_counts_what_the_evaluations_hold(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """No fixed cap: by default the limit in force (`--memory-limit` sets it), and the values
     kept plus what the evaluations under way hold at once must fit in it."""
-    from workbench.replay import memory
+    from workbench.replay.processes import memory
 
     step = Step(0, "p", "hlo", "after-pass")
     before, after = parse_hlo_text(cases.FUSION_BEFORE), parse_hlo_text(cases.FUSION_AFTER)
@@ -187,7 +189,7 @@ def test_no_wolf_on_real_low_precision_pipelines(name: str) -> None:
     """Every pass of these real XLA pipelines keeps the result (the verdicts agree): no pair
     of consecutive steps may name a culprit instruction, and each says the results agree
     (float normalization and layout rewrites change intermediate types and shapes)."""
-    from workbench.replay.localize import localize_steps
+    from workbench.replay.localize.localizer import localize_steps
 
     root = LOWP / name
     module = next(m for m in scan(root).modules if m.executions)
@@ -208,7 +210,7 @@ def test_no_wolf_where_a_pass_simplifies_loops(name: str) -> None:
     """Every module of these real JAX dumps keeps its result at every pass; among them XLA's
     simplify-while-loops, which leaves loop counters nothing reads changed (in `fori_loop`
     and the `jax.random` loops of `mlp`): no pair of consecutive steps names a culprit."""
-    from workbench.replay.localize import localize_steps
+    from workbench.replay.localize.localizer import localize_steps
 
     root = CORPUS_XLA / name
     checked = 0
@@ -245,10 +247,10 @@ def test_later_step_takes_values_it_computes_the_same_way() -> None:
     step = Step(0, "p", "hlo", "after-pass")
     result = localizer.run(step, step)
     reduce_key = ((), "s")
-    assert localizer.same_computation(reduce_key) == ((), "s")
+    assert localizer.pair.same_computation(reduce_key) == ((), "s")
     assert result.instruction is not None and result.instruction.name == "out"
     changed = Localizer(before, parse_hlo_text(cases.REDUCE_AFTER), cases.REDUCE_ARGS)
-    assert changed.same_computation(reduce_key) is None
+    assert changed.pair.same_computation(reduce_key) is None
     found = changed.run(step, step).instruction
     assert found is not None and found.name == "s"
 
@@ -261,13 +263,13 @@ def test_the_same_pair_is_matched_once() -> None:
     localizer = Localizer(before, after, cases.ENTRY_ARGS)
     first = localizer.matching
     localizer.run(step, step)
-    worked_out = dict(localizer._same)
+    worked_out = dict(localizer.pair.same)
     assert worked_out  # every site judged was looked at
     again = Localizer(before, after, [a + 1 for a in cases.ENTRY_ARGS])
-    assert again.matching is first and again._same == worked_out
+    assert again.matching is first and again.pair.same == worked_out
     other = parse_hlo_text(cases.ENTRY_AFTER)
     fresh = Localizer(before, other, cases.ENTRY_ARGS)
-    assert fresh.matching is not first and not fresh._same
+    assert fresh.matching is not first and not fresh.pair.same
 
 
 def test_cone_module_runs_only_what_the_values_depend_on() -> None:

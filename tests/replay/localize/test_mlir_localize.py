@@ -10,7 +10,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.index import scan
-from workbench.replay.culprit_localize import localize_backend_steps
+from workbench.replay.localize.culprit import localize_backend_steps
 from workbench.replay.steps import open_replay
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "xdsl-faulty-pass"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import localize_cases as cases
 import numpy as np
 import pytest
-from localize_dumps import write_dump
 
+from tests.helpers import localize_cases as cases
+from tests.helpers.localize_dumps import write_dump
 from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.formats.literal import literal_from_proto

@@ -18,9 +18,9 @@ from workbench.formats.literal import literal_from_proto
 from workbench.formats.mlir_trace import parse_trace
 from workbench.model import Source, Step
 from workbench.protos import hlo_pb2, mlir_trace_pb2
-from workbench.replay.localize import LocalizeError
-from workbench.replay.localize_mlir import localize_mlir
-from workbench.replay.reduce import reduce_to_folder
+from workbench.replay.localize.mlir import localize_mlir
+from workbench.replay.localize.result import LocalizeError
+from workbench.replay.reduce.hlo import reduce_to_folder
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "xdsl-faulty-pass"
 TRACE = "module_0000.dense_relu.mlir-trace.pb"

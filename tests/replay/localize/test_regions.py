@@ -1,22 +1,23 @@
 """A value is judged against the truth of its region: the instructions making it from the last
 values both steps made bit for bit alike, evaluated in f64 on those values. Rounding before
 them is common to both steps and explains no difference between them. And what the later step
-makes bit for bit as the earlier did is not evaluated again (`Localizer.settled`)."""
+makes bit for bit as the earlier did is not evaluated again (`StepPair.settled`)."""
 
 from __future__ import annotations
 
-import localize_cases as cases
 import numpy as np
 import pytest
 
+from tests.helpers import localize_cases as cases
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
-from workbench.replay import localize
-from workbench.replay.error_bound import widen
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.shadow import widened_module
-from workbench.replay.localize import Localizer, region_module
-from workbench.replay.localize_match import Key, flatten
+from workbench.replay.judge.error_bound import widen
+from workbench.replay.localize import regions
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.localize.match import Key, flatten
+from workbench.replay.localize.regions import region_module
 
 # An entry value read by a fusion, whose result an entry instruction reads.
 CROSSING = cases.FUSION_HEADER + """%fused_computation (param_0: f32[2,3], param_1: f32[3]) -> f32[2,3] {
@@ -78,7 +79,7 @@ def test_no_region_past_a_value_not_made_there_or_too_many_instructions(
     root = (ENTRY, loop.entry.root_name)
     assert loop.entry.root.opcode == "get-tuple-element"
     assert _region(cases.LOOP_BEFORE, root, {(ENTRY, "x")}) is None
-    monkeypatch.setattr(localize, "REGION_LIMIT", 2)
+    monkeypatch.setattr(regions, "REGION_LIMIT", 2)
     assert _region(CROSSING, (ENTRY, "s"), {(ENTRY, "x"), (ENTRY, "y")}) is None
 
 
@@ -102,9 +103,9 @@ def test_a_fusion_computing_what_the_earlier_step_did_is_not_evaluated() -> None
     step = Step(0, "p", "hlo", "after-pass")
     before, after = parse_hlo_text(cases.FUSED_BEFORE), parse_hlo_text(cases.FUSED_AFTER)
     localizer = Localizer(before, after, cases.FUSION_ARGS)
-    settled = localizer.settled()
+    settled = localizer.pair.settled()
     assert settled[(ENTRY, "f")] == (((), "m"), ())  # its result is the earlier m
-    part = localizer.unsettled().entry
+    part = localizer.pair.unsettled().entry
     assert [(i.name, i.opcode) for i in part.instructions] == [
         ("x", "parameter"), ("y", "parameter"), ("f", "constant"), ("t.1", "abs")]
     assert part.by_name["f"].literal_elided  # a placeholder: its value is given

@@ -8,14 +8,17 @@ import gc
 import weakref
 from typing import Any
 
-import localize_cases as cases
 import numpy as np
 import pytest
 
+from tests.helpers import localize_cases as cases
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.model import Step
-from workbench.replay import localize
-from workbench.replay.localize import Localization, Localizer
+from workbench.replay.localize.earlier_step import EarlierStep
+from workbench.replay.localize.localizer import Localizer
+from workbench.replay.localize.pair import StepPair
+from workbench.replay.localize.result import DynKey, Localization
+from workbench.replay.localize.search import Search
 
 PLANTED = {
     "entry": (cases.ENTRY_BEFORE, cases.ENTRY_AFTER, cases.ENTRY_ARGS),
@@ -56,37 +59,37 @@ def test_values_taken_from_the_earlier_step_give_the_full_path_answer(
     on bit-identical operands (`_Search.known`); computing every value gives the same."""
     before, after, arguments = PLANTED[case]
     taken: list[object] = []
-    known = localize._Search.known
+    known = Search.known
 
-    def counting(search: localize._Search, key: localize.DynKey) -> Any:
+    def counting(search: Search, key: DynKey) -> Any:
         value = known(search, key)
         if value is not None:
             taken.append(key)
         return value
 
-    monkeypatch.setattr(localize._Search, "known", counting)
+    monkeypatch.setattr(Search, "known", counting)
     fast = _run(before, after, arguments)
     # Every case has an instruction computed the same way on the same operands but the one
     # whose operands are all new.
     assert bool(taken) == (case != "unmatched")
-    monkeypatch.setattr(localize.Localizer, "same_computation", lambda self, key: None)
+    monkeypatch.setattr(StepPair, "same_computation", lambda self, key: None)
     taken.clear()
     full = _run(before, after, arguments)
     assert not taken
     assert _answer(fast) == _answer(full)
 
 
-def _with_chunk(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[localize._EarlierStep]:
+def _with_chunk(monkeypatch: pytest.MonkeyPatch, chunk: int) -> list[EarlierStep]:
     """Make the earlier step's turns `chunk` values long; the steps made are listed."""
-    made: list[localize._EarlierStep] = []
-    init = localize._EarlierStep.__init__
+    made: list[EarlierStep] = []
+    init = EarlierStep.__init__
 
-    def init_with_chunk(self: localize._EarlierStep, localizer: Localizer) -> None:
+    def init_with_chunk(self: EarlierStep, localizer: Localizer) -> None:
         init(self, localizer)
         self.chunk = chunk  # before its first turn: the thread waits for one
         made.append(self)
 
-    monkeypatch.setattr(localize._EarlierStep, "__init__", init_with_chunk)
+    monkeypatch.setattr(EarlierStep, "__init__", init_with_chunk)
     return made
 
 
@@ -118,14 +121,14 @@ def test_a_run_frees_its_values_without_a_collection(case: str,
     before_text, after_text, arguments = PLANTED[case]
     before, after = parse_hlo_text(before_text), parse_hlo_text(after_text)
     kept: list[weakref.ref[np.ndarray]] = []
-    keep = Localizer._keep
+    keep = Localizer.keep
 
     def spying(localizer: Localizer, value: Any) -> None:
         if isinstance(value, np.ndarray) and value.size > 1:  # not a scalar constant's
             kept.append(weakref.ref(value))
         keep(localizer, value)
 
-    monkeypatch.setattr(Localizer, "_keep", spying)
+    monkeypatch.setattr(Localizer, "keep", spying)
     step = Step(0, "p", "hlo", "after-pass")
     gc.collect()
     gc.disable()

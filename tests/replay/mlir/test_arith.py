@@ -8,9 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from tests.helpers.mlir_snippets import binary, run, unary
 from workbench.replay.errors import EvaluationError
-
-from .mlir_snippets import binary, run, unary
 
 NAN = float("nan")
 

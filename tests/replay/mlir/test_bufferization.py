@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.helpers.mlir_snippets import run
 from workbench.replay.mlir.parse import parse_module
-
-from .mlir_snippets import run
 
 
 def test_to_tensor_is_a_snapshot_of_the_buffer() -> None:

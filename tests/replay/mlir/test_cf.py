@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.mlir_snippets import run
 from workbench.replay.errors import EvaluationError
-
-from .mlir_snippets import run
 
 LOOP = """
 func.func @main(%n: i64) -> i64 {

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from .mlir_snippets import run
+from tests.helpers.mlir_snippets import run
 
 
 def chlo(op: str, values: list[float], dtype: str = "f32") -> np.ndarray:

@@ -8,14 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.mlir_snippets import run, snapshot_values, trace_texts
 from workbench.index import scan
 from workbench.loader import read_text
-from workbench.replay.compare import compare
 from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.judge.compare import compare
 from workbench.replay.mlir import evaluate_mlir
 from workbench.replay.mlir.backend import replayable_steps
-
-from .mlir_snippets import run, snapshot_values, trace_texts
 
 TRACE = "module_0000.jit_f.mlir-trace.pb"
 SNAPSHOT = "module_0000.jit_f.snapshot.0.pb"

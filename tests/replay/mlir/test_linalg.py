@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.mlir_snippets import run
 from workbench.replay.mlir.interpreters import structured
-
-from .mlir_snippets import run
 
 
 @pytest.fixture(params=["vectorized", "elementwise"])

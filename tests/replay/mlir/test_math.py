@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from .mlir_snippets import binary, run, unary
+from tests.helpers.mlir_snippets import binary, run, unary
 
 NAN = float("nan")
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.mlir_snippets import run
 from workbench.replay.errors import EvaluationError
-
-from .mlir_snippets import run
 
 
 def test_alloc_in_both_printed_forms_holds_poison() -> None:

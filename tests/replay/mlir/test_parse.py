@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from damage import huge_line, output_within
 
+from tests.helpers.damage import huge_line, output_within
 from workbench.formats.mlir_trace import parse_trace
 from workbench.replay.errors import Unsupported
 from workbench.replay.mlir import evaluate_mlir

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .mlir_snippets import run
+from tests.helpers.mlir_snippets import run
 
 
 def test_for_with_iter_args_sums_in_order() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .mlir_snippets import run
+from tests.helpers.mlir_snippets import run
 
 
 def test_mesh_and_sharding_constraint() -> None:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from .mlir_snippets import run
+from tests.helpers.mlir_snippets import run
 
 NAN = float("nan")
 

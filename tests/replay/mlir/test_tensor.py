@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.mlir_snippets import run
 from workbench.replay.errors import EvaluationError
-
-from .mlir_snippets import run
 
 
 def test_insert_leaves_its_operand_unchanged() -> None:

@@ -8,9 +8,9 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from patience import wait_for
 from textual.pilot import Pilot
 
+from tests.helpers.patience import wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.executions import ExecutionsPane
 from workbench.tui.panes.iree import NO_CAPTURE, IreePane

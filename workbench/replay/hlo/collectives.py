@@ -21,9 +21,9 @@ import numpy as np
 
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import EvaluationError, Unsupported
-from workbench.replay.hlo.devices import DeviceContext, device_of
 from workbench.replay.hlo.registry import Value, handles
 from workbench.replay.hlo.sharding import parse_pairs, parse_replica_groups
+from workbench.replay.hlo.spmd import DeviceContext, device_of
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter

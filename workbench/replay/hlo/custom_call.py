@@ -1,4 +1,5 @@
-"""`custom-call`: dispatch on the target name.
+"""`custom-call`: dispatch on the target name, each target registered where it is evaluated
+(`registry.handles_custom_call`).
 
 - Annotations (sharding, host offloading, Shardy's `xla.sdy.*` markers) are the identity on
   one device: their results are their operands.
@@ -18,10 +19,19 @@ import numpy as np
 
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import Unsupported
-from workbench.replay.hlo import devices, gpu_calls, lapack
-from workbench.replay.hlo.registry import Value, handles
+from workbench.replay.hlo import (  # noqa: F401  (modules registering targets)
+    gpu_calls,
+    lapack,
+    spmd,
+    xla_internal_calls,
+)
+from workbench.replay.hlo.registry import (
+    Value,
+    custom_call_handler_for,
+    handles,
+    handles_custom_call,
+)
 from workbench.replay.hlo.tridiagonal_solve import tridiagonal_solve_perturbed
-from workbench.replay.hlo.xla_internal_calls import XLA_INTERNAL_TARGETS
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
@@ -35,7 +45,8 @@ ANNOTATION_TARGETS = frozenset((
 ))
 
 
-def _annotation(instruction: Instruction, operands: list[Value]) -> Value:
+def _annotation(_interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
     shape = instruction.shape
     if shape.is_tuple and len(shape.tuple_shapes) == len(operands):
         values = tuple(operands)
@@ -53,35 +64,36 @@ def _annotation(instruction: Instruction, operands: list[Value]) -> Value:
     return operands[0] if not shape.is_tuple else values
 
 
+handles_custom_call(*(ANNOTATION_TARGETS - spmd.MANUAL_ENTRY - spmd.MANUAL_EXIT))(_annotation)
+
+
+@handles_custom_call(*spmd.MANUAL_ENTRY, *spmd.MANUAL_EXIT)
 def _manual_boundary(interpreter: Interpreter, instruction: Instruction,
                      operands: list[Value]) -> Value:
-    """A manual region's entry (this device's shard) or exit (every device's joined)."""
+    """On one device of a partitioned run, a manual region's entry (this device's shard) or
+    exit (every device's joined); on one device alone, an annotation."""
+    if spmd.device_of(interpreter).devices == 1:
+        return _annotation(interpreter, instruction, operands)
     if len(operands) != 1 or instruction.shape.is_tuple:
         raise Unsupported(f"custom-call {instruction.custom_call_target} with "
                           f"{len(operands)} operands and result {instruction.shape}")
-    if instruction.custom_call_target in devices.MANUAL_EXIT:
-        return devices.manual_exit(interpreter, instruction, operands[0])
+    if instruction.custom_call_target in spmd.MANUAL_EXIT:
+        return spmd.manual_exit(interpreter, instruction, operands[0])
     operand = interpreter.operand(instruction, 0)
-    return devices.manual_entry(interpreter, instruction, operands[0], operand.sharding)
+    return spmd.manual_entry(interpreter, instruction, operands[0], operand.sharding)
 
 
-@handles("custom-call")
+@handles_custom_call("tridiagonal_solve_perturbed_ffi")
+def _tridiagonal_solve(_interpreter: Interpreter, instruction: Instruction,
+                       operands: list[Value]) -> Value:
+    if len(operands) != 4:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with "
+                          f"{len(operands)} operands")
+    return tridiagonal_solve_perturbed(*(np.asarray(x) for x in operands))
+
+
+@handles("custom-call", bit_exact=True)  # the shadow runs a call as it is: no f64 kernel
 def custom_call(interpreter: Interpreter, instruction: Instruction,
                 operands: list[Value]) -> Value:
-    target = instruction.custom_call_target or ""
-    boundary = target in devices.MANUAL_ENTRY | devices.MANUAL_EXIT
-    if boundary and devices.device_of(interpreter).devices > 1:
-        return _manual_boundary(interpreter, instruction, operands)
-    if target in ANNOTATION_TARGETS:
-        return _annotation(instruction, operands)
-    if target in XLA_INTERNAL_TARGETS:
-        return XLA_INTERNAL_TARGETS[target](interpreter, instruction, operands)
-    if target.startswith("lapack_"):
-        return lapack.evaluate(instruction, operands)
-    if target in gpu_calls.GPU_CALLS:
-        return gpu_calls.GPU_CALLS[target](interpreter, instruction, operands)
-    if target == "tridiagonal_solve_perturbed_ffi":
-        if len(operands) != 4:
-            raise Unsupported(f"custom-call {target} with {len(operands)} operands")
-        return tridiagonal_solve_perturbed(*(np.asarray(x) for x in operands))
-    raise Unsupported(f"custom-call {target}" if target else "custom-call")
+    handler = custom_call_handler_for(instruction.custom_call_target or "")
+    return handler(interpreter, instruction, operands)

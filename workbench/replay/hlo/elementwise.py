@@ -295,9 +295,9 @@ def binary_function(opcode: str, dtype: np.dtype) -> Fn:
 
 
 for _opcode, _table in UNARY.items():
-    handles(_opcode)(unary(_table))
+    handles(_opcode, elementwise=True)(unary(_table))
 for _opcode, _table in BINARY.items():
-    handles(_opcode)(binary(_table))
+    handles(_opcode, elementwise=True)(binary(_table))
 
 
 # -- ops with attributes or mixed types ---------------------------------------------------
@@ -334,14 +334,14 @@ def compare_values(x: np.ndarray, y: np.ndarray, direction: str,
     return function(x, y)
 
 
-@handles("compare")
+@handles("compare", elementwise=True)
 def compare(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     x, y = operands
     return compare_values(np.asarray(x), np.asarray(y), instruction.comparison_direction or "",
                           instruction.comparison_type)
 
 
-@handles("select")
+@handles("select", elementwise=True)
 def select(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     predicate, on_true, on_false = operands
     if isinstance(on_true, tuple):
@@ -349,7 +349,7 @@ def select(interpreter: object, instruction: Instruction, operands: list[Value])
     return np.where(predicate, on_true, on_false)
 
 
-@handles("clamp")
+@handles("clamp", elementwise=True)
 def clamp(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     low, x, high = operands
     kind = kind_of(x.dtype)
@@ -362,20 +362,20 @@ def clamp(interpreter: object, instruction: Instruction, operands: list[Value]) 
     return np.minimum(high, np.maximum(x, low))
 
 
-@handles("convert")
+@handles("convert", elementwise=True)
 def convert(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     return dtypes.convert(np.asarray(operands[0]),
                           dtypes.dtype_of(instruction.shape.element_type))
 
 
-@handles("bitcast-convert")
+@handles("bitcast-convert", bit_exact=True)
 def bitcast_convert(interpreter: object, instruction: Instruction,
                     operands: list[Value]) -> Value:
     return dtypes.bitcast_convert(np.asarray(operands[0]),
                                   dtypes.dtype_of(instruction.shape.element_type))
 
 
-@handles("complex")
+@handles("complex", elementwise=True)
 def make_complex(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     real, imag = np.broadcast_arrays(*operands)
     result = np.empty(real.shape, dtypes.dtype_of(instruction.shape.element_type))
@@ -384,7 +384,7 @@ def make_complex(interpreter: object, instruction: Instruction, operands: list[V
     return result
 
 
-@handles("reduce-precision")
+@handles("reduce-precision", elementwise=True, bit_exact=True)
 def reduce_precision(interpreter: object, instruction: Instruction,
                      operands: list[Value]) -> Value:
     x = np.asarray(operands[0])

@@ -40,22 +40,10 @@ from workbench.replay.hlo.convolution import convolution
 from workbench.replay.hlo.dot import accumulation, dot
 from workbench.replay.hlo.lapack import parse_backend_config
 from workbench.replay.hlo.linalg import triangular_solve
-from workbench.replay.hlo.registry import Value
+from workbench.replay.hlo.registry import Value, handles_custom_call
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
-
-GpuCall = Callable[["Interpreter", Instruction, list[Value]], Value]
-GPU_CALLS: dict[str, GpuCall] = {}
-
-
-def gpu_call(*targets: str) -> Callable[[GpuCall], GpuCall]:
-    def register(function: GpuCall) -> GpuCall:
-        for target in targets:
-            GPU_CALLS[target] = function
-        return function
-    return register
-
 
 def json_config(instruction: Instruction, key: str | None = None) -> dict[str, Any]:
     """The instruction's JSON `backend_config` (or its `key` member)."""
@@ -137,7 +125,7 @@ def _grouped(instruction: Instruction) -> int:
     return instruction.feature_group_count
 
 
-@gpu_call("__cudnn$convForward", "__cudnn$convBiasActivationForward")
+@handles_custom_call("__cudnn$convForward", "__cudnn$convBiasActivationForward")
 def conv_forward(interpreter: Interpreter, instruction: Instruction,
                  operands: list[Value]) -> Value:
     config = _conv_config(instruction)
@@ -161,7 +149,7 @@ def conv_forward(interpreter: Interpreter, instruction: Instruction,
     return _with_workspace(instruction, value)
 
 
-@gpu_call("__cudnn$convBackwardInput")
+@handles_custom_call("__cudnn$convBackwardInput")
 def conv_backward_input(interpreter: Interpreter, instruction: Instruction,
                         operands: list[Value]) -> Value:
     """The transpose of the forward convolution applied to the output gradient."""
@@ -190,7 +178,7 @@ def conv_backward_input(interpreter: Interpreter, instruction: Instruction,
     return _with_workspace(instruction, np.transpose(value, np.argsort(in_order)).astype(dtype))
 
 
-@gpu_call("__cudnn$convBackwardFilter")
+@handles_custom_call("__cudnn$convBackwardFilter")
 def conv_backward_filter(interpreter: Interpreter, instruction: Instruction,
                          operands: list[Value]) -> Value:
     """The forward convolution's gradient with respect to its kernel."""
@@ -243,9 +231,9 @@ def _dot(interpreter: Interpreter, lhs: np.ndarray, rhs: np.ndarray,
                           [lhs.astype(np.float32), rhs.astype(np.float32)]))
 
 
-@gpu_call("__cudnn$fmhaSoftmax", "__cudnn$fmhaScaleBiasSoftmax", "__cudnn$fmhaScaleMaskSoftmax",
-          "__cudnn$fmhaSoftmaxDropout", "__cudnn$fmhaScaleBiasSoftmaxDropout",
-          "__cudnn$fmhaBiasSoftmax")
+@handles_custom_call("__cudnn$fmhaSoftmax", "__cudnn$fmhaScaleBiasSoftmax",
+                     "__cudnn$fmhaScaleMaskSoftmax", "__cudnn$fmhaSoftmaxDropout",
+                     "__cudnn$fmhaScaleBiasSoftmaxDropout", "__cudnn$fmhaBiasSoftmax")
 def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
                  operands: list[Value]) -> Value:
     config = json_config(instruction, "cudnn_fmha_backend_config")
@@ -291,7 +279,7 @@ _EPILOGUES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 _EPILOGUES["BIAS_GELU"] = _EPILOGUES["GELU"]
 
 
-@gpu_call("__cublas$gemm", "__cublas$lt$matmul")
+@handles_custom_call("__cublas$gemm", "__cublas$lt$matmul")
 def cublas_gemm(interpreter: Interpreter, instruction: Instruction,
                 operands: list[Value]) -> Value:
     """`epilogue(alpha * dot(a, b) + beta * c + bias)`, from `gemm_backend_config`."""
@@ -321,7 +309,7 @@ def cublas_gemm(interpreter: Interpreter, instruction: Instruction,
     return _with_workspace(instruction, dtypes.convert(_EPILOGUES[epilogue](total), dtype))
 
 
-@gpu_call("__cublas$triangularSolve")
+@handles_custom_call("__cublas$triangularSolve")
 def cublas_triangular_solve(interpreter: Interpreter, instruction: Instruction,
                             operands: list[Value]) -> Value:
     config = json_config(instruction)
@@ -353,7 +341,7 @@ def _lower(instruction: Instruction) -> bool:
     return bool(parse_backend_config(instruction.backend_config).get("lower", False))
 
 
-@gpu_call("cusolver_potrf_ffi")
+@handles_custom_call("cusolver_potrf_ffi")
 def cusolver_potrf(interpreter: Interpreter, instruction: Instruction,
                    operands: list[Value]) -> Value:
     """Cholesky of the `lower` (or upper) triangle; the other triangle keeps the input."""
@@ -364,7 +352,7 @@ def cusolver_potrf(interpreter: Interpreter, instruction: Instruction,
     return factor.astype(a.dtype), info.astype(np.int32)
 
 
-@gpu_call("cusolver_getrf_ffi")
+@handles_custom_call("cusolver_getrf_ffi")
 def cusolver_getrf(interpreter: Interpreter, instruction: Instruction,
                    operands: list[Value]) -> Value:
     a = np.asarray(operands[0])
@@ -373,7 +361,7 @@ def cusolver_getrf(interpreter: Interpreter, instruction: Instruction,
     return lu.astype(a.dtype), (pivots + 1).astype(np.int32), info.astype(np.int32)
 
 
-@gpu_call("cusolver_syevd_ffi")
+@handles_custom_call("cusolver_syevd_ffi")
 def cusolver_syevd(interpreter: Interpreter, instruction: Instruction,
                    operands: list[Value]) -> Value:
     """Eigenvalues ascending and eigenvectors as columns, from the `lower` (or upper) triangle."""
@@ -385,7 +373,7 @@ def cusolver_syevd(interpreter: Interpreter, instruction: Instruction,
     return (vectors.astype(a.dtype), values.astype(np.real(a).dtype), info.astype(np.int32))
 
 
-@gpu_call("cu_lu_pivots_to_permutation")
+@handles_custom_call("cu_lu_pivots_to_permutation")
 def lu_pivots_to_permutation(interpreter: Interpreter, instruction: Instruction,
                              operands: list[Value]) -> Value:
     """Row swaps (0-based, applied in order) to the permutation they make of 0..n-1."""

@@ -23,33 +23,23 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
-from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import sub_byte
 from workbench.replay.hlo.dtypes import contiguous, dtype_of
 from workbench.replay.hlo.float_environment import flushing
-from workbench.replay.hlo.registry import Handler, Value, handler_for
+from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value, handler_for
+from workbench.replay.processes import memory
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.devices import DeviceContext
+    from workbench.replay.hlo.spmd import DeviceContext
 
-# Ops that stay exact when every scalar in a scalar computation becomes an array of scalars.
-ELEMENTWISE = frozenset((
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert",
-    "cosine", "count-leading-zeros", "divide", "erf", "exponential", "exponential-minus-one",
-    "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
-    "mulhi", "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
-    "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select",
-    "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
-    "subtract", "tan", "tanh", "xor",
-))
 _BATCH_STRUCTURAL = frozenset(("constant", "parameter", "tuple", "get-tuple-element"))
 # Shape ops that are identities when both operand and result are scalars.
 _SCALAR_IDENTITIES = frozenset(("broadcast", "reshape", "bitcast", "copy"))
 _BATCH_CALLS = frozenset(("call", "fusion"))
 # Ops whose result is (or holds) values that exist already: they allocate no new arrays.
 _ALIASING = frozenset(("parameter", "tuple", "get-tuple-element", "bitcast",
-                       "optimization-barrier", "after-all", "add-dependency"))
+                       "opt-barrier", "after-all", "add-dependency"))
 # Ops that run the computations they call with their own intermediates (not batched).
 _RUNS_CALLEES = frozenset(("call", "fusion", "while", "conditional"))
 
@@ -106,7 +96,7 @@ class Interpreter:
         self.module = module
         self.observer = observer
         self.flush_subnormals = flush_subnormals  # the platform's DAZ/FTZ (float_environment)
-        self.device: DeviceContext | None = None  # set by an SPMD run (`spmd.run_devices`)
+        self.device: DeviceContext | None = None  # set by an SPMD run (`partitioned.run_devices`)
         self._plans: dict[tuple[str, bool], _Plan] = {}
         self._peaks: dict[str, int] = {}  # most bytes a computation holds at once
         self._memory_limit = memory.memory_limit()

@@ -40,6 +40,7 @@ import numpy as np
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo.dtypes import dtype_of
+from workbench.replay.hlo.registry import Value, handles_custom_call
 
 TARGET = re.compile(r"lapack_([sdcz])([a-z0-9]+)_ffi")
 _ELEMENT_TYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
@@ -91,14 +92,21 @@ KERNELS: dict[str, tuple[Kernel, tuple[int, ...]]] = {}
 
 
 def kernel(*names: str, core_ranks: tuple[int, ...] = (2,)) -> Callable[[Kernel], Kernel]:
-    """Register the decorated function for routines `names`; it gets one batch element's
-    operands (of `core_ranks` dimensions each) and returns its outputs in jaxlib's order."""
+    """Register the decorated function for routines `names` (the custom-call targets
+    `lapack_<s|d|c|z><name>_ffi`); it gets one batch element's operands (of `core_ranks`
+    dimensions each) and returns its outputs in jaxlib's order."""
 
     def register(function: Kernel) -> Kernel:
         for name in names:
             KERNELS[name] = (function, core_ranks)
+            handles_custom_call(*(f"lapack_{prefix}{name}_ffi" for prefix in _ELEMENT_TYPES))(
+                _lapack_call)
         return function
     return register
+
+
+def _lapack_call(_interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
+    return evaluate(instruction, operands)
 
 
 def _lwork(work: Any) -> int:

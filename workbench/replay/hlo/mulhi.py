@@ -47,7 +47,7 @@ def _mulhi_unsigned(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _high_u64(x.astype(np.uint64), y.astype(np.uint64))
 
 
-@handles("mulhi")
+@handles("mulhi", elementwise=True)
 def mulhi(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     x, y = (np.asarray(v) for v in operands)
     element_type = instruction.shape.element_type

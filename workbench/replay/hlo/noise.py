@@ -60,7 +60,7 @@ _EXACT = frozenset(
         "fusion",
         "custom-call",
         "sort",
-        "optimization-barrier",
+        "opt-barrier",
         "abs",
         "negate",
         "maximum",

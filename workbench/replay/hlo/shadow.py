@@ -20,12 +20,11 @@ import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue, Shape
 from workbench.replay.errors import Unsupported
+from workbench.replay.hlo.registry import BIT_EXACT
 
 WIDE = {"f16": "f64", "bf16": "f64", "f32": "f64", "c64": "c128", "f8e5m2": "f64",
         "f8e4m3fn": "f64", "f8e4m3b11fnuz": "f64", "f8e5m2fnuz": "f64", "f8e4m3fnuz": "f64",
         "f8e4m3": "f64", "f8e3m4": "f64", "f4e2m1fn": "f64", "f8e8m0fnu": "f64"}
-_BIT_EXACT = frozenset(("bitcast-convert", "reduce-precision", "stochastic-convert", "rng",
-                        "custom-call"))
 
 
 def widen_shape(shape: Shape) -> Shape:
@@ -72,7 +71,7 @@ def widened_module(module: HloModule) -> HloModule:
 
 
 def _fenced(instruction: Instruction, shapes: dict[str, Shape]) -> bool:
-    if instruction.opcode in _BIT_EXACT:
+    if instruction.opcode in BIT_EXACT:
         return True
     if instruction.opcode == "bitcast" and instruction.operands:
         operand = shapes[instruction.operands[0]]

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.hlo_ir import Instruction, Shape
-from workbench.replay import memory
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import dtypes
 from workbench.replay.hlo.registry import Value, handles
+from workbench.replay.processes import memory
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
@@ -58,7 +58,7 @@ def get_tuple_element(interpreter: object, instruction: Instruction,
     return operands[0][index]
 
 
-@handles("copy", "optimization-barrier", "opt-barrier", "domain")
+@handles("copy", "opt-barrier", "domain")
 def identity(interpreter: object, instruction: Instruction, operands: list[Value]) -> Value:
     return operands[0]
 

@@ -1,7 +1,7 @@
 """Run a module over many devices on one CPU: SPMD-partitioned programs and manual regions.
 
 A module compiled for `num_partitions` x `replica_count` devices is run as one interpreter
-per device, each in its own thread, meeting at collectives (`devices.DeviceContext.exchange`: every
+per device, each in its own thread, meeting at collectives (`DeviceContext.exchange`: every
 device hands in its operands and waits until all have). The other design, one evaluation
 vectorized over a leading partition axis, was not built: every op handler would need that
 axis, and the devices' programs do not run in lockstep on equal values (`dynamic-slice`
@@ -12,7 +12,7 @@ JAX's tensor-parallel MLP step): 3.3x the unpartitioned module's time at 512 x 1
 against 8.6 ms), where eight interpreters' per-instruction overhead and thread hand-offs do.
 A vectorized run would mainly save that overhead.
 
-Two kinds of step run here (`evaluate_partitioned`):
+Two kinds of step run (`partitioned.evaluate_partitioned`):
 - *per-device* steps (after the SPMD partitioner; entry parameters have shard shapes): each
   device gets its shard of every global argument (`sharding.shard_of` by the parameter
   shardings) and its own `partition-id`; the result is joined from every device's value by the
@@ -26,23 +26,21 @@ Two kinds of step run here (`evaluate_partitioned`):
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.hlo_ir import HloModule, LiteralValue, Shape
-from workbench.replay import memory
+from workbench.hlo_ir import HloModule, Instruction
 from workbench.replay.errors import EvaluationError, Unsupported
-from workbench.replay.hlo.devices import (
-    MANUAL_ENTRY,
-    MANUAL_EXIT,
-    Aborted,
-    DeviceContext,
-    Recording,
-    Rendezvous,
+from workbench.replay.hlo.sharding import (
+    Sharding,
+    join_shards,
+    parse_sharding,
+    shard_of,
 )
-from workbench.replay.hlo.sharding import Sharding, join_shards, parse_sharding, shard_of
 
 # Ops that need to know the device they run on, or the others.
 DEVICE_OPS = frozenset(
@@ -60,6 +58,148 @@ DEVICE_OPS = frozenset(
         "replica-id",
     )
 )
+MANUAL_ENTRY = frozenset(("xla.sdy.GlobalToLocalShape", "SPMDFullToShardShape"))
+MANUAL_EXIT = frozenset(("xla.sdy.LocalToGlobalShape", "SPMDShardToFullShape"))
+
+
+class Aborted(EvaluationError):
+    """Another device failed, so this one stops waiting."""
+
+
+class Rendezvous:
+    """Where the devices' interpreters meet: each collective's operands, once all arrived."""
+
+    def __init__(self, devices: int) -> None:
+        self.devices = devices
+        self._condition = threading.Condition()
+        self._slots: dict[tuple[int, int], dict[int, list[np.ndarray]]] = {}
+        self._readers: dict[tuple[int, int], int] = {}
+        self.failed = False
+
+    def exchange(
+        self, key: tuple[int, int], device: int, value: list[np.ndarray]
+    ) -> dict[int, list[np.ndarray]]:
+        with self._condition:
+            slot = self._slots.setdefault(key, {})
+            slot[device] = value
+            if len(slot) == self.devices:
+                self._condition.notify_all()
+            while len(slot) < self.devices and not self.failed:
+                self._condition.wait()
+            if self.failed:
+                raise Aborted("another device failed")
+            self._readers[key] = self._readers.get(key, 0) + 1
+            if self._readers[key] == self.devices:
+                del self._slots[key], self._readers[key]
+            return slot
+
+    def abort(self) -> None:
+        with self._condition:
+            self.failed = True
+            self._condition.notify_all()
+
+
+@dataclass
+class DeviceContext:
+    """What one device's interpreter knows of the others."""
+
+    device: int
+    num_partitions: int = 1
+    replica_count: int = 1
+    rendezvous: Rendezvous | None = None
+    # instruction name -> what every device handed in, per run (kept by device 0 when set)
+    recording: Recording | None = None
+    _visits: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def devices(self) -> int:
+        return self.num_partitions * self.replica_count
+
+    def exchange(
+        self, instruction: Instruction, value: list[np.ndarray]
+    ) -> dict[int, list[np.ndarray]]:
+        """Every device's `value` for this run of `instruction` (loops run it again)."""
+        visit = self._visits.get(id(instruction), 0)
+        self._visits[id(instruction)] = visit + 1
+        if self.rendezvous is None:
+            return {self.device: value}
+        shared = self.rendezvous.exchange((id(instruction), visit), self.device, value)
+        if self.recording is not None and self.device == 0:
+            self.recording.setdefault(instruction.name, []).append(dict(shared))
+        return shared
+
+
+Recording = dict[str, list[dict[int, list[np.ndarray]]]]
+
+
+@dataclass
+class ReplayedDevice(DeviceContext):
+    """One device run alone, the others' part of each collective read from recordings of
+    full runs (`run_devices(recording=...)`) of the modules whose instructions `owners` maps
+    to their recording: how one device's values are localized between two steps.
+
+    A run of a module made from those (a cone, a widened shadow) finds its recording by the
+    instruction's name and the value this device hands in, the nearest one when no recorded
+    value is the same (a shadow's wider values)."""
+
+    recordings: tuple[Recording, ...] = ()
+    owners: dict[int, int] = field(default_factory=dict)
+
+    def exchange(
+        self, instruction: Instruction, value: list[np.ndarray]
+    ) -> dict[int, list[np.ndarray]]:
+        owner = self.owners.get(id(instruction))
+        chosen = self.recordings if owner is None else (self.recordings[owner],)
+        runs = [run for recording in chosen for run in recording.get(instruction.name, ())]
+        if not runs:
+            raise Unsupported(
+                f"{instruction.opcode} {instruction.name} that the devices' run did not reach"
+            )
+        run = min(runs, key=lambda r: _distance(r[self.device], value))
+        shared = {
+            device: [
+                np.asarray(part, dtype=np.asarray(mine).dtype)
+                for part, mine in zip(parts, value, strict=True)
+            ]
+            for device, parts in run.items()
+        }
+        shared[self.device] = value
+        return shared
+
+
+def _distance(recorded: list[np.ndarray], value: list[np.ndarray]) -> float:
+    """How far this device's recorded hand-in is from `value` (inf when shapes differ)."""
+    total = 0.0
+    for a, b in zip(recorded, value, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return np.inf
+        if a.size:
+            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
+            total = max(
+                total, float(np.nanmax(difference)) if not np.isnan(difference).all() else 0.0
+            )
+    return total
+
+
+_ALONE = DeviceContext(0)
+_CURRENT: ContextVar[DeviceContext | None] = ContextVar("spmd_device", default=None)
+
+
+def device_of(interpreter: object) -> DeviceContext:
+    """The device an interpreter runs as: its own, the one `as_device` sets, or else the
+    only one."""
+    return getattr(interpreter, "device", None) or _CURRENT.get() or _ALONE
+
+
+@contextmanager
+def as_device(context: DeviceContext) -> Iterator[None]:
+    """Interpreters made inside run as `context`'s device (as localization makes them)."""
+    token = _CURRENT.set(context)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 @dataclass(frozen=True)
@@ -109,136 +249,37 @@ def needs_devices(module: HloModule) -> bool:
     )
 
 
-# -- running ---------------------------------------------------------------------------------
+# -- manual regions -------------------------------------------------------------------------
 
 
-def run_devices(
-    module: HloModule,
-    arguments: Sequence[Sequence[LiteralValue]],
-    num_partitions: int,
-    replica_count: int,
-    flush_subnormals: bool = False,
-    recording: Recording | None = None,
-) -> list[LiteralValue]:
-    """Every device's result of `module`'s entry, device d on `arguments[d]`; with
-    `recording`, what every collective exchanged is kept in it."""
-    from workbench.replay.hlo import evaluate_module
-    from workbench.replay.hlo.interpreter import Interpreter
-
-    devices = num_partitions * replica_count
-    interpreters = [Interpreter(module, flush_subnormals=flush_subnormals) for _ in range(devices)]
-    # every device holds its values at the same time: the estimate covers them all
-    memory.check(
-        devices * interpreters[0].holds_at_once(module.entry.name),
-        f"the values {devices} devices hold at once",
-    )
-    rendezvous = Rendezvous(devices)
-    results: list[LiteralValue | None] = [None] * devices
-    errors: list[BaseException | None] = [None] * devices
-
-    def run(device: int) -> None:
-        interpreter = interpreters[device]
-        interpreter.device = DeviceContext(
-            device, num_partitions, replica_count, rendezvous, recording
+def manual_entry(
+    interpreter: object, instruction: Instruction, operand: np.ndarray, operand_sharding: str | None
+) -> np.ndarray:
+    """This device's shard of a global value entering a manual region."""
+    context = device_of(interpreter)
+    if operand_sharding is None:
+        raise Unsupported(
+            f"custom-call {instruction.custom_call_target} of an operand with no sharding"
         )
-        try:
-            results[device] = evaluate_module(
-                module,
-                arguments[device],
-                interpreter=interpreter,
-                flush_subnormals=flush_subnormals,
-            )
-        except BaseException as error:  # reported below, after every thread stopped
-            errors[device] = error
-            rendezvous.abort()
-
-    threads = [threading.Thread(target=run, args=(d,), daemon=True) for d in range(devices)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    first = next(
-        (e for e in errors if e is not None and not isinstance(e, Aborted)),
-        next((e for e in errors if e is not None), None),
-    )
-    if first is not None:
-        raise first
-    return results  # type: ignore[return-value]
+    sharding = parse_sharding(operand_sharding)
+    part = shard_of(sharding, np.asarray(operand), context.device)
+    if part.shape != instruction.shape.dims:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} over more than one device")
+    return part
 
 
-def shards_of(sharding: Sharding, value: LiteralValue, device: int) -> LiteralValue:
-    if sharding.kind == "tuple":
-        if not isinstance(value, tuple) or len(value) != len(sharding.elements):
-            raise EvaluationError("a tuple sharding on a value that is not such a tuple")
-        return tuple(shards_of(s, v, device) for s, v in zip(sharding.elements, value, strict=True))
-    return shard_of(sharding, np.asarray(value), device)
-
-
-def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> LiteralValue:
-    """The global result of `shape` from every device's."""
-    if shape.is_tuple:
-        count = len(shape.tuple_shapes)
-        elements = sharding.elements if sharding.kind == "tuple" else (sharding,) * count
-        if len(elements) != count:
-            raise EvaluationError("the output sharding does not match the result tuple")
-        return tuple(
-            _joined(s, [v[k] for v in values], shape.tuple_shapes[k])  # type: ignore[index]
-            for k, s in enumerate(elements)
-        )
-    shards = {device: np.asarray(value) for device, value in enumerate(values)}
-    joined = join_shards(sharding, shards, shape.dims)
-    if joined.shape != shape.dims:
-        raise EvaluationError(
-            f"the devices' results joined by {sharding.kind} sharding have shape "
-            f"{list(joined.shape)}, the reference's {list(shape.dims)}"
-        )
+def manual_exit(interpreter: object, instruction: Instruction, operand: np.ndarray) -> np.ndarray:
+    """The global value a manual region's per-device values make."""
+    context = device_of(interpreter)
+    if instruction.sharding is None:
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with no sharding")
+    sharding = parse_sharding(instruction.sharding)
+    shards = context.exchange(instruction, [np.asarray(operand)])
+    joined = join_shards(sharding, {d: v[0] for d, v in shards.items()}, instruction.shape.dims)
+    if joined.shape != instruction.shape.dims or len(shards) < _tile_count(sharding):
+        raise Unsupported(f"custom-call {instruction.custom_call_target} over more than one device")
     return joined
 
 
-def has_global_shapes(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
-    """True when `arguments` have the entry parameters' (global) shapes."""
-
-    def same(shape, value) -> bool:
-        if shape.is_tuple:
-            return isinstance(value, tuple) and all(
-                same(s, v) for s, v in zip(shape.tuple_shapes, value, strict=False)
-            )
-        return not isinstance(value, tuple) and tuple(np.shape(value)) == shape.dims
-
-    parameters = module.entry.parameters
-    return len(parameters) == len(arguments) and all(
-        same(p.shape, a) for p, a in zip(parameters, arguments, strict=True)
-    )
-
-
-def evaluate_partitioned(
-    module: HloModule,
-    arguments: Sequence[LiteralValue],
-    partitioning: Partitioning,
-    result_shape: Shape,
-    flush_subnormals: bool = False,
-) -> LiteralValue:
-    """The global result (of `result_shape`, the reference's) of a step of a partitioned
-    module on global `arguments`."""
-    from workbench.replay.hlo import evaluate_module
-
-    devices = partitioning.devices
-    counts = (partitioning.num_partitions, partitioning.replica_count)
-    if has_global_shapes(module, arguments):
-        if not needs_devices(module):
-            return evaluate_module(module, arguments, flush_subnormals=flush_subnormals)
-        return run_devices(module, [arguments] * devices, *counts, flush_subnormals)[0]
-    if partitioning.parameters is None:
-        raise Unsupported("a per-device step of a module whose parameter shardings are unknown")
-    if len(partitioning.parameters) != len(arguments):
-        raise EvaluationError(
-            f"{len(arguments)} arguments for {len(partitioning.parameters)} parameter shardings"
-        )
-    per_device = [
-        [shards_of(s, a, d) for s, a in zip(partitioning.parameters, arguments, strict=True)]
-        for d in range(devices)
-    ]
-    results = run_devices(module, per_device, *counts, flush_subnormals)
-    # an output no sharding was given or propagated to is replicated, as the partitioner
-    # makes it
-    return _joined(partitioning.result or Sharding("replicated"), results, result_shape)
+def _tile_count(sharding: Sharding) -> int:
+    return int(np.prod(sharding.tile_dims)) if sharding.kind == "tiled" else 1

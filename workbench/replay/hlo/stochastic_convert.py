@@ -44,7 +44,7 @@ def stochastic_convert(x: np.ndarray, random: np.ndarray, target: np.dtype) -> n
     return np.where(work >= high, np.array(info.max, target), result).astype(target)
 
 
-@handles("stochastic-convert")
+@handles("stochastic-convert", bit_exact=True)
 def stochastic_convert_op(interpreter: object, instruction: Instruction,
                           operands: list[Value]) -> Value:
     x, random = (np.asarray(v) for v in operands)

@@ -21,13 +21,14 @@ import numpy as np
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo.dtypes import dtype_of
-from workbench.replay.hlo.registry import Value
+from workbench.replay.hlo.registry import Value, handles_custom_call
 from workbench.replay.hlo.sort import sort_order
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
 
 
+@handles_custom_call("TopK")
 def top_k(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
     shape = instruction.shape
     if len(operands) != 1 or not shape.is_tuple or len(shape.tuple_shapes) != 2 or \
@@ -46,6 +47,3 @@ def top_k(interpreter: Interpreter, instruction: Instruction, operands: list[Val
     order = order[..., :k]
     return np.take_along_axis(x, order, -1), order.astype(index_type)
 
-
-# target -> evaluator
-XLA_INTERNAL_TARGETS = {"TopK": top_k}

@@ -18,7 +18,7 @@ from workbench.debug.breakpoints import Breakpoint, BreakpointError, BreakpointL
 from workbench.debug.controller import Stepper, Stop
 from workbench.debug.facts import DumpFacts, action_tags_of
 from workbench.model import Module, Step
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import Replay
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput

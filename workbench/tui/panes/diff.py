@@ -232,7 +232,7 @@ class DiffPane(Pane):
             self._mark_instructions()
 
     def _mark_instructions(self) -> None:
-        from workbench.replay.localize_text import defines
+        from workbench.replay.localize.text import defines
 
         assert self.instructions is not None
         before, after = self.instructions

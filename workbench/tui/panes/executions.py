@@ -14,7 +14,7 @@ from textual.widget import Widget
 from workbench.hlo_ir import LiteralValue
 from workbench.loader import ReadError, load_snapshot
 from workbench.model import Execution, Module
-from workbench.replay.compare import describe_array
+from workbench.replay.judge.compare import describe_array
 from workbench.tui.panes.base import Pane
 from workbench.tui.row_table import Cell, Column, RowTable
 

@@ -25,7 +25,7 @@ from workbench.loader import ReadError
 from workbench.model import Execution, Module
 from workbench.output.safe_text import visible
 from workbench.replay.iree_runner import ReplayOptions, start_replay
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 from workbench.tui.data_widgets import DataStatic
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane

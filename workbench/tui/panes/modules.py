@@ -12,7 +12,7 @@ from textual.widget import Widget
 
 from workbench.model import Module
 from workbench.output.short_names import short_name
-from workbench.replay.outcome import Kind
+from workbench.replay.judge.outcome import Kind
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.panes.base import FilteredTablePane
 from workbench.tui.row_table import Cell, Column, RowTable

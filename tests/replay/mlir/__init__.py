@@ -1,1 +1,0 @@
-"""Tests of the MLIR replay (workbench/replay/mlir)."""

@@ -1,0 +1,155 @@
+"""Running a module over many devices on one CPU (`spmd.py` says how the devices meet):
+every device's result (`run_devices`), and a step evaluated as XLA would run it, partitioned
+or global (`evaluate_partitioned`). Above the interpreter: it evaluates modules.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from workbench.hlo_ir import HloModule, LiteralValue, Shape
+from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.hlo import evaluate_module
+from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.hlo.sharding import Sharding, join_shards, shard_of
+from workbench.replay.hlo.spmd import (
+    Aborted,
+    DeviceContext,
+    Partitioning,
+    Recording,
+    Rendezvous,
+    needs_devices,
+)
+from workbench.replay.processes import memory
+
+
+def run_devices(
+    module: HloModule,
+    arguments: Sequence[Sequence[LiteralValue]],
+    num_partitions: int,
+    replica_count: int,
+    flush_subnormals: bool = False,
+    recording: Recording | None = None,
+) -> list[LiteralValue]:
+    """Every device's result of `module`'s entry, device d on `arguments[d]`; with
+    `recording`, what every collective exchanged is kept in it."""
+
+    devices = num_partitions * replica_count
+    interpreters = [Interpreter(module, flush_subnormals=flush_subnormals) for _ in range(devices)]
+    # every device holds its values at the same time: the estimate covers them all
+    memory.check(
+        devices * interpreters[0].holds_at_once(module.entry.name),
+        f"the values {devices} devices hold at once",
+    )
+    rendezvous = Rendezvous(devices)
+    results: list[LiteralValue | None] = [None] * devices
+    errors: list[BaseException | None] = [None] * devices
+
+    def run(device: int) -> None:
+        interpreter = interpreters[device]
+        interpreter.device = DeviceContext(
+            device, num_partitions, replica_count, rendezvous, recording
+        )
+        try:
+            results[device] = evaluate_module(
+                module,
+                arguments[device],
+                interpreter=interpreter,
+                flush_subnormals=flush_subnormals,
+            )
+        except BaseException as error:  # reported below, after every thread stopped
+            errors[device] = error
+            rendezvous.abort()
+
+    threads = [threading.Thread(target=run, args=(d,), daemon=True) for d in range(devices)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    first = next(
+        (e for e in errors if e is not None and not isinstance(e, Aborted)),
+        next((e for e in errors if e is not None), None),
+    )
+    if first is not None:
+        raise first
+    return results  # type: ignore[return-value]
+
+
+def shards_of(sharding: Sharding, value: LiteralValue, device: int) -> LiteralValue:
+    if sharding.kind == "tuple":
+        if not isinstance(value, tuple) or len(value) != len(sharding.elements):
+            raise EvaluationError("a tuple sharding on a value that is not such a tuple")
+        return tuple(shards_of(s, v, device) for s, v in zip(sharding.elements, value, strict=True))
+    return shard_of(sharding, np.asarray(value), device)
+
+
+def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> LiteralValue:
+    """The global result of `shape` from every device's."""
+    if shape.is_tuple:
+        count = len(shape.tuple_shapes)
+        elements = sharding.elements if sharding.kind == "tuple" else (sharding,) * count
+        if len(elements) != count:
+            raise EvaluationError("the output sharding does not match the result tuple")
+        return tuple(
+            _joined(s, [v[k] for v in values], shape.tuple_shapes[k])  # type: ignore[index]
+            for k, s in enumerate(elements)
+        )
+    shards = {device: np.asarray(value) for device, value in enumerate(values)}
+    joined = join_shards(sharding, shards, shape.dims)
+    if joined.shape != shape.dims:
+        raise EvaluationError(
+            f"the devices' results joined by {sharding.kind} sharding have shape "
+            f"{list(joined.shape)}, the reference's {list(shape.dims)}"
+        )
+    return joined
+
+
+def has_global_shapes(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
+    """True when `arguments` have the entry parameters' (global) shapes."""
+
+    def same(shape, value) -> bool:
+        if shape.is_tuple:
+            return isinstance(value, tuple) and all(
+                same(s, v) for s, v in zip(shape.tuple_shapes, value, strict=False)
+            )
+        return not isinstance(value, tuple) and tuple(np.shape(value)) == shape.dims
+
+    parameters = module.entry.parameters
+    return len(parameters) == len(arguments) and all(
+        same(p.shape, a) for p, a in zip(parameters, arguments, strict=True)
+    )
+
+
+def evaluate_partitioned(
+    module: HloModule,
+    arguments: Sequence[LiteralValue],
+    partitioning: Partitioning,
+    result_shape: Shape,
+    flush_subnormals: bool = False,
+) -> LiteralValue:
+    """The global result (of `result_shape`, the reference's) of a step of a partitioned
+    module on global `arguments`."""
+
+    devices = partitioning.devices
+    counts = (partitioning.num_partitions, partitioning.replica_count)
+    if has_global_shapes(module, arguments):
+        if not needs_devices(module):
+            return evaluate_module(module, arguments, flush_subnormals=flush_subnormals)
+        return run_devices(module, [arguments] * devices, *counts, flush_subnormals)[0]
+    if partitioning.parameters is None:
+        raise Unsupported("a per-device step of a module whose parameter shardings are unknown")
+    if len(partitioning.parameters) != len(arguments):
+        raise EvaluationError(
+            f"{len(arguments)} arguments for {len(partitioning.parameters)} parameter shardings"
+        )
+    per_device = [
+        [shards_of(s, a, d) for s, a in zip(partitioning.parameters, arguments, strict=True)]
+        for d in range(devices)
+    ]
+    results = run_devices(module, per_device, *counts, flush_subnormals)
+    # an output no sharding was given or propagated to is replicated, as the partitioner
+    # makes it
+    return _joined(partitioning.result or Sharding("replicated"), results, result_shape)

@@ -1,0 +1,446 @@
+"""Tolerant comparison of an expected and an actual literal (arrays and nested tuples).
+
+Two results of the same program rarely agree bit for bit once passes reorder arithmetic
+(fusion, algebraic simplification, reassociated reductions) or the compiled code uses its own
+approximations of `exp` and `tanh`. So a comparison is explicit about its tolerance, which
+depends on the element type, and says how far apart the results are, not just whether they are.
+
+An element passes when `|actual - expected| <= atol + rtol * |expected|` (numpy's `isclose`
+rule; the expected side sets the scale). NaN matches NaN; an infinity matches only the same
+infinity. Integers and pred compare exactly unless a tolerance is given explicitly.
+
+Given a `Truth` (the expected result computed in higher precision, and a bound per element;
+see `error_bound.py`), a float element beyond the tolerance still passes when it is within
+its bound of the truth: the tolerance is then a floor, and `Comparison.bound` records the
+element nearest to (or furthest beyond) its bound.
+
+Default tolerances (`DEFAULT_TOLERANCES`, by numpy dtype name):
+
+| element type | atol | rtol |
+|---|---|---|
+| f64, c128 | 1e-9 | 1e-7 |
+| f32, c64 | 1e-5 | 1e-4 |
+| f16 | 1e-3 | 1e-2 |
+| bf16 | 1e-2 | 5e-2 |
+| f8 and f4 types | 2 eps | 2 eps (eps: the type's machine epsilon, e.g. 0.25 for f8e4m3fn) |
+| integers, pred | 0 | 0 (exact) |
+
+The relative error reported is `|actual - expected| / |expected|` over the elements whose
+expected value is non-zero and finite; elements expected to be zero count only towards the
+absolute error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from workbench.hlo_ir import ARRAY_TYPES, LiteralValue, numpy_dtype
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.noise import Discontinuity
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+    def __str__(self) -> str:
+        return f"atol {self.atol:g}, rtol {self.rtol:g}"
+
+
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {
+    "float64": Tolerance(1e-9, 1e-7),
+    "complex128": Tolerance(1e-9, 1e-7),
+    "float32": Tolerance(1e-5, 1e-4),
+    "complex64": Tolerance(1e-5, 1e-4),
+    "float16": Tolerance(1e-3, 1e-2),
+    "bfloat16": Tolerance(1e-2, 5e-2),
+}
+
+EXACT = Tolerance(0.0, 0.0)
+
+
+def dtype_category(dtype: np.dtype) -> str:
+    """"bool", "int", "float" or "complex" (ml_dtypes' types have numpy kind "V")."""
+    if dtype == np.bool_:
+        return "bool"
+    if dtype.kind == "c":
+        return "complex"
+    if dtype.kind in "iu":
+        return "int"
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dtype)
+    except ValueError:
+        return "int"
+    return "float"
+
+
+def default_tolerance(dtype: np.dtype) -> Tolerance:
+    """The documented default tolerance for `dtype` (see the module docstring)."""
+    dtype = np.dtype(dtype)
+    known = DEFAULT_TOLERANCES.get(dtype.name)
+    if known is not None:
+        return known
+    if dtype_category(dtype) == "float":
+        import ml_dtypes
+
+        eps = float(ml_dtypes.finfo(dtype).eps)
+        return Tolerance(2 * eps, 2 * eps)
+    return EXACT
+
+
+@cache
+def _hlo_type_names() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for element_type in ARRAY_TYPES:
+        try:
+            names.setdefault(numpy_dtype(element_type).name, element_type)
+        except ValueError:
+            continue
+    return names
+
+
+def describe_array(value: Any) -> str:
+    """`f32[4,8]`-style description of a literal, or `(f32[4], s32[])` for a tuple."""
+    if isinstance(value, tuple):
+        return "(" + ", ".join(describe_array(v) for v in value) + ")"
+    array = np.asarray(value)
+    return describe_type(array.dtype, array.shape)
+
+
+def describe_type(dtype: np.dtype, dims: tuple[int, ...]) -> str:
+    """`f32[4,8]`: HLO's spelling of an array type."""
+    name = _hlo_type_names().get(np.dtype(dtype).name, np.dtype(dtype).name)
+    return f"{name}[{','.join(str(d) for d in dims)}]"
+
+
+def _scalar(value: Any) -> float | int | bool | complex:
+    """A Python number for JSON and messages (ml_dtypes scalars are not JSON-friendly)."""
+    item = value.item() if hasattr(value, "item") else value
+    if isinstance(item, (bool, int, float, complex)):
+        return item
+    return float(item)
+
+
+@dataclass
+class Comparison:
+    """How an actual literal differs from the expected one.
+
+    `problem` is set when the two cannot be compared element by element (shape, dtype or tuple
+    structure differ); the counts are then 0. `first_element` is the tuple path of the first
+    mismatching array (() for a plain array) and `first_index` the index inside it.
+    """
+
+    ok: bool
+    total: int = 0
+    mismatches: int = 0
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    first_element: tuple[int, ...] = ()
+    first_index: tuple[int, ...] | None = None
+    expected_value: Any = None
+    actual_value: Any = None
+    problem: str | None = None
+    tolerances: dict[str, Tolerance] = field(default_factory=dict)
+    bound: BoundCheck | None = None  # set when elements beyond the tolerance met the bound
+    shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
+    noise_problem: str | None = None  # why rounding noise inside the program was not modelled
+    # Where rounding noise inside the program decided values, when the bound that judged
+    # some output had to include it (the noise stage; `hlo/noise.py`).
+    widened_by: tuple[Discontinuity, ...] = ()
+    allowance: str | None = None  # the platform's legal rounding judged with ("TF32")
+
+    @property
+    def location(self) -> str:
+        """`{1}[2,3]`: the tuple path, then the index of the first mismatch."""
+        from workbench.replay.judge.outcome import where_text
+
+        return where_text(self.first_element, self.first_index)
+
+    @property
+    def tolerance_text(self) -> str:
+        values = sorted(set(self.tolerances.values()), key=lambda t: (t.atol, t.rtol))
+        return "; ".join(str(t) for t in values) or "exact"
+
+    @property
+    def judged_by(self) -> str:
+        """"error bound" when the rounding error bound decided, else "tolerance"."""
+        return "tolerance" if self.bound is None else "error bound"
+
+    @property
+    def summary(self) -> str:
+        """One line a user can read: the verdict, how far off, the bound, and where."""
+        from workbench.replay.judge.outcome import comparison_text
+
+        return comparison_text(self)
+
+
+@dataclass
+class BoundCheck:
+    """The element that came closest to (or went furthest beyond) its rounding error bound.
+
+    `error` is |actual - truth| there (truth: the higher-precision evaluation of the
+    reference), `bound` how far rounding in the program's precision can move it, `ratio`
+    error / bound; `reference` is the strictly rounded reference's value there.
+    """
+
+    element: tuple[int, ...]
+    index: tuple[int, ...]
+    error: float
+    bound: float
+    truth: Any
+    actual: Any
+    reference: Any
+    widened_by: tuple[Discontinuity, ...] = ()  # where noise decided values (noise stage)
+
+    @property
+    def ratio(self) -> float:
+        return self.error / self.bound if self.bound > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What judging by a bound needs: the higher-precision result and the per-element bound,
+    both with the structure of the result (None for integer and pred arrays).
+    `widened_by` names where rounding noise inside the program widened the bound."""
+
+    value: Any
+    bound: Any
+    widened_by: tuple[Discontinuity, ...] = ()
+
+    def at(self, path: tuple[int, ...]) -> Truth:
+        """The part for the output at tuple path `path`."""
+        value, bound = self.value, self.bound
+        for index in path:
+            value, bound = value[index], None if bound is None else bound[index]
+        return Truth(value, bound, self.widened_by)
+
+
+# A stage of the bound: False (the reference's own rounding), True (and the conditioning on
+# perturbed inputs), NOISE (and rounding noise inside the program, discontinuities included).
+Stage = bool | str
+NOISE = "noise"
+
+
+class TruthSource(Protocol):
+    """Truths made on demand, in stages of growing bounds (each contains the one before):
+    a comparison asks for them only when an element is beyond the tolerance."""
+
+    def stages(self) -> Sequence[Stage]:
+        """The stages to try, in order."""
+        ...
+
+    def truth(self, conditioning: Stage) -> Truth | None:
+        """The truth of a stage; None when there is none (`problem` says why)."""
+        ...
+
+    @property
+    def problem(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Given:
+    """A truth known in advance, as a one-stage source."""
+
+    known: Truth
+    problem: str | None = None
+
+    def stages(self) -> Sequence[Stage]:
+        return (True,)
+
+    def truth(self, conditioning: Stage) -> Truth | None:
+        return self.known
+
+
+def compare(expected: LiteralValue, actual: LiteralValue, atol: float | None = None,
+            rtol: float | None = None, truth: Truth | TruthSource | None = None) -> Comparison:
+    """Compare two literals element by element; `atol`/`rtol` override the per-dtype defaults.
+
+    Giving only one of them keeps the default of the other. With `truth`, a float element
+    beyond the tolerance still passes when it is within its bound of the truth
+    (`error_bound.py`): the tolerance is a floor, the bound the rule.
+    """
+    result = Comparison(ok=True)
+    source = Given(truth) if isinstance(truth, Truth) else truth
+    _compare_into(result, expected, actual, atol, rtol, (), source)
+    return result
+
+
+def results_equal(a: LiteralValue, b: LiteralValue) -> bool:
+    """Bitwise-level equality (NaN equals NaN, -0.0 equals 0.0): did a result change at all?"""
+    return compare(a, b, atol=0.0, rtol=0.0).ok
+
+
+def _compare_into(result: Comparison, expected: Any, actual: Any, atol: float | None,
+                  rtol: float | None, path: tuple[int, ...],
+                  truth: TruthSource | None) -> None:
+    if result.problem is not None:
+        return
+    if isinstance(expected, tuple) or isinstance(actual, tuple):
+        if not (isinstance(expected, tuple) and isinstance(actual, tuple)) or len(
+            expected
+        ) != len(actual):
+            _set_problem(result, path, f"structure mismatch: expected {describe_array(expected)}, "
+                                       f"actual {describe_array(actual)}")
+            return
+        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _compare_into(result, e, a, atol, rtol, (*path, index), truth)
+        return
+    _compare_arrays(result, np.asarray(expected), np.asarray(actual), atol, rtol, path, truth)
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit the same array (same dtype and shape)."""
+    if a is b:
+        return True
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.nbytes <= 4096:  # small: comparing the bytes costs less than numpy's call overhead
+        return a.tobytes() == b.tobytes()
+    size = a.dtype.itemsize
+    if size in (1, 2, 4, 8):
+        return bool(np.array_equal(a.view(f"u{size}"), b.view(f"u{size}")))
+    return bool(np.array_equal(np.ascontiguousarray(a).view("u1"),
+                               np.ascontiguousarray(b).view("u1")))
+
+
+def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> None:
+    result.ok = False
+    result.problem = problem
+    result.first_element = path
+    result.first_index = None
+    result.total = result.mismatches = 0
+
+
+def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray,
+                    atol: float | None, rtol: float | None, path: tuple[int, ...],
+                    truth: TruthSource | None) -> None:
+    if expected.shape != actual.shape:
+        _set_problem(result, path, f"shape mismatch: expected {describe_array(expected)}, "
+                                   f"actual {describe_array(actual)}")
+        return
+    if expected.dtype != actual.dtype:
+        _set_problem(result, path, f"dtype mismatch: expected {describe_array(expected)}, "
+                                   f"actual {describe_array(actual)}")
+        return
+    default = default_tolerance(expected.dtype)
+    tolerance = Tolerance(default.atol if atol is None else atol,
+                          default.rtol if rtol is None else rtol)
+    result.tolerances[_hlo_type_names().get(expected.dtype.name, expected.dtype.name)] = tolerance
+    if same_bits(expected, actual):  # an unchanged value: no error to measure, one cheap pass
+        result.total += int(expected.size)
+        return
+    category = dtype_category(expected.dtype)
+    if category == "bool":
+        mismatch = expected != actual
+        abs_error = mismatch.astype(np.float64)
+        scale = np.ones(expected.shape)
+    elif category == "int" and tolerance == EXACT:
+        mismatch = expected != actual
+        abs_error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+        scale = np.abs(expected.astype(np.float64))
+    else:
+        mismatch, abs_error, scale = _inexact(expected, actual, tolerance, category)
+        if truth is not None and np.any(mismatch):
+            mismatch = _judge_by_bound(result, expected, actual, mismatch, truth, path)
+    result.total += int(expected.size)
+    count = int(np.count_nonzero(mismatch))
+    measurable = np.isfinite(abs_error)
+    if np.any(mismatch & ~measurable):
+        result.max_abs_error = math.inf
+        result.max_rel_error = math.inf
+    if np.any(measurable):
+        result.max_abs_error = max(result.max_abs_error, float(abs_error[measurable].max()))
+        relative = measurable & (scale != 0) & np.isfinite(scale)
+        if np.any(relative):
+            with np.errstate(over="ignore"):  # a huge error over a subnormal: inf
+                ratio = abs_error[relative] / scale[relative]
+            result.max_rel_error = max(result.max_rel_error, float(ratio.max()))
+    if count and result.ok:
+        flat = int(np.flatnonzero(mismatch)[0])
+        index = tuple(int(i) for i in np.unravel_index(flat, expected.shape))
+        result.first_element = path
+        result.first_index = index
+        result.expected_value = _scalar(expected[index])
+        result.actual_value = _scalar(actual[index])
+    if count:
+        result.ok = False
+        result.mismatches += count
+
+
+def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
+             category: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mismatch mask, |actual - expected| (inf/nan where not measurable) and |expected|."""
+    wide = np.complex128 if category == "complex" else np.float64
+    e = expected.astype(wide)
+    a = actual.astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        e_nan, a_nan = np.isnan(e), np.isnan(a)
+        e_finite, a_finite = np.isfinite(e), np.isfinite(a)
+        abs_error = np.abs(a - e)
+        scale = np.abs(e)
+        within = abs_error <= tolerance.atol + tolerance.rtol * scale
+        same_special = (e_nan & a_nan) | (~e_nan & ~a_nan & ~e_finite & (e == a))
+        passes = same_special | (e_finite & a_finite & within)
+        # Only finite pairs have a meaningful distance; the others show up as inf.
+        abs_error = np.where(e_finite & a_finite, abs_error, np.where(passes, 0.0, np.inf))
+    return ~passes, abs_error, scale
+
+
+def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray,
+                    beyond_tolerance: np.ndarray, source: TruthSource,
+                    path: tuple[int, ...]) -> np.ndarray:
+    """The elements beyond the tolerance that are beyond their bound too, at the first stage
+    of the source that passes them all, or else its last; records the worst element."""
+    check: BoundCheck | None = None
+    still = beyond_tolerance
+    for stage in source.stages():
+        truth = source.truth(stage)
+        if truth is None:
+            if stage == NOISE and check is not None:  # the bound without the noise stands
+                result.noise_problem = source.problem
+                break
+            result.shadow_problem = source.problem
+            return beyond_tolerance
+        part = truth.at(path)
+        if part.bound is None:
+            return beyond_tolerance
+        check, still = _within_bound(expected, actual, beyond_tolerance, part, path)
+        if not np.any(still):
+            break
+    assert check is not None
+    for discontinuity in check.widened_by:
+        if discontinuity not in result.widened_by:
+            result.widened_by += (discontinuity,)
+    if result.bound is None or check.ratio > result.bound.ratio:
+        result.bound = check
+    return still
+
+
+def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np.ndarray,
+                  truth: Truth, path: tuple[int, ...]) -> tuple[BoundCheck, np.ndarray]:
+    """The worst element (largest error / bound) among those beyond the tolerance, and which
+    of them are beyond their bound of the truth too."""
+    wide = np.complex128 if actual.dtype.kind == "c" else np.float64
+    value = np.asarray(truth.value)
+    bound = np.asarray(truth.bound, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(actual.astype(wide) - value)
+        error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
+        still = beyond_tolerance & ~(error <= bound)
+        ratio = error / np.maximum(bound, np.finfo(np.float64).tiny)
+    worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
+                             actual.shape)
+    check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),
+                       float(bound[worst]), _scalar(value[worst]), _scalar(actual[worst]),
+                       _scalar(expected[worst]), truth.widened_by)
+    return check, still

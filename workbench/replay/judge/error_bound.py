@@ -1,0 +1,151 @@
+"""How far legal rounding can move each element of a result: the bound a verdict judges by.
+
+A compiler may change rounding without changing the program: XLA computes bf16 ops in f32 and
+keeps f32 across them (float normalization, excess precision), rewrites `sqrt`/`divide` into
+`rsqrt`/`multiply`, fuses multiply-adds and reorders sums. The evaluator's strictly rounded
+reference is one legal answer among many, so a step is judged against the *truth*, the
+reference evaluated with every float type computed in f64 (c128 for complex; the "shadow"),
+with a bound per element:
+
+    bound = C * spread + max(spread over the array) + U * eps * |truth|
+
+- `spread` = max(|strict - truth|, |perturbed - truth|): how far the program's own rounding
+  moved the strictly rounded reference, and how far the truth moves when every float input
+  is perturbed by `PERTURB_ULPS` ulps of its type (ill-conditioning: cancellation, a nearly
+  singular matrix, would amplify any legal difference in the last bits the same way);
+- the array's largest spread, as an absolute term: rounding errors of a cancellation show
+  at elements near zero, where a relative measure would call them huge;
+- `U` ulps of the output type at the truth's magnitude: rounding the result itself.
+
+The fixed per-dtype tolerances of `compare.py` stay a floor: an element within them passes
+without a bound, so nothing that passed before fails now. Integers and pred are exact.
+Everything here is deterministic (the perturbation is a fixed pattern).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from workbench.hlo_ir import LiteralValue
+from workbench.replay.judge.compare import Truth, dtype_category
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.noise import Noise
+
+C = 4.0  # how much further than the strict reference a legal result may stray
+U = 4.0  # ulps of the output type at the truth's magnitude
+PERTURB_ULPS = 2.0  # the input perturbation, in ulps of each input's type
+
+
+def _eps(dtype: np.dtype) -> float:
+    import ml_dtypes
+
+    base = np.dtype(np.float64 if dtype.kind == "c" and dtype.itemsize == 16
+                    else np.float32 if dtype.kind == "c" else dtype)
+    return float(ml_dtypes.finfo(base).eps)
+
+
+def _inexact(array: np.ndarray) -> bool:
+    return dtype_category(array.dtype) in ("float", "complex")
+
+
+def widen(value: LiteralValue) -> LiteralValue:
+    """The value with every float array in f64 and every complex one in c128 (the shadow's
+    argument types); integer and pred arrays unchanged."""
+    if isinstance(value, tuple):
+        return tuple(widen(part) for part in value)
+    array = np.asarray(value)
+    if not _inexact(array):
+        return array
+    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
+
+
+def perturb(arguments: Sequence[LiteralValue]) -> list[LiteralValue]:
+    """The widened arguments with each float element moved by +-`PERTURB_ULPS` ulps of its own
+    type, by a fixed pattern (the same on every machine and run)."""
+    rng = np.random.default_rng(20240917)
+
+    def one(value: LiteralValue) -> LiteralValue:
+        if isinstance(value, tuple):
+            return tuple(one(part) for part in value)
+        array = np.asarray(value)
+        if not _inexact(array):
+            return array
+        step = PERTURB_ULPS * _eps(array.dtype)
+        # Each element's sign drawn as `rng.choice([-1, 1])` draws it (an index 0 or 1),
+        # without building the array of signs.
+        factors = np.array([1.0 - step, 1.0 + step])
+        return widen(array) * factors.take(rng.integers(0, 2, size=array.shape))
+
+    return [one(argument) for argument in arguments]
+
+
+def truth_of(strict: LiteralValue, shadow: LiteralValue, perturbed: LiteralValue) -> Truth:
+    """The truth (the shadow) and the bound of every element of the strict reference's
+    structure. Raises ValueError when the shadow's structure is not the reference's."""
+    return Truth(_values(strict, shadow), _bounds(strict, shadow, perturbed))
+
+
+def _values(strict: Any, shadow: Any) -> Any:
+    if isinstance(strict, tuple):
+        if not isinstance(shadow, tuple) or len(shadow) != len(strict):
+            raise ValueError("the higher-precision result has another structure")
+        return tuple(_values(s, t) for s, t in zip(strict, shadow, strict=True))
+    return np.asarray(shadow)
+
+
+def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
+    if isinstance(strict, tuple):
+        if not isinstance(perturbed, tuple) or len(perturbed) != len(strict):
+            raise ValueError("the perturbed result has another structure")
+        return tuple(_bounds(s, t, p) for s, t, p in zip(strict, shadow, perturbed,
+                                                         strict=True))
+    reference = np.asarray(strict)
+    truth, moved = np.asarray(shadow), np.asarray(perturbed)
+    if not _inexact(reference):
+        return None
+    if truth.shape != reference.shape or moved.shape != reference.shape:
+        raise ValueError(f"the higher-precision result has shape {truth.shape}, the "
+                         f"reference {reference.shape}")
+    wide = np.complex128 if reference.dtype.kind == "c" else np.float64
+    r, t, p = reference.astype(wide), truth.astype(wide), moved.astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(t)
+        rounding = np.where(finite & np.isfinite(r), np.abs(r - t), 0.0)
+        conditioning = np.where(finite & np.isfinite(p), np.abs(p - t), 0.0)
+        spread = np.maximum(rounding, conditioning)
+        absolute = float(spread.max()) if spread.size else 0.0
+        magnitude = np.where(finite, np.abs(t), 0.0)
+        bound = C * spread + absolute + U * _eps(reference.dtype) * magnitude
+    return np.where(np.isfinite(bound), bound, 0.0)
+
+
+def with_noise(truth: Truth, noise: Noise) -> Truth:
+    """`truth` with each element's bound widened by `C` times how far the random-rounding
+    samples of the reference (`hlo/noise.py`) strayed from the truth there: no array-wide
+    term, so noise that crosses a discontinuity widens the bound only downstream of it."""
+    return Truth(truth.value, _noisy(truth.value, truth.bound, noise.low, noise.high),
+                 noise.discontinuities)
+
+
+def _noisy(value: Any, bound: Any, low: Any, high: Any) -> Any:
+    if isinstance(value, tuple):
+        if not isinstance(low, tuple) or len(low) != len(value):
+            raise ValueError("the random-rounding result has another structure")
+        return tuple(_noisy(v, b, lo, hi) for v, b, lo, hi in zip(value, bound, low, high,
+                                                                   strict=True))
+    if bound is None:
+        return None
+    t = np.asarray(value)
+    lo, hi = np.asarray(low), np.asarray(high)
+    if lo.shape != t.shape:
+        raise ValueError(f"the random-rounding result has shape {lo.shape}, the truth "
+                         f"{t.shape}")
+    with np.errstate(invalid="ignore", over="ignore"):
+        spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
+        spread = np.where(np.isfinite(spread), spread, 0.0)
+        widened = np.asarray(bound) + C * spread
+    return np.where(np.isfinite(widened), widened, bound)

@@ -1,0 +1,131 @@
+"""A localization in the user's words: the instruction's lines in the dumps, and English."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.model import Step
+    from workbench.replay.localize.result import InstructionRef, Localization
+
+NEIGHBOURS = 2  # lines shown on each side of the instruction
+
+
+def _definition(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*(?:ROOT\s+)?%?{re.escape(name)}\s*=")
+
+
+def defines(line: str, name: str) -> bool:
+    """Whether `line` of HLO text defines instruction `name`."""
+    return _definition(name).match(line) is not None
+
+
+def instruction_line(lines: list[str], name: str) -> int | None:
+    """The 0-based line defining instruction `name` in an HLO text dump (`%name = ...`)."""
+    pattern = _definition(name)
+    for number, line in enumerate(lines):
+        if pattern.match(line):
+            return number
+    return None
+
+
+def _attach(lines: list[str], ref: InstructionRef) -> None:
+    number = instruction_line(lines, ref.name)
+    if number is None:
+        return
+    ref.line = number
+    ref.text = lines[number].strip()
+    first = number
+    while first > 0 and number - first < NEIGHBOURS and lines[first - 1].startswith("  "):
+        first -= 1
+    last = number
+    while (last + 1 < len(lines) and last - number < NEIGHBOURS
+           and lines[last + 1].startswith("  ")):
+        last += 1
+    ref.neighbours = [line.rstrip() for line in lines[first:last + 1]]
+
+
+def step_lines(root: Path, step: Step) -> list[str] | None:
+    """The lines of a step's text dump, or None when it has none (a proto-only step)."""
+    from workbench.loader import ReadError, read_text
+
+    if step.text is None:
+        return None
+    try:
+        return read_text(root, step.text).splitlines()
+    except ReadError:
+        return None
+
+
+def attach_text(root: Path, result: Localization) -> None:
+    """Fill in both instructions' lines and neighbours from the steps' text dumps."""
+    for step, ref in ((result.after, result.instruction), (result.before, result.counterpart)):
+        if ref is None:
+            continue
+        lines = step_lines(root, step)
+        if lines is not None:
+            _attach(lines, ref)
+
+
+def _number(value: object) -> str:
+    return f"{value:.7g}" if isinstance(value, float) else repr(value)
+
+
+def localization_summary(result: Localization) -> str:
+    """One line: the culprit instruction and its source line, or why there is none."""
+    ref = result.instruction
+    if ref is None:
+        return result.explanation
+    source = f" ({ref.source})" if ref.source else ""
+    op_name = f" {ref.op_name}" if ref.op_name else ""
+    c = result.comparison
+    numbers = ""
+    if c is not None:
+        numbers = f": max abs error {c.max_abs_error:.3g}"
+        if c.bound is not None:
+            numbers += f", bound {c.bound.bound:.3g}"
+    devices = (f" on partition(s) {', '.join(map(str, result.partitions))}"
+               if result.partitions else "")
+    return (f"{ref.name} ({ref.opcode}{op_name}) in {ref.computation}{source} departs from "
+            f"{result.counterpart.name if result.counterpart else '?'}{devices} while its "
+            f"operands agree{numbers}")
+
+
+def localization_lines(result: Localization) -> list[str]:
+    """The report `workbench localize` prints (and the TUI's log shows)."""
+    from workbench.replay.judge.outcome import step_name
+
+    lines = [f"Localizing between {step_name(result.before)} and {step_name(result.after)}: "
+             f"{result.matched} instructions matched, {len(result.unmatched)} without a "
+             f"counterpart, {result.beyond_tolerance} values beyond the tolerance, "
+             f"{result.departing} departing."]
+    ref, other = result.instruction, result.counterpart
+    if ref is None or other is None:
+        lines.append(f"no culprit instruction: {result.explanation}")
+        return lines
+    lines.append(f"culprit instruction: {ref.name} ({ref.opcode}) in {ref.computation} "
+                 f"[{ref.context}]")
+    if result.partitions:
+        lines.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
+    lines.append(f"  op_name: {ref.op_name or '(none)'}")
+    lines.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
+    if result.comparison is not None:
+        lines.append(f"  {result.comparison.summary}")
+    for title, r in (("before the pass", other), ("after the pass", ref)):
+        lines.append(f"{title} ({r.name} in {r.computation}):")
+        if r.neighbours:
+            lines.extend(("> " if line.strip() == r.text else "  ") + line
+                         for line in r.neighbours)
+        else:
+            lines.append("  (no text dump of this step)")
+    if result.elements:
+        lines.append("first differing elements (index: before | after | f64 truth | bound):")
+        for e in result.elements:
+            index = ",".join(str(i) for i in e.index)
+            truth = "-" if e.truth is None else _number(e.truth)
+            bound = "-" if e.bound is None else f"{e.bound:.3g}"
+            lines.append(f"  [{index}]: {_number(e.before)} | {_number(e.after)} | {truth} | "
+                         f"{bound}")
+    return lines
