@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.cli import run_json
 from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.replay.judge.gpu_numerics import gpu_rounded_module
@@ -31,6 +32,15 @@ def test_the_gpus_tf32_result_is_within_tf32_rounding(capsys: pytest.CaptureFixt
     assert status == 0, line
     assert line.startswith("recorded result vs reference: ok")
     assert "(within TF32 rounding of the reference)" in line
+
+
+def test_the_json_verdict_states_the_allowance(capsys: pytest.CaptureFixture[str]) -> None:
+    status, payload = run_json(capsys, "replay", DUMP, "jit_f", "--recorded", DUMP / "io",
+                               "--json")
+    assert status == 0
+    assert payload["recorded"]["ok"] and payload["recorded"]["allowance"] == "TF32"
+    assert all(r["comparison"]["allowance"] is None for r in payload["results"]
+               if r["comparison"] is not None)
 
 
 def test_one_element_beyond_the_tf32_bound_is_a_mismatch(
