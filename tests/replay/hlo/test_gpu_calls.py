@@ -271,3 +271,57 @@ def test_cublas_gemm_and_relu_epilogue() -> None:
                                np.maximum(product, 0), rtol=1e-4, atol=1e-4)
     with pytest.raises(Unsupported, match="epilogue GELU_AUX"):
         gemm("__cublas$lt$matmul", "GELU_AUX", 1.0, x, w)
+
+
+def test_cusolver_geqrf_and_orgqr_give_qr() -> None:
+    """The chain JAX's `qr` emits on a GPU: geqrf's Householder form, orgqr's Q; checked
+    against the definition (Q orthonormal, Q R = a, R upper) and NumPy's R up to row signs."""
+    a = linalg_input(0)[:, :48]
+    qr, tau = linalg_call("cusolver_geqrf_ffi", "(f32[64,48], f32[48])", "{}", a)
+    q = linalg_call("cusolver_orgqr_ffi", "f32[64,48]", "{}", np.asarray(qr), np.asarray(tau))
+    q, r = np.asarray(q, np.float64), np.triu(np.asarray(qr, np.float64)[:48])
+    np.testing.assert_allclose(q.T @ q, np.eye(48), atol=1e-5)
+    np.testing.assert_allclose(q @ r, a, rtol=1e-4, atol=1e-4)
+    expected = np.linalg.qr(a.astype(np.float64))[1]
+    signs = np.sign(np.diag(r)) * np.sign(np.diag(expected))
+    np.testing.assert_allclose(r * signs[:, None], expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["cusolver_gesvd_ffi", "cusolver_gesvdj_ffi"])
+@pytest.mark.parametrize("full", [True, False])
+def test_cusolver_gesvd_matches_numpy_and_reads_full_matrices(target: str, full: bool) -> None:
+    a = linalg_input(0)[:, :40]
+    u_dims, vt_dims = ("64,64", "40,40") if full else ("64,40", "40,40")
+    config = f"{{compute_uv = true, full_matrices = {str(full).lower()}}}"
+    _, s, u, vt, info = linalg_call(target, f"(f32[64,40], f32[40], f32[{u_dims}], "
+                                    f"f32[{vt_dims}], s32[])", config, a)
+    assert int(info) == 0 and np.asarray(u).shape == (64, 64 if full else 40)
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                               rtol=1e-4, atol=1e-4)
+    u, vt = np.asarray(u, np.float64), np.asarray(vt, np.float64)
+    np.testing.assert_allclose((u[:, :40] * s) @ vt, a, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(u.T @ u, np.eye(u.shape[1]), atol=1e-5)
+
+
+def test_cusolver_gesvd_without_uv_reads_compute_uv() -> None:
+    a = linalg_input(0)[:, :40]
+    _, s, u, vt, info = linalg_call(
+        "cusolver_gesvd_ffi", "(f32[64,40], f32[40], f32[64,64], f32[40,40], s32[])",
+        "{compute_uv = false, full_matrices = true}", a)
+    assert int(info) == 0 and not np.any(u) and not np.any(vt)
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["cu_threefry2x32_ffi", "cu_threefry2x32"])
+def test_cu_threefry_matches_jax_random(target: str) -> None:
+    """threefry_jax.npy: `jax.extend.random.threefry_2x32(key, count)` from JAX 0.12 on the
+    CPU (count's halves are x0 and x1, the result's halves y0 and y1)."""
+    key, count, expected = load("threefry_key"), load("threefry_count"), load("threefry_jax")
+    k0, k1 = (np.full(16, k, np.uint32) for k in key)
+    y0, y1 = evaluate(
+        "".join(f"  p{i} = u32[16] parameter({i})\n" for i in range(4))
+        + "  ROOT c = (u32[16], u32[16]) custom-call(p0, p1, p2, p3), "
+        + f'custom_call_target="{target}"',
+        k0, k1, count[0], count[1])
+    np.testing.assert_array_equal(np.stack([y0, y1]), expected)

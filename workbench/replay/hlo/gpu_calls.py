@@ -19,6 +19,14 @@ Semantics as XLA defines them, read from the instruction:
 - `cusolver_potrf_ffi`, `cusolver_getrf_ffi`, `cusolver_syevd_ffi` through SciPy's LAPACK
   (the same factorizations; pivots LAPACK's 1-based int32 as cuSOLVER's), and
   `cu_lu_pivots_to_permutation` (0-based pivots to a permutation), leading dimensions batch.
+- `cusolver_geqrf_ffi` (a -> (Householder form, tau)) and `cusolver_orgqr_ffi` ((a, tau) -> Q,
+  as many columns as the result has): LAPACK's geqrf / orgqr, the form JAX's `qr` chains.
+- `cusolver_gesvd_ffi`, `cusolver_gesvdj_ffi`: (a) -> (a, s, u, vt, info) with
+  `compute_uv` and `full_matrices` from the backend_config; singular values descending, u and
+  vt zero when not computed; the `a` cuSOLVER leaves behind is unspecified and JAX drops it
+  (the input is returned).
+- `cu_threefry2x32_ffi` (and the older `cu_threefry2x32`): (k0, k1, x0, x1) -> (y0, y1),
+  Threefry-2x32 with 20 rounds as `jax.random` defines it, elementwise on uint32.
 
 Any other `__cudnn$`, `__cublas$` or `cu*` target is `unsupported: custom-call <target>`.
 """
@@ -387,3 +395,93 @@ def lu_pivots_to_permutation(interpreter: Interpreter, instruction: Instruction,
                 raise EvaluationError(f"{instruction.name}: pivot {j} outside 0..{size - 1}")
             row[[i, j]] = row[[j, i]]
     return permutations.reshape((*pivots.shape[:-1], size)).astype(np.int32)
+
+
+def _batch_of(a: np.ndarray) -> np.ndarray:
+    return a.reshape(-1, *a.shape[-2:])
+
+
+@handles_custom_call("cusolver_geqrf_ffi")
+def cusolver_geqrf(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Householder QR in LAPACK's form: R on and above the diagonal, the reflectors below."""
+    a = np.asarray(operands[0])
+    geqrf = _lapack(a.dtype, "geqrf")
+    qr, tau, *_ = _batched(a, lambda m: list(geqrf(m))[:2])
+    return qr.astype(a.dtype), tau.astype(a.dtype)
+
+
+@handles_custom_call("cusolver_orgqr_ffi")
+def cusolver_orgqr(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Q of the reflectors of `geqrf`, with the result's number of columns."""
+    a, tau = (np.asarray(x) for x in operands)
+    name = "ungqr" if np.iscomplexobj(a) else "orgqr"
+    orgqr = _lapack(a.dtype, name)
+    columns = instruction.shape.dims[-1]
+    if columns > a.shape[-1]:
+        a = np.concatenate([a, np.zeros((*a.shape[:-1], columns - a.shape[-1]), a.dtype)], -1)
+    taus = tau.reshape(-1, tau.shape[-1])
+    results = [orgqr(m[:, :columns], t)[0] for m, t in zip(_batch_of(a), taus, strict=True)]
+    return np.asarray(results).reshape((*a.shape[:-1], columns)).astype(a.dtype)
+
+
+@handles_custom_call("cusolver_gesvd_ffi", "cusolver_gesvdj_ffi")
+def cusolver_gesvd(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Singular values descending and, with `compute_uv`, u and vt (square with
+    `full_matrices`, else thin), shaped as the result declares."""
+    a = np.asarray(operands[0])
+    config = parse_backend_config(instruction.backend_config)
+    compute_uv = bool(config.get("compute_uv", True))
+    full = bool(config.get("full_matrices", True))
+    shapes = instruction.shape.tuple_shapes
+    if len(shapes) != 5:
+        raise EvaluationError(f"{instruction.name}: {instruction.custom_call_target} gives "
+                              f"{len(shapes)} results, not (a, s, u, vt, info)")
+    gesvd = _lapack(a.dtype, "gesvd")
+    outputs = _batched(a, lambda m: list(gesvd(m, compute_uv=int(compute_uv),
+                                               full_matrices=int(full)))[:4])
+    u, s, vt, info = outputs
+    real = np.real(a).dtype
+    if not compute_uv:
+        u = np.zeros(shapes[2].dims, a.dtype)
+        vt = np.zeros(shapes[3].dims, a.dtype)
+    if u.shape != shapes[2].dims or vt.shape != shapes[3].dims:
+        raise EvaluationError(f"{instruction.name}: u {u.shape} and vt {vt.shape} do not fit "
+                              f"the result's {shapes[2].dims} and {shapes[3].dims} "
+                              f"(full_matrices={full})")
+    return (a.copy(), s.astype(real), u.astype(a.dtype), vt.astype(a.dtype),
+            np.asarray(info).astype(np.int32).reshape(shapes[4].dims))
+
+
+_THREEFRY_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def threefry2x32(key: tuple[np.ndarray, np.ndarray],
+                 count: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Threefry-2x32, 20 rounds (Salmon et al. 2011), as `jax.random` computes it."""
+    k0, k1 = (np.asarray(k, np.uint32) for k in key)
+    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
+    x0, x1 = (np.asarray(x, np.uint32).copy() for x in count)
+    with np.errstate(over="ignore"):
+        x0, x1 = x0 + keys[0], x1 + keys[1]
+        for block in range(5):
+            for rotation in _THREEFRY_ROTATIONS[block % 2]:
+                x0 = x0 + x1
+                x1 = (x1 << np.uint32(rotation)) | (x1 >> np.uint32(32 - rotation))
+                x1 = x0 ^ x1
+            x0 = x0 + keys[(block + 1) % 3]
+            x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
+    return x0, x1
+
+
+@handles_custom_call("cu_threefry2x32_ffi", "cu_threefry2x32")
+def cu_threefry(interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
+    if len(operands) != 4:
+        raise EvaluationError(f"{instruction.name}: threefry takes (k0, k1, x0, x1), got "
+                              f"{len(operands)} operands")
+    shape = instruction.shape.tuple_shapes[0].dims
+    k0, k1, x0, x1 = (np.broadcast_to(np.asarray(x, np.uint32), shape) for x in operands)
+    return threefry2x32((k0, k1), (x0, x1))
