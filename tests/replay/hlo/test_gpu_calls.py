@@ -325,3 +325,48 @@ def test_cu_threefry_matches_jax_random(target: str) -> None:
         + f'custom_call_target="{target}"',
         k0, k1, count[0], count[1])
     np.testing.assert_array_equal(np.stack([y0, y1]), expected)
+
+
+def f8_gemm(result: str, scales: tuple[float, ...], alpha: float = 1.0) -> np.ndarray:
+    """`__cublas$lt$matmul$f8` on 16x32 and 32x16 slices of the FP8 program's recorded
+    operands (b transposed as XLA's rewriter does: both contract their dimension 1)."""
+    a = load("fp8_a_bits").view(ml_dtypes.float8_e4m3fn)
+    b = np.ascontiguousarray(load("fp8_b_bits").view(ml_dtypes.float8_e4m3fn).T)
+    config = json.dumps({"gemm_backend_config": {
+        "alpha_real": alpha, "alpha_imag": 0, "beta": 0, "epilogue": "DEFAULT",
+        "dot_dimension_numbers": {"lhs_contracting_dimensions": ["1"],
+                                  "rhs_contracting_dimensions": ["1"],
+                                  "lhs_batch_dimensions": [], "rhs_batch_dimensions": []},
+        "precision_config": {"operand_precision": ["DEFAULT", "DEFAULT"]}, "scale_mode": 1}})
+    names = ", ".join(f"s{k}" for k in range(len(scales)))
+    body = ("  a = f8e4m3fn[16,32] parameter(0)\n  b = f8e4m3fn[16,32] parameter(1)\n"
+            + "".join(f"  s{k} = f32[] parameter({k + 2})\n" for k in range(len(scales)))
+            + f"  c = ({result}[16,16], s8[0]) custom-call(a, b, {names}), "
+            f'custom_call_target="__cublas$lt$matmul$f8", backend_config={config}\n'
+            f"  ROOT r = {result}[16,16] get-tuple-element(c), index=0")
+    return np.asarray(evaluate(body, a, b, *(np.float32(s) for s in scales)))
+
+
+def dequantized_product() -> np.ndarray:
+    a = load("fp8_a_bits").view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    b = load("fp8_b_bits").view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    return a @ b
+
+
+def test_cublas_lt_f8_matmul_applies_a_and_b_scales_and_alpha() -> None:
+    expected = 0.5 * (0.25 * 3.0) * dequantized_product()
+    got = f8_gemm("f32", (0.25, 3.0), alpha=0.5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(f8_gemm("f32", (0.25, 3.0), alpha=1.0), got)
+
+
+def test_cublas_lt_f8_matmul_d_scale_and_saturation_into_f8() -> None:
+    scaled = 0.5 * 2.0 * 40.0 * dequantized_product()  # a_scale, b_scale, d_scale
+    largest = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn).max)
+    expected = np.clip(scaled, -largest, largest).astype(ml_dtypes.float8_e4m3fn)
+    got = f8_gemm("f8e4m3fn", (0.5, 2.0, 40.0))
+    np.testing.assert_array_equal(got.astype(np.float32), expected.astype(np.float32))
+    assert np.any(np.abs(got.astype(np.float32)) == largest)  # saturated, not inf or NaN
+    # c_scale and d_scale: with beta 0 c_scale reads nothing, d_scale the same as alone
+    both = f8_gemm("f8e4m3fn", (0.5, 2.0, 7.0, 40.0))
+    np.testing.assert_array_equal(both.astype(np.float32), expected.astype(np.float32))

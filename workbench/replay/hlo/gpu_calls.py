@@ -15,6 +15,10 @@ Semantics as XLA defines them, read from the instruction:
 - `__cublas$gemm`, `__cublas$lt$matmul`: `epilogue(alpha * dot(a, b) + beta * c + bias)` with
   `gemm_backend_config`'s dot dimension numbers; epilogues DEFAULT, BIAS, RELU, GELU (tanh
   form) and their BIAS forms; the AUX forms (a second output) are unsupported.
+- `__cublas$lt$matmul$f8`: the same with per-tensor scales after a, b (and c): a_scale,
+  b_scale, then c_scale and d_scale, d_scale alone, or none, as cuBLASLt applies them
+  (`d_scale * epilogue(alpha * a_scale * b_scale * a.b + beta * c_scale * c + bias)`); an f8
+  result saturates. Block or MX scaling (`scale_mode` other than 1) is unsupported.
 - `__cublas$triangularSolve`: XLA's triangular-solve, options in JSON; a tuple with workspace.
 - `cusolver_potrf_ffi`, `cusolver_getrf_ffi`, `cusolver_syevd_ffi` through SciPy's LAPACK
   (the same factorizations; pivots LAPACK's 1-based int32 as cuSOLVER's), and
@@ -291,30 +295,72 @@ _EPILOGUES["BIAS_GELU"] = _EPILOGUES["GELU"]
 def cublas_gemm(interpreter: Interpreter, instruction: Instruction,
                 operands: list[Value]) -> Value:
     """`epilogue(alpha * dot(a, b) + beta * c + bias)`, from `gemm_backend_config`."""
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    total = _gemm(interpreter, instruction, operands, result.element_type, accumulation(dtype))
+    return _with_workspace(instruction, dtypes.convert(total, dtype))
+
+
+def _gemm(interpreter: Interpreter, instruction: Instruction, operands: list[Value],
+          product_type: str, work: np.dtype, a_scale: float = 1.0, b_scale: float = 1.0,
+          c_scale: float = 1.0) -> np.ndarray:
+    """`epilogue(alpha * a_scale * b_scale * dot(a, b) + beta * c_scale * c + bias)` in
+    `work`, the product computed as a dot to `product_type`; operands after a and b are c
+    (with beta) and the bias (with a BIAS epilogue), in that order."""
     config = json_config(instruction, "gemm_backend_config")
     target = instruction.custom_call_target
     epilogue = str(config.get("epilogue", "DEFAULT"))
     if epilogue not in _EPILOGUES or float(config.get("alpha_imag", 0) or 0):
         raise Unsupported(f"custom-call {target} epilogue {epilogue}")
     result = _array_result(instruction)
-    dtype = dtypes.dtype_of(result.element_type)
-    work = accumulation(dtype)
     numbers = _dot_numbers(config, "dot_dimension_numbers")
-    plain = Instruction(instruction.name, "dot", Shape(result.element_type, result.dims),
+    plain = Instruction(instruction.name, "dot", Shape(product_type, result.dims),
                         dot_dimension_numbers=numbers)
     total = np.asarray(dot(interpreter, plain, operands[:2])).astype(work)
-    total = total * float(config.get("alpha_real", 1))
+    total = total * (float(config.get("alpha_real", 1)) * a_scale * b_scale)
     rest = [np.asarray(x) for x in operands[2:]]
     beta = float(config.get("beta", 0) or 0)
     if beta:
         if not rest:
             raise EvaluationError(f"{instruction.name}: {target} with beta and no addend")
-        total = total + beta * rest.pop(0).astype(work)
+        total = total + beta * c_scale * rest.pop(0).astype(work)
     if epilogue.startswith("BIAS"):
         if not rest:
             raise EvaluationError(f"{instruction.name}: {target} {epilogue} without its bias")
         total = total + rest.pop(0).astype(work)  # a vector along the last dimension
-    return _with_workspace(instruction, dtypes.convert(_EPILOGUES[epilogue](total), dtype))
+    return _EPILOGUES[epilogue](total)
+
+
+@handles_custom_call("__cublas$lt$matmul$f8")
+def cublas_lt_matmul_f8(interpreter: Interpreter, instruction: Instruction,
+                        operands: list[Value]) -> Value:
+    """cuBLASLt's FP8 matmul with per-tensor scales, as XLA's gemm rewriter passes them after
+    a, b (and c with beta): a_scale, b_scale, then c_scale and d_scale, or d_scale alone, or
+    neither. `d_scale * epilogue(alpha * a_scale * b_scale * a.b + beta * c_scale * c + bias)`
+    in f32, converted (saturating, as XLA's clamp before the f8 convert) to the result type."""
+    config = json_config(instruction, "gemm_backend_config")
+    target = instruction.custom_call_target
+    if int(config.get("scale_mode", 1) or 1) != 1:
+        raise Unsupported(f"custom-call {target} scale_mode {config.get('scale_mode')}")
+    with_c = bool(float(config.get("beta", 0) or 0))
+    head = 3 if with_c else 2
+    scales = [np.asarray(x) for x in operands[head:]]
+    count = next((k for k, x in enumerate(scales) if x.ndim), len(scales))
+    if count not in (2, 3, 4) or any(x.size != 1 for x in scales[:count]):
+        raise Unsupported(f"custom-call {target} with {count} per-tensor scales")
+    a_scale, b_scale, *more = (float(x.astype(np.float64)) for x in scales[:count])
+    c_scale, d_scale = (more if len(more) == 2 else (1.0, *more) if more else (1.0, 1.0))
+    rest = list(operands[:head]) + list(operands[head + count:])
+    total = _gemm(interpreter, instruction, rest, "f32", np.dtype(np.float32),
+                  a_scale, b_scale, c_scale) * np.float32(d_scale)
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    if result.element_type.startswith("f8"):
+        import ml_dtypes
+
+        largest = float(ml_dtypes.finfo(dtype).max)
+        total = np.clip(total, -largest, largest)
+    return _with_workspace(instruction, dtypes.convert(total, dtype))
 
 
 @handles_custom_call("__cublas$triangularSolve")
