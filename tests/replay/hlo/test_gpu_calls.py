@@ -164,9 +164,9 @@ def test_fmha_with_dropout_is_unsupported() -> None:
 
 
 def test_unknown_gpu_target_is_unsupported_by_name() -> None:
-    with pytest.raises(Unsupported, match=r"custom-call __cudnn\$fmhaSoftmaxBackward"):
+    with pytest.raises(Unsupported, match=r"custom-call __cudnn\$fmhaSoftmaxF8"):
         evaluate("  a = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(a), "
-                 "custom_call_target=\"__cudnn$fmhaSoftmaxBackward\"", np.ones(2, np.float32))
+                 "custom_call_target=\"__cudnn$fmhaSoftmaxF8\"", np.ones(2, np.float32))
 
 
 def linalg_call(target: str, result: str, config: str, *arguments: np.ndarray) -> object:
@@ -370,3 +370,71 @@ def test_cublas_lt_f8_matmul_d_scale_and_saturation_into_f8() -> None:
     # c_scale and d_scale: with beta 0 c_scale reads nothing, d_scale the same as alone
     both = f8_gemm("f8e4m3fn", (0.5, 2.0, 7.0, 40.0))
     np.testing.assert_array_equal(both.astype(np.float32), expected.astype(np.float32))
+
+
+def fmha_backward_numbers() -> dict[str, object]:
+    """The four backward products' dimension numbers as XLA writes them for [B,H,S,D]."""
+    def numbers(lhs: str, rhs: str) -> dict[str, list[str]]:
+        return {"lhs_contracting_dimensions": [lhs], "rhs_contracting_dimensions": [rhs],
+                "lhs_batch_dimensions": ["0", "1"], "rhs_batch_dimensions": ["0", "1"]}
+    return {"bmm1_grad_gemm1_dot_dimension_numbers": numbers("2", "2"),
+            "bmm1_grad_gemm2_dot_dimension_numbers": numbers("3", "2"),
+            "bmm2_grad_gemm1_dot_dimension_numbers": numbers("2", "2"),
+            "bmm2_grad_gemm2_dot_dimension_numbers": numbers("3", "3")}
+
+
+@pytest.mark.parametrize("mask", ["NO_MASK", "CAUSAL"])
+def test_fmha_backward_is_jaxs_gradient_of_softmax_attention(mask: str) -> None:
+    """fmha_backward.npz: q, k, v, dO ([1,2,8,4]) and `jax.vjp` of softmax attention written
+    out (scale 0.5, causal or not) from JAX 0.12; the forward's training form gives the
+    stats and O the backward call reads."""
+    data = np.load(DATA / "fmha_backward.npz")
+    suffix = "_causal" if mask == "CAUSAL" else ""
+    forward = json.dumps({"cudnn_fmha_backend_config": {
+        "fmha_scale": 0.5, "dropout_rate": 0, "mask_type": mask,
+        "bmm1_dot_dimension_numbers": {
+            "lhs_contracting_dimensions": ["3"], "rhs_contracting_dimensions": ["3"],
+            "lhs_batch_dimensions": ["0", "1"], "rhs_batch_dimensions": ["0", "1"]},
+        "bmm2_dot_dimension_numbers": {
+            "lhs_contracting_dimensions": ["3"], "rhs_contracting_dimensions": ["2"],
+            "lhs_batch_dimensions": ["0", "1"], "rhs_batch_dimensions": ["0", "1"]}}})
+    backward = json.dumps({"cudnn_fmha_backend_config": {
+        "fmha_scale": 0.5, "dropout_rate": 0, "mask_type": mask, **fmha_backward_numbers()}})
+    t = "f32[1,2,8,4]"
+    body = ("".join(f"  {n} = {t} parameter({i})\n" for i, n in enumerate("qkvd"))
+            + f"  f = ({t}, f32[1,2,8], u8[0]) custom-call(q, k, v), "
+            f'custom_call_target="__cudnn$fmhaSoftmax", backend_config={forward}\n'
+            f"  o = {t} get-tuple-element(f), index=0\n"
+            "  stats = f32[1,2,8] get-tuple-element(f), index=1\n"
+            f"  b = ({t}, {t}, {t}, u8[0]) custom-call(q, k, v, stats, d, o), "
+            f'custom_call_target="__cudnn$fmhaSoftmaxBackward", backend_config={backward}\n'
+            f"  dq = {t} get-tuple-element(b), index=0\n  dk = {t} get-tuple-element(b), index=1\n"
+            f"  dv = {t} get-tuple-element(b), index=2\n"
+            f"  ROOT r = ({t}, {t}, {t}, {t}, f32[1,2,8]) tuple(o, dq, dk, dv, stats)")
+    o, dq, dk, dv, stats = evaluate(body, data["q"], data["k"], data["v"], data["do"])
+    for name, value in (("o", o), ("dq", dq), ("dk", dk), ("dv", dv)):
+        np.testing.assert_allclose(value, data[name + suffix], rtol=1e-4, atol=1e-5)
+    scores = 0.5 * np.einsum("bhqd,bhkd->bhqk", data["q"].astype(np.float64), data["k"])
+    if mask == "CAUSAL":
+        scores = np.where(np.tril(np.ones((8, 8), bool)), scores, -np.inf)
+    np.testing.assert_allclose(stats, np.log(np.exp(scores).sum(-1)), rtol=1e-5)
+
+
+def test_fmha_backward_reads_its_scale_and_refuses_dropout() -> None:
+    data = np.load(DATA / "fmha_backward.npz")
+    t = "f32[1,2,8,4]"
+
+    def run(config: dict[str, object]) -> np.ndarray:
+        text = json.dumps({"cudnn_fmha_backend_config": {**config, **fmha_backward_numbers()}})
+        body = ("".join(f"  {n} = {t} parameter({i})\n" for i, n in enumerate("qkvdo"))
+                + "  s = f32[1,2,8] parameter(5)\n"
+                f"  b = ({t}, {t}, {t}, u8[0]) custom-call(q, k, v, s, d, o), "
+                f'custom_call_target="__cudnn$fmhaSoftmaxBackward", backend_config={text}\n'
+                f"  ROOT dq = {t} get-tuple-element(b), index=0")
+        return np.asarray(evaluate(body, data["q"], data["k"], data["v"], data["do"],
+                                   data["o"], np.zeros((1, 2, 8), np.float32)))
+
+    np.testing.assert_allclose(run({"fmha_scale": 0.5}), data["dq"], rtol=1e-4, atol=1e-5)
+    assert not np.allclose(run({"fmha_scale": 1.0}), data["dq"], rtol=1e-2)
+    with pytest.raises(Unsupported, match="dropout"):
+        run({"fmha_scale": 0.5, "dropout_rate": 0.1})

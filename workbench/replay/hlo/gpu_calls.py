@@ -11,7 +11,12 @@ Semantics as XLA defines them, read from the instruction:
   `activation(conv * conv_result_scale + side_input * side_input_scale + bias)`.
 - `__cudnn$fmhaSoftmax` (and its `...Bias`/`...Scale...` forms): softmax attention
   `softmax(fmha_scale * Q.K [+ bias] [masked]) . V` with both products' dot dimension numbers
-  from `cudnn_fmha_backend_config`; a dropout rate other than 0 is unsupported.
+  from `cudnn_fmha_backend_config`; a dropout rate other than 0 is unsupported. The training
+  form's f32 second result is each row's logsumexp (cuDNN's softmax `Stats`).
+- `__cudnn$fmhaSoftmaxBackward` (and its Bias/Mask/Dropout forms): (dQ, dK, dV, workspace)
+  from (Q, K, V, stats, dO, [bias], O), the four backward products' dot dimension numbers from
+  the backend_config; dropout, padding masks (sequence-length operands) and dbias results are
+  unsupported.
 - `__cublas$gemm`, `__cublas$lt$matmul`: `epilogue(alpha * dot(a, b) + beta * c + bias)` with
   `gemm_backend_config`'s dot dimension numbers; epilogues DEFAULT, BIAS, RELU, GELU (tanh
   form) and their BIAS forms; the AUX forms (a second output) are unsupported.
@@ -267,9 +272,10 @@ def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
         raise Unsupported(f"custom-call {target} mask_type {mask}")
     if int(config.get("sliding_window_length", 0) or 0):
         raise Unsupported(f"custom-call {target} with a sliding window")
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=-1, keepdims=True)
+    maximum = scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores - maximum)
+    total = weights.sum(axis=-1, keepdims=True)
+    weights = weights / total
     result = _array_result(instruction)
     dtype = dtypes.dtype_of(result.element_type)
     weights = dtypes.convert(weights, dtype)  # cuDNN's second product reads P in the input type
@@ -277,7 +283,94 @@ def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
     if out.shape != result.dims:
         raise EvaluationError(f"{instruction.name}: attention gives {out.shape}, "
                               f"the result is {result.dims}")
-    return _with_workspace(instruction, dtypes.convert(out, dtype))
+    value = _with_workspace(instruction, dtypes.convert(out, dtype))
+    shapes = instruction.shape.tuple_shapes if instruction.shape.is_tuple else ()
+    if len(shapes) == 3 and shapes[1].element_type == "f32":
+        # The training form's second result: each row's softmax statistics, the log of the
+        # sum of exp(scores) (cuDNN's logsumexp `Stats`), which the backward call reads.
+        stats = (maximum + np.log(total)).reshape(shapes[1].dims).astype(np.float32)
+        return (value[0], stats, *value[2:])
+    return value
+
+
+def _operand_order(numbers: DotDimensionNumbers, rank: int, rhs: bool) -> list[int]:
+    """An operand's dimensions as (batch..., the contracted one, the rest): the order a dot
+    contracting that dimension leaves them in."""
+    batch = numbers.rhs_batch_dims if rhs else numbers.lhs_batch_dims
+    contracted = numbers.rhs_contracting_dims if rhs else numbers.lhs_contracting_dims
+    return [*batch, *contracted, *(d for d in range(rank) if d not in (*batch, *contracted))]
+
+
+def _as_operand(value: np.ndarray, order: list[int], dims: tuple[int, ...]) -> np.ndarray:
+    """A gradient in (batch..., sequence, head) order back in its operand's dimension order,
+    or as it is when the result is declared in that order."""
+    if value.shape == dims:
+        return value
+    moved = np.transpose(value, np.argsort(order))
+    if moved.shape != dims:
+        raise EvaluationError(f"a gradient of shape {value.shape} fits no result of {dims}")
+    return moved
+
+
+@handles_custom_call("__cudnn$fmhaSoftmaxBackward", "__cudnn$fmhaScaleBiasSoftmaxBackward",
+                     "__cudnn$fmhaBiasSoftmaxBackward", "__cudnn$fmhaScaleMaskSoftmaxBackward",
+                     "__cudnn$fmhaSoftmaxDropoutBackward",
+                     "__cudnn$fmhaScaleBiasSoftmaxDropoutBackward")
+def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
+                          operands: list[Value]) -> Value:
+    """(dQ, dK, dV, workspace) of softmax attention from (Q, K, V, stats, dO, [bias], O).
+
+    The four backward products' dot dimension numbers (`bmm1_grad_gemm1`: dS^T.Q = dK,
+    `bmm1_grad_gemm2`: dS.K = dQ, `bmm2_grad_gemm1`: P^T.dO = dV, `bmm2_grad_gemm2`:
+    dO.V^T = dP) also say where each operand's batch, sequence and head dimensions are. The
+    scores are recomputed as the forward call computes them (P exactly softmax, rather than
+    exp(S - stats)); dS = P * (dP - rowsum(dP * P)) * fmha_scale."""
+    config = json_config(instruction, "cudnn_fmha_backend_config")
+    target = instruction.custom_call_target
+    if float(config.get("dropout_rate", 0.0)) != 0.0:
+        raise Unsupported(f"custom-call {target} with dropout")
+    mask = config.get("mask_type", "NO_MASK")
+    if mask not in ("NO_MASK", "CAUSAL") or int(config.get("sliding_window_length", 0) or 0):
+        raise Unsupported(f"custom-call {target} mask_type {mask}")
+    arrays = [np.asarray(x) for x in operands]
+    if any(a.dtype.kind in "iu" for a in arrays):
+        raise Unsupported(f"custom-call {target} with sequence lengths")
+    shapes = instruction.shape.tuple_shapes
+    if len(shapes) != 4:
+        raise Unsupported(f"custom-call {target} with {len(shapes) - 1} results (dbias)")
+    q, k, v, _stats, d_out, *rest = arrays
+    bias = rest[0] if "Bias" in (target or "") and len(rest) == 2 else None
+    dk_numbers = _dot_numbers(config, "bmm1_grad_gemm1_dot_dimension_numbers")
+    dq_numbers = _dot_numbers(config, "bmm1_grad_gemm2_dot_dimension_numbers")
+    dv_numbers = _dot_numbers(config, "bmm2_grad_gemm1_dot_dimension_numbers")
+    dp_numbers = _dot_numbers(config, "bmm2_grad_gemm2_dot_dimension_numbers")
+    q_order = _operand_order(dk_numbers, q.ndim, rhs=True)  # batch, sequence, head
+    k_order = _operand_order(dq_numbers, k.ndim, rhs=True)
+    scale = float(config.get("fmha_scale", 1.0))
+    batch = len(q_order) - 2
+    scores_numbers = DotDimensionNumbers((q_order[-1],), (k_order[-1],),
+                                         tuple(q_order[:batch]), tuple(k_order[:batch]))
+    scores = _dot(interpreter, q, k, scores_numbers) * scale
+    if bias is not None:
+        scores = scores + np.broadcast_to(bias.astype(np.float32), scores.shape)
+    if mask == "CAUSAL":
+        rows, cols = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((rows, cols), bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    d_weights = _dot(interpreter, d_out, v, dp_numbers)
+    d_scores = weights * (d_weights - (d_weights * weights).sum(axis=-1, keepdims=True))
+    d_scores = d_scores * scale
+    dtype = dtypes.dtype_of(shapes[0].element_type)
+    d_q = _dot(interpreter, d_scores, k, dq_numbers)
+    d_k = _dot(interpreter, d_scores, q, dk_numbers)
+    d_v = _dot(interpreter, weights, d_out, dv_numbers)
+    v_order = _operand_order(dp_numbers, v.ndim, rhs=True)
+    v_order = [*v_order[:batch], v_order[-1], v_order[batch]]  # V contracts its head dim
+    results = (_as_operand(d_q, q_order, shapes[0].dims), _as_operand(d_k, k_order, shapes[1].dims),
+               _as_operand(d_v, v_order, shapes[2].dims))
+    workspace = np.zeros(shapes[3].dims, dtypes.dtype_of(shapes[3].element_type))
+    return (*(dtypes.convert(r, dtype) for r in results), workspace)
 
 
 # --- cuBLAS and cuSOLVER ----------------------------------------------------------------------
