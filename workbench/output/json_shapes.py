@@ -250,6 +250,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
                         "computation": d.computation, "op_name": d.op_name,
                         "elements": d.elements, "how": "flips" if d.flipped else "jumps"}
                        for d in c.widened_by],
+        "allowance": c.allowance,
         "summary": c.summary,
     }
 
