@@ -30,7 +30,8 @@ from workbench.index import claim_paths, classify_entry, list_files
 from workbench.model import Dump, Module, Problem
 
 if TYPE_CHECKING:
-    from watchdog.observers.api import BaseObserver
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver, ObservedWatch
 
 FileSignature = tuple[int, int]  # (size, mtime_ns)
 
@@ -144,8 +145,8 @@ class WatchdogWatcher(FolderWatcher):
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._observer: BaseObserver | None = None
-        self._handler: object | None = None
-        self._root_watch: object | None = None  # the observer's watch of `root`
+        self._handler: FileSystemEventHandler | None = None
+        self._root_watch: ObservedWatch | None = None  # the observer's watch of `root`
         self._thread: threading.Thread | None = None
 
     def start(self, on_batch: Callable[[ChangeBatch], None]) -> None:
@@ -156,11 +157,11 @@ class WatchdogWatcher(FolderWatcher):
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:  # type: ignore[no-untyped-def]
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 watcher._on_event(event)
 
         class ParentHandler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:  # type: ignore[no-untyped-def]
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 watcher._on_parent_event(event)
 
         self._handler = Handler()
@@ -204,7 +205,7 @@ class WatchdogWatcher(FolderWatcher):
             return None
         return relative
 
-    def _on_event(self, event) -> None:  # type: ignore[no-untyped-def]
+    def _on_event(self, event: FileSystemEvent) -> None:
         kind = event.event_type
         if kind in ("opened", "closed_no_write"):
             return
@@ -224,7 +225,7 @@ class WatchdogWatcher(FolderWatcher):
             else:  # created, modified, closed
                 self._touch(source, event.is_directory, now)
 
-    def _on_parent_event(self, event) -> None:  # type: ignore[no-untyped-def]
+    def _on_parent_event(self, event: FileSystemEvent) -> None:
         """The watched folder deleted or moved away (everything in it is gone), or made or
         moved in again (watched anew, and everything in it is new)."""
         root = os.path.abspath(self.root)
@@ -243,10 +244,11 @@ class WatchdogWatcher(FolderWatcher):
         """Watch the folder made again under the same name: the old watch died with the old
         folder."""
         observer = self._observer
-        if observer is None or not self.root.is_dir():
+        if observer is None or self._handler is None or not self.root.is_dir():
             return
         with contextlib.suppress(KeyError, OSError):
-            observer.unschedule(self._root_watch)
+            if self._root_watch is not None:
+                observer.unschedule(self._root_watch)
         with contextlib.suppress(OSError):
             self._root_watch = observer.schedule(self._handler, os.fspath(self.root),
                                                  recursive=True)

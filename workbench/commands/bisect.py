@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from workbench.commands.replay import (
     UsageError,
@@ -16,6 +17,9 @@ from workbench.commands.replay import (
 )
 from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import StepResult
+
+if TYPE_CHECKING:
+    from workbench.replay.localize.result import Localization
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     except Cancelled:
         return 130
     exit_status = 1 if verdict.status == Kind.MISMATCH else 0
-    localization = None
+    # The culprit's instruction, or why it could not be found.
+    localization: Localization | str | None = None
     if args.localize and verdict.culprit is not None:
         from workbench.replay.localize.culprit import localize_verdict
         from workbench.replay.localize.result import LocalizeError

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from workbench.gc_pause import gc_paused
@@ -62,7 +63,7 @@ def _list(dump: Dump, as_json: bool) -> int:
     return 0
 
 
-def _print_framed(dump: Dump, rows: list[tuple[str, ...]]) -> None:
+def _print_framed(dump: Dump, rows: Sequence[tuple[str, ...]]) -> None:
     from rich.table import Table
 
     from workbench.output.safe_text import markup, plain, terminal_console
@@ -80,7 +81,7 @@ def _print_framed(dump: Dump, rows: list[tuple[str, ...]]) -> None:
                       highlight=False)
 
 
-def _print_plain(dump: Dump, rows: list[tuple[str, ...]]) -> None:
+def _print_plain(dump: Dump, rows: Sequence[tuple[str, ...]]) -> None:
     """Columns separated by two spaces, names left-aligned and counts right-aligned."""
     widths = [max([len(column), *(len(row[i]) for row in rows)])
               for i, column in enumerate(COLUMNS)]

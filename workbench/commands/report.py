@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.formats.mlir_reports import (
     StatisticsReport,
@@ -14,6 +15,9 @@ from workbench.formats.mlir_reports import (
 from workbench.model import Source
 from workbench.output.json_shapes import print_json, report_json
 from workbench.sources import ReadError, read_bytes
+
+if TYPE_CHECKING:
+    from rich.console import Console, JustifyMethod
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if not reports.problems else 1
 
 
-def _print_timing(console, report: TimingReport) -> None:
+def _print_timing(console: Console, report: TimingReport) -> None:
     from rich.table import Table
 
     from workbench.output.safe_text import markup
@@ -76,16 +80,17 @@ def _print_timing(console, report: TimingReport) -> None:
     console.print(table)
 
 
-def _print_statistics(console, report: StatisticsReport) -> None:
+def _print_statistics(console: Console, report: StatisticsReport) -> None:
     from rich.table import Table
 
     from workbench.output.safe_text import markup
 
     table = Table(title=f"Pass statistics ({report.view} view, line {report.line})",
                   title_justify="left")
-    for column, justify in (("pass", "left"), ("value", "right"), ("statistic", "left"),
-                            ("description", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("pass", "left"), ("value", "right"), ("statistic", "left"), ("description", "left"))
+    for column, justify in columns:
+        table.add_column(column, justify=justify)
     for node in report.walk():
         indent = "  " * node.depth
         if not node.statistics:

@@ -286,11 +286,11 @@ def canonical_hlo_lines(normalized: NormalizedText) -> list[str]:
 
     out = list(lines)
     by_section: dict[int, list[int]] = {}
-    for index, section in enumerate(normalized.line_section):
-        by_section.setdefault(section, []).append(index)
-    for section, indices in by_section.items():
+    for index, section_index in enumerate(normalized.line_section):
+        by_section.setdefault(section_index, []).append(index)
+    for section_index, indices in by_section.items():
         names = dict(computation_names)
-        if section:
+        if section_index:
             counts: dict[str, int] = {}
             for index in indices:
                 match = _DEFINITION.match(lines[index])
@@ -311,7 +311,7 @@ def canonical_hlo_lines(normalized: NormalizedText) -> list[str]:
 
         for index in indices:
             line = NAME_TOKEN.sub(rename, lines[index])
-            if index == normalized.sections[section].header:
+            if index == normalized.sections[section_index].header:
                 line = _HEADER_PARAM.sub(rename_param, line)
             out[index] = line
     return out

@@ -71,14 +71,14 @@ def _split_gap(a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable],
         # One line against many: match it to its first occurrence, if any.
         if ahi - alo == 1:
             try:
-                j = b.index(a[alo], blo, bhi)  # type: ignore[call-arg]
+                j = b.index(a[alo], blo, bhi)
             except ValueError:
                 return
             found.append((alo, j, 1))
             stack.append((alo + 1, ahi, j + 1, bhi))
             return
         try:
-            i = a.index(b[blo], alo, ahi)  # type: ignore[call-arg]
+            i = a.index(b[blo], alo, ahi)
         except ValueError:
             return
         found.append((i, blo, 1))

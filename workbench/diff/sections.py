@@ -127,12 +127,13 @@ def identical_sections(a: NormalizedText, b: NormalizedText,
     """
     found: list[Block] = []
     if _flat(a) and _flat(b):
-        start = 1
-        for end in range(2, len(pairs) + 1):
-            if end == len(pairs) or pairs[end][0] != pairs[end - 1][0] + 1 \
-                    or pairs[end][1] != pairs[end - 1][1] + 1:
-                _identical_runs(a, b, pairs[start][0], pairs[start][1], end - start, found)
-                start = end
+        run_start = 1
+        for run_end in range(2, len(pairs) + 1):
+            if run_end == len(pairs) or pairs[run_end][0] != pairs[run_end - 1][0] + 1 \
+                    or pairs[run_end][1] != pairs[run_end - 1][1] + 1:
+                _identical_runs(a, b, pairs[run_start][0], pairs[run_start][1],
+                                run_end - run_start, found)
+                run_start = run_end
         return merge_blocks(found)
     raw_a, raw_b = a.raw, b.raw
     taken_until = -1

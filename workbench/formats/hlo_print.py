@@ -315,7 +315,7 @@ def _scalar_text(x: object, kind: str) -> str:
     if kind == "pred":
         return "true" if bool(x) else "false"
     if kind in ("c64", "c128"):
-        z = complex(x)  # type: ignore[arg-type]
+        z = complex(x)
         digits = 9 if kind == "c64" else 17
         return f"({_float(z.real, digits)}, {_float(z.imag, digits)})"
     if kind.startswith(("s", "u")) and kind[1:].isdigit():

@@ -86,7 +86,6 @@ _LINE = re.compile(
     r"(?:[ \t]*(%?" + _NAME_BODY + r"(?:[ \t]*,[ \t]*%?" + _NAME_BODY + r")*)?[ \t]*(\))"
     r"(\s*(?=[^\s,/]))?)?"
 )
-_NO_LINE = (None,) * 8
 _LITERAL_OPERANDS = frozenset(("constant", "parameter"))  # not operand names in parentheses
 _BUILT = frozenset(("dot", "gather", "scatter"))  # typed fields made even without attributes
 _SIMPLE_OPERANDS = re.compile(
@@ -175,7 +174,15 @@ class _Parser:
         return HloParseError(self.file, line, column, message)
 
     def skip(self) -> None:
-        self.pos = _SPACE.match(self.text, self.pos).end()
+        space = _SPACE.match(self.text, self.pos)
+        assert space is not None  # the pattern matches the empty string
+        self.pos = space.end()
+
+    def line_end(self) -> int:
+        """Where the spaces and tabs from here end."""
+        spaces = _LINE_END.match(self.text, self.pos)
+        assert spaces is not None  # the pattern matches the empty string
+        return spaces.end()
 
     def peek(self) -> str:
         self.skip()
@@ -362,11 +369,11 @@ class _Parser:
         self.pos = match.end()
         header: dict[str, str] = {}
         while True:
-            self.pos = _LINE_END.match(self.text, self.pos).end()
+            self.pos = self.line_end()
             if not self.text.startswith(",", self.pos):
                 break
             self.pos += 1
-            self.pos = _LINE_END.match(self.text, self.pos).end()
+            self.pos = self.line_end()
             key = _ATTR_NAME.match(self.text, self.pos)
             if key is None:
                 raise self.error("expected a module attribute name")
@@ -464,9 +471,8 @@ class _Parser:
         shapes = self.shapes
         while True:
             line = _LINE.match(text, self.pos)
-            groups = line.groups() if line is not None else _NO_LINE
-            _, is_root, label, shape_text, opcode, operand_text, closed, plain_end = groups
-            if closed is not None and opcode not in _LITERAL_OPERANDS:
+            if line is not None and line[7] is not None and line[5] not in _LITERAL_OPERANDS:
+                _, is_root, label, shape_text, opcode, operand_text, _, plain_end = line.groups()
                 # the common line, `[ROOT] %name = f32[2]{0} opcode(%a, %b)`, read in one match
                 instruction_start = line.start(1)
                 shape = shapes.get(shape_text)
@@ -529,7 +535,7 @@ class _Parser:
                 root = instruction.name
         self.pos += 1
         while True:  # trailing computation attributes, e.g. `, execution_thread="host"`
-            self.pos = _LINE_END.match(self.text, self.pos).end()
+            self.pos = self.line_end()
             if not self.text.startswith(",", self.pos):
                 break
             self.pos += 1

@@ -16,6 +16,13 @@ from workbench.hlo_ir import LiteralValue, Shape, numpy_dtype
 
 _ATOM = re.compile(r"-?nan\(0x[0-9a-fA-F]+\)|[^\s{}(),]+")
 _SPACE = re.compile(r"\s*")
+
+
+def _skip_space(text: str, pos: int) -> int:
+    """Where the white space at `pos` ends."""
+    space = _SPACE.match(text, pos)
+    assert space is not None  # the pattern matches the empty string
+    return space.end()
 _BRACE = re.compile(r"[{}]")
 _NAN_PAYLOAD = re.compile(r"(-?)nan\(0x([0-9a-fA-F]+)\)")
 _SHAPE_PREFIX = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?\s*")
@@ -40,8 +47,8 @@ def parse_literal_text(text: str, shape: Shape) -> LiteralValue:
     """The value of a printed literal of `shape`: an ndarray, or a tuple for tuple shapes."""
     prefix = _SHAPE_PREFIX.match(text)  # older dumps: `constant(f32[2] {1, 2})`
     start = prefix.end() if prefix and "[" in prefix.group() else 0
-    value, end = _literal(text, _SPACE.match(text, start).end(), shape)
-    end = _SPACE.match(text, end).end()
+    value, end = _literal(text, _skip_space(text, start), shape)
+    end = _skip_space(text, end)
     if end != len(text):
         raise LiteralTextError("unexpected text after the literal", end)
     return value
@@ -86,14 +93,14 @@ def _tuple(text: str, pos: int, shape: Shape) -> tuple[LiteralValue, int]:
     pos += 1
     elements = []
     for index, element_shape in enumerate(shape.tuple_shapes):
-        pos = _SPACE.match(text, pos).end()
+        pos = _skip_space(text, pos)
         if index:
             if not text.startswith(",", pos):
                 raise LiteralTextError("expected ',' between tuple elements", pos)
-            pos = _SPACE.match(text, pos + 1).end()
+            pos = _skip_space(text, pos + 1)
         value, pos = _literal(text, pos, element_shape)
         elements.append(value)
-    pos = _SPACE.match(text, pos).end()
+    pos = _skip_space(text, pos)
     if not text.startswith(")", pos):
         raise LiteralTextError(f"expected ')' after {len(shape.tuple_shapes)} tuple elements", pos)
     return tuple(elements), pos + 1

@@ -50,8 +50,8 @@ def _fill(proto: xla_data_pb2.LiteralProto, value: LiteralValue, shape: Shape) -
     if element_type in _REPEATED:
         getattr(proto, _REPEATED[element_type]).extend(flat.tolist())
     elif element_type in _COMPLEX:
-        field, part = _COMPLEX[element_type]
-        getattr(proto, field).extend(flat.view(part).tolist())
+        field, component = _COMPLEX[element_type]
+        getattr(proto, field).extend(flat.view(component).tolist())
     elif element_type in _BYTES:
         if flat.dtype.itemsize == 2:
             data = flat.view(np.uint16).astype("<u2").tobytes()

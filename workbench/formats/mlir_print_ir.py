@@ -165,8 +165,9 @@ def scan_print_ir(data: bytes | BinaryIO, file: str) -> PrintIrLog:
                 continue
             line_end = piece.find(b"\n", mark.start())
             line_end = len(piece) if line_end < 0 else line_end
-            line = piece[mark.start() : line_end].decode("utf-8", "replace").rstrip("\r")
-            marks.append((offset + mark.start(), line, offset + min(line_end + 1, len(piece))))
+            header_line = piece[mark.start() : line_end].decode("utf-8", "replace").rstrip("\r")
+            marks.append((offset + mark.start(), header_line,
+                          offset + min(line_end + 1, len(piece))))
         if not log.has_reports and _REPORT_TITLE_RE.search(piece):
             log.has_reports = True
         size = offset + len(piece)

@@ -302,13 +302,15 @@ def _join(steps: Sequence[Step], names: list[str], parents: list[int]) -> dict[i
 def _flatten(roots: Sequence[TimingNode | StatisticsNode]) -> tuple[list, list[int]]:
     nodes: list = []
     parents: list[int] = []
-    stack: list[tuple[object, int]] = [(root, -1) for root in reversed(roots)]
+    stack: list[tuple[TimingNode | StatisticsNode, int]] = [
+        (root, -1) for root in reversed(roots)]
     while stack:
         node, parent = stack.pop()
         index = len(nodes)
         nodes.append(node)
         parents.append(parent)
-        stack.extend((child, index) for child in reversed(node.children))
+        children: Sequence[TimingNode | StatisticsNode] = node.children
+        stack.extend((child, index) for child in reversed(children))
     return nodes, parents
 
 

@@ -40,8 +40,8 @@ def operation_of_line(line: str) -> tuple[str, str | None] | None:
         match = _GENERIC_RE.match(line)
         if match is None:
             return None
-        sym = _SYM_NAME_RE.search(line)
-        return match["op"], sym["sym"] if sym else None
+        symbol = _SYM_NAME_RE.search(line)
+        return match["op"], symbol["sym"] if symbol else None
     match = _CUSTOM_RE.match(line)
     if match is None:
         return None

@@ -141,6 +141,7 @@ def _fields(view: memoryview) -> Iterator[tuple[int, memoryview | int]]:
     """The top-level fields of one message: (number, a memoryview for length-delimited
     fields, else the integer)."""
     at = 0
+    value: memoryview | int
     while at < len(view):
         key, at = _varint(view, at)
         number, wire = key >> 3, key & 7

@@ -18,7 +18,9 @@ place, the outcome is the one a sorted listing gives.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from operator import attrgetter, itemgetter
 from typing import Literal
 
@@ -37,7 +39,15 @@ _INPUT, _BEFORE, _PASS, _AFTER = 0, 1, 2, 3
 # start with an int sort fast (list.sort compares those first elements natively).
 _BY_KEY = itemgetter(0)
 _BY_FILE = attrgetter("file")
-_UNSEEN = object()
+
+
+class _Unseen(Enum):
+    """A memo's "not looked up yet", apart from its remembered None."""
+
+    UNSEEN = 0
+
+
+_UNSEEN = _Unseen.UNSEEN
 
 
 @dataclass
@@ -186,9 +196,11 @@ def _collect(paths: list[str], *, by_name: bool
         module = by_head.get(head_key, _UNSEEN)
         if module is _UNSEEN:
             head = MODULE_RE.fullmatch(module_head)
-            module = by_head[head_key] = None if head is None else module_for(
-                folder, head["ts"], f"module_{head['num']}", head["rest"])
-            if module is not None:
+            if head is None:
+                module = by_head[head_key] = None
+            else:
+                module = by_head[head_key] = module_for(
+                    folder, head["ts"], f"module_{head['num']}", head["rest"])
                 module.names.add(head["rest"] or "")
         if module is None:
             return None
@@ -255,20 +267,21 @@ def _collect(paths: list[str], *, by_name: bool
                     step = module.passes[key] = Step(
                         0, info.pass_name or "", "hlo", "pass", pipeline=info.pipeline,
                         next_pass=info.next_pass, xla_step=info.xla_step)
-                _keep_last(step, info.role, path)
+                _keep_last(step, "text" if info.role == "text" else "proto", path)
                 module.step_files.append(path)
             else:
                 module.artifacts.append(Artifact(kind=info.role, file=path,
                                                  label=f"{info.xla_step:04d} {info.pass_name}"))
         elif info.kind in ("before", "after"):
             if info.kind == "before":
-                key, label = (_BEFORE,), "before_optimizations"
+                end_key: tuple = (_BEFORE,)
+                label = "before_optimizations"
             else:
                 prefix = f"{info.platform}_" if info.platform else ""
-                key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
-            step = module.ends.get(key)
+                end_key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
+            step = module.ends.get(end_key)
             if step is None:
-                step = module.ends[key] = Step(0, label, "hlo", info.kind,
+                step = module.ends[end_key] = Step(0, label, "hlo", info.kind,
                                                pipeline=info.platform)
             _keep_last(step, "text" if info.role == "text" else "proto", path)
             module.step_files.append(path)
@@ -323,7 +336,7 @@ def _passes(module: _PendingModule) -> dict[tuple, Step]:
     under two module names) merge in the order of their first file: the earlier's files
     first, the later's filling the gaps.
     """
-    records = module.pairs.items()
+    records: Iterable[tuple[tuple, list]] = module.pairs.items()
     if module.pairs_again:
         records = sorted([*records, *module.pairs_again], key=_first_file)
     passes = dict(module.passes)

@@ -239,11 +239,12 @@ def _parse_by_patterns(basename: str) -> XlaName | None:
         role = "proto" if suffix.startswith(".hlo.pb") else "text"
         return XlaName(ts, module_id, "before", role, name=m["name"] or "")
     if "after_optimizations" in rest and (m := _AFTER_RE.match(rest)):
-        role = _AFTER_SUFFIX_KINDS.get(m["suffix"])
-        if role is not None:
+        after_role = _AFTER_SUFFIX_KINDS.get(m["suffix"])
+        if after_role is not None:
             platform = m["platform"].rstrip("_") or None
-            kind = "after" if role in ("text", "proto") else "artifact"
-            return XlaName(ts, module_id, kind, role, name=m["name"] or "", platform=platform)
+            kind = "after" if after_role in ("text", "proto") else "artifact"
+            return XlaName(ts, module_id, kind, after_role, name=m["name"] or "",
+                           platform=platform)
     if "mlir-trace" in rest and (m := _MLIR_TRACE_RE.match(rest)):
         return XlaName(ts, module_id, "mlir-trace", m["ext"], name=m["name"] or "")
     if rest.endswith("debug_options") and (m := _DEBUG_OPTIONS_RE.match(rest)):

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderHook
     from rich.text import Text
 
 # Controls, and the bytes 0x80-0x9f of a name that is not UTF-8 (Python hands them over as
@@ -114,8 +114,9 @@ class VisibleWriter(io.TextIOBase):
     def fileno(self) -> int:
         return self.raw.fileno()
 
+    # typeshed declares TextIOBase.encoding writable; at run time it is a read-only property.
     @property
-    def encoding(self) -> str:
+    def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.raw, "encoding", "utf-8")
 
 
@@ -142,7 +143,7 @@ def terminal_console(*, stderr: bool = False, **options: Any) -> Console:
     from rich.console import Console
 
     console = Console(file=raw_stream(sys.stderr if stderr else sys.stdout), **options)
-    console.push_render_hook(_VisibleHook())
+    console.push_render_hook(_visible_hook())
     return console
 
 
@@ -164,8 +165,12 @@ def _visible_segments(renderable: Any) -> Any:
     return Visible()
 
 
-class _VisibleHook:
+def _visible_hook() -> RenderHook:
     """A Rich render hook: every renderable printed is shown through `_visible_segments`."""
+    from rich.console import RenderHook
 
-    def process_renderables(self, renderables: list[Any]) -> list[Any]:
-        return [_visible_segments(r) for r in renderables]
+    class VisibleHook(RenderHook):
+        def process_renderables(self, renderables: list[Any]) -> list[Any]:
+            return [_visible_segments(r) for r in renderables]
+
+    return VisibleHook()

@@ -32,6 +32,13 @@ if TYPE_CHECKING:
     from workbench.replay.hlo.spmd import Partitioning
 
 
+class StepEvaluator(Protocol):
+    """What evaluating one step needs: a `Backend`, or a wrapper evaluating its steps another
+    way (in f64, with random rounding, with subnormals flushed)."""
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue: ...
+
+
 @runtime_checkable
 class Backend(Protocol):
     """Replays one module's steps. Implementations must be picklable."""
@@ -100,7 +107,7 @@ def open_backend(root: Path, module: Module, name: str | None = None) -> Backend
         backend = _factory(candidate)(root, module)
         if backend is not None:
             return backend
-    irs = sorted({step.ir for step in module.steps}) or ["none"]
+    irs: list[str] = sorted({step.ir for step in module.steps}) or ["none"]
     which = f"the {name} backend" if name else "no replay backend"
     raise NoBackend(f"{which} can replay {module.key} ({module.format}, IR: {', '.join(irs)})")
 

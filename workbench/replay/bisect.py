@@ -217,10 +217,10 @@ def run_bisect(count: int, judge: Callable[[int], Mark], linear: bool = False) -
     state = BisectState(count)
     evaluations = 0
     if linear:
-        for position in range(count):
-            state.mark(position, judge(position))
+        for step_position in range(count):
+            state.mark(step_position, judge(step_position))
             evaluations += 1
-            if position == 0 and state.reference_failed:
+            if step_position == 0 and state.reference_failed:
                 break
         return BisectResult(state, evaluations, linear=True)
     while (position := state.next_position()) is not None:

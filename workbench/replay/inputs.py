@@ -22,10 +22,13 @@ from workbench.replay.processes import memory
 from workbench.sources import open_file
 
 if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
     from workbench.replay.backends import Backend
 
 # The type of one entry parameter: (dtype, dims) of an array, or a tuple of parameter types.
-ParamSpec = Union[tuple[np.dtype, tuple[int, ...]], tuple["ParamSpec", ...]]  # noqa: UP007
+ArraySpec = tuple[np.dtype, tuple[int, ...]]
+ParamSpec = Union[ArraySpec, tuple["ParamSpec", ...]]  # noqa: UP007
 
 
 class InputError(Exception):
@@ -51,15 +54,15 @@ class ReplayInputs:
     notes: list[str] = field(default_factory=list)
 
 
-def is_array_spec(spec: ParamSpec) -> bool:
+def is_array_spec(spec: ParamSpec) -> TypeIs[ArraySpec]:
     return len(spec) == 2 and isinstance(spec[0], np.dtype)
 
 
 def describe_spec(spec: ParamSpec) -> str:
     if is_array_spec(spec):
-        dtype, dims = spec  # type: ignore[misc]
+        dtype, dims = spec
         return describe_type(dtype, dims)
-    return "(" + ", ".join(describe_spec(s) for s in spec) + ")"  # type: ignore[arg-type]
+    return "(" + ", ".join(describe_spec(s) for s in spec) + ")"
 
 
 def fake_value(spec: ParamSpec, rng: np.random.Generator) -> LiteralValue:
@@ -69,8 +72,8 @@ def fake_value(spec: ParamSpec, rng: np.random.Generator) -> LiteralValue:
     program does on them stay in the range real data usually has.
     """
     if not is_array_spec(spec):
-        return tuple(fake_value(s, rng) for s in spec)  # type: ignore[union-attr]
-    dtype, dims = spec  # type: ignore[misc]
+        return tuple(fake_value(s, rng) for s in spec)
+    dtype, dims = spec
     category = dtype_category(dtype)
     if category == "bool":
         return rng.integers(0, 2, size=dims).astype(np.bool_)
@@ -100,8 +103,8 @@ def fake_inputs(specs: list[ParamSpec], seed: int = 0) -> list[LiteralValue]:
 def _matches(value: LiteralValue, spec: ParamSpec) -> bool:
     if not is_array_spec(spec):
         return isinstance(value, tuple) and len(value) == len(spec) and all(
-            _matches(v, s) for v, s in zip(value, spec, strict=True))  # type: ignore[arg-type]
-    dtype, dims = spec  # type: ignore[misc]
+            _matches(v, s) for v, s in zip(value, spec, strict=True))
+    dtype, dims = spec
     return isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == tuple(dims)
 
 

@@ -64,7 +64,7 @@ def attach_recorded(dump: Dump, folder: Path, require: bool = True) -> int:
 
 
 def _files(folder: Path, name: str, role: str) -> list[Path]:
-    paths = []
+    paths: list[Path] = []
     while (path := folder / ("inputs" if role == "arg" else "outputs")
            / f"{name}.{role}{len(paths)}.npy").is_file():
         paths.append(path)
@@ -74,7 +74,7 @@ def _files(folder: Path, name: str, role: str) -> list[Path]:
 def _typed(array: np.ndarray, spec: ParamSpec) -> np.ndarray:
     """A void array read back as the declared ml_dtypes type of the same width."""
     if is_array_spec(spec) and array.dtype.kind == "V":
-        dtype = np.dtype(spec[0])  # type: ignore[arg-type]
+        dtype = np.dtype(spec[0])
         if dtype.itemsize == array.dtype.itemsize:
             return array.view(dtype)
     return array
@@ -118,7 +118,7 @@ def _check(paths: list[Path], arguments: list[LiteralValue], specs: list[ParamSp
                          f"parameters ({', '.join(describe_spec(s) for s in specs)})")
     for number, (value, spec) in enumerate(zip(arguments, specs, strict=True)):
         array = np.asarray(value)
-        dtype, dims = spec  # type: ignore[misc]
+        dtype, dims = spec
         if not is_array_spec(spec) or array.dtype != dtype or array.shape != tuple(dims):
             raise InputError(f"{paths[number].name}: parameter {number} is "
                              f"{describe_spec(spec)}, the file holds {array.dtype}"

@@ -34,7 +34,7 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module, Step
-from workbench.replay.backends import Backend, open_backend
+from workbench.replay.backends import Backend, StepEvaluator, open_backend
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.inputs import (
     InputError,
@@ -58,7 +58,7 @@ class Evaluation:
     seconds: float = 0.0
 
 
-def evaluate_step(backend: Backend, step: Step,
+def evaluate_step(backend: StepEvaluator, step: Step,
                   arguments: Sequence[LiteralValue]) -> Evaluation:
     """Evaluate `step`, turning every failure into an `Evaluation` (runs in workers too)."""
     from workbench.loader import ReadError
@@ -80,7 +80,7 @@ def evaluate_step(backend: Backend, step: Step,
 class Runner(Protocol):
     """Evaluates one step somewhere; raises `Cancelled` when `cancel` is set meanwhile."""
 
-    def evaluate(self, backend: Backend, step: Step, arguments: Sequence[LiteralValue],
+    def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
                  cancel: threading.Event | None) -> Evaluation: ...
 
     def parameter_specs(self, backend: Backend,
@@ -94,7 +94,7 @@ class Runner(Protocol):
 class InlineRunner:
     """Evaluate in this process: no time limit; a cancel is noticed before the next step."""
 
-    def evaluate(self, backend: Backend, step: Step, arguments: Sequence[LiteralValue],
+    def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
                  cancel: threading.Event | None) -> Evaluation:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
@@ -116,7 +116,7 @@ class ProcessRunner:
         self._own_pool = pool is None
         self.pool = pool if pool is not None else WorkerPool(1)
 
-    def evaluate(self, backend: Backend, step: Step, arguments: Sequence[LiteralValue],
+    def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
                  cancel: threading.Event | None) -> Evaluation:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
@@ -192,6 +192,7 @@ class ShadowBackend:
         return self.inner.steps()
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        # Optional backend method; a backend without it fails here, reported as an error.
         return self.inner.evaluate_shadow(step, arguments)  # type: ignore[attr-defined]
 
 
@@ -205,6 +206,7 @@ class NoiseBackend(ShadowBackend):
         return f"{self.inner.name} (random rounding)"
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
+        # Optional backend method; a backend without it fails here, reported as an error.
         return self.inner.evaluate_noise(step, arguments)  # type: ignore[attr-defined]
 
 
@@ -218,6 +220,7 @@ class FlushedBackend(ShadowBackend):
         return f"{self.inner.name} (subnormals as zero)"
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        # Optional backend method; a backend without it fails here, reported as an error.
         return self.inner.evaluate_flushed(step, arguments)  # type: ignore[attr-defined]
 
 
@@ -463,7 +466,7 @@ class Replay:
         truth = self._truths.get(conditioning)
         if truth is None:
             perturbed = self._perturbed if conditioning else self._shadow
-            assert self._reference_value is not None
+            assert self._reference_value is not None and perturbed is not None
             try:
                 truth = truth_of(self._reference_value, self._shadow, perturbed)
             except ValueError as error:

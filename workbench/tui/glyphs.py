@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rich.cells import cell_len
-from rich.color import Color
 from rich.segment import Segment
+from textual.color import Color
 from textual.filter import LineFilter
 
 ASCII_GLYPHS: dict[str, str] = {

@@ -41,9 +41,9 @@ def table_rows() -> list[tuple[str, str, str]]:
         for binding in bindings:
             if not binding.description:
                 continue
-            shown = key_display(binding)
-            if shown not in keys.setdefault(binding.action, []):
-                keys[binding.action].append(shown)
+            key = key_display(binding)
+            if key not in keys.setdefault(binding.action, []):
+                keys[binding.action].append(key)
             what.setdefault(binding.action, binding.tooltip or binding.description)
         for action, shown in keys.items():
             rows.setdefault((" ".join(f"`{cell(k)}`" for k in shown), what[action]),

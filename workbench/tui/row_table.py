@@ -16,6 +16,7 @@ from typing import ClassVar, Generic, TypeVar
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
@@ -276,7 +277,7 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
         self._scroll_to_cursor()
 
-    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_click(self, event: events.Click) -> None:
         row = int(self.scroll_offset.y) + event.y - 1
         if event.y >= 1 and 0 <= row < len(self.rows):
             self.move_to(row)
@@ -352,7 +353,7 @@ class RowTable(ScrollView, Generic[Item], can_focus=True):
             key: tuple = ("header", width)
             if key not in self._line_cache:
                 header = base + self._style("row-table--header")
-                cells = [(c.title, "") for c in self.columns]
+                cells: Sequence[Cell] = [(c.title, "") for c in self.columns]
                 self._line_cache[key] = self._line(cells, self.column_widths(width), header)
             return self._line_cache[key].crop_extend(0, width, base)
         index = int(self.scroll_offset.y) + y - 1

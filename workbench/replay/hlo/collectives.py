@@ -54,6 +54,13 @@ def _group(context: DeviceContext, instruction: Instruction) -> list[int]:
     raise EvaluationError(f"{instruction.name}: device {context.device} is in no replica group")
 
 
+def _axis(instruction: Instruction) -> int:
+    """The one dimension a gathering or scattering collective works along."""
+    if not instruction.dimensions:
+        raise EvaluationError(f"{instruction.name}: {instruction.opcode} without dimensions")
+    return instruction.dimensions[0]
+
+
 def _combine(interpreter: Interpreter, instruction: Instruction, values: list[Value]) -> Value:
     """Fold `values` (in group order) with the instruction's reduction computation."""
     if len(values) == 1:
@@ -101,7 +108,7 @@ def reduce_scatter(
     context = device_of(interpreter)
     group = _group(context, instruction)
     position = group.index(context.device)
-    axis = instruction.dimensions[0]
+    axis = _axis(instruction)
     totals = _all_reduce(interpreter, instruction, operands)
     return _results(
         instruction, [np.split(total, len(group), axis=axis)[position] for total in totals]
@@ -116,7 +123,7 @@ def _gathered(
     shared = context.exchange(instruction, _arrays(operands))
     if len(group) == 1:
         return list(shared[context.device])
-    axis = instruction.dimensions[0]
+    axis = _axis(instruction)
     return [np.concatenate([shared[d][k] for d in group], axis=axis) for k in range(len(operands))]
 
 

@@ -48,7 +48,8 @@ def gather(interpreter: Interpreter, instruction: Instruction, operands: list[Va
     for k, dimension in enumerate(numbers.start_index_map):
         starts[dimension] = batches[..., k]
     if numbers.operand_batching_dims:
-        coordinates = np.indices(batch_shape, sparse=True) if batch_shape else []
+        coordinates: tuple[np.ndarray, ...] = (np.indices(batch_shape, sparse=True)
+                                               if batch_shape else ())
         for dimension, indices_dim in zip(numbers.operand_batching_dims,
                                           numbers.start_indices_batching_dims, strict=True):
             axis = batch_axis(indices_dim, numbers.index_vector_dim)

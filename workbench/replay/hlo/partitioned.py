@@ -94,7 +94,7 @@ def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> Lit
         if len(elements) != count:
             raise EvaluationError("the output sharding does not match the result tuple")
         return tuple(
-            _joined(s, [v[k] for v in values], shape.tuple_shapes[k])  # type: ignore[index]
+            _joined(s, [v[k] for v in values], shape.tuple_shapes[k])
             for k, s in enumerate(elements)
         )
     shards = {device: np.asarray(value) for device, value in enumerate(values)}
@@ -110,7 +110,7 @@ def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> Lit
 def has_global_shapes(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
     """True when `arguments` have the entry parameters' (global) shapes."""
 
-    def same(shape, value) -> bool:
+    def same(shape: Shape, value: LiteralValue) -> bool:
         if shape.is_tuple:
             return isinstance(value, tuple) and all(
                 same(s, v) for s, v in zip(shape.tuple_shapes, value, strict=False)

@@ -70,8 +70,8 @@ def reduce_recognized(opcode: str, x: np.ndarray, init: np.ndarray,
     if kind in ("float", "narrow", "complex") and opcode in ("add", "multiply"):
         flat = _to_last_axis(x, axes)
         start = np.broadcast_to(np.asarray(init, x.dtype), [*flat.shape[:-1], 1])
-        ufunc = np.add if opcode == "add" else np.multiply
-        chain = ufunc.accumulate(np.concatenate([start, flat], axis=-1), axis=-1, dtype=x.dtype)
+        running = np.add if opcode == "add" else np.multiply
+        chain = running.accumulate(np.concatenate([start, flat], axis=-1), axis=-1, dtype=x.dtype)
         return chain[..., -1]
     if kind in ("float", "narrow") and opcode in ("maximum", "minimum"):
         work = x.astype(F32) if kind == "narrow" else x
@@ -79,8 +79,8 @@ def reduce_recognized(opcode: str, x: np.ndarray, init: np.ndarray,
         combine = float_maximum if opcode == "maximum" else float_minimum
         return combine(start, _float_extreme(opcode, work, axes)).astype(x.dtype)
     if kind in ("signed", "unsigned"):
-        ufunc = _ORDER_FREE[opcode]
-        return ufunc(init, ufunc.reduce(x, axis=axes, dtype=x.dtype))
+        order_free = _ORDER_FREE[opcode]
+        return order_free(init, order_free.reduce(x, axis=axes, dtype=x.dtype))
     raise EvaluationError(f"reduce {opcode} on {x.dtype}")
 
 

@@ -54,7 +54,8 @@ def scan(interpreter: Interpreter, instruction: Instruction, operands: list[Valu
     if UNREAD_FIELDS in instruction.attrs:
         raise Unsupported(f"scan with proto fields {instruction.attrs[UNREAD_FIELDS]} "
                           "this reader does not know")
-    if len(instruction.dimensions) != 1 or len(instruction.called_computations) != 1:
+    if instruction.dimensions is None or len(instruction.dimensions) != 1 \
+            or len(instruction.called_computations) != 1:
         raise EvaluationError(f"{instruction.name}: scan needs one dimension and to_apply")
     name = instruction.called_computations[0]
     computation = interpreter.computation(name)

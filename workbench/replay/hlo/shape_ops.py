@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -21,7 +21,10 @@ def _dtype(shape: Shape) -> np.dtype:
     return dtypes.dtype_of(shape.element_type)
 
 
-def _attribute(instruction: Instruction, value: object, what: str) -> object:
+T = TypeVar("T")
+
+
+def _attribute(instruction: Instruction, value: T | None, what: str) -> T:
     if value is None:
         raise EvaluationError(f"{instruction.name}: {instruction.opcode} without {what}")
     return value

@@ -9,6 +9,7 @@ gives no other guarantee for `is_stable=false`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cmp_to_key
 from typing import TYPE_CHECKING
 
@@ -132,8 +133,10 @@ def _row_by_row_order(interpreter: Interpreter, name: str, arrays: list[np.ndarr
                 arguments += [v[i], v[j]]
             return bool(np.asarray(interpreter.call(name, arguments)))
 
-        order[row] = sorted(range(count), key=cmp_to_key(
-            lambda i, j, less=less: -1 if less(i, j) else (1 if less(j, i) else 0)))
+        def three_way(i: int, j: int, less: Callable[[int, int], bool] = less) -> int:
+            return -1 if less(i, j) else (1 if less(j, i) else 0)
+
+        order[row] = sorted(range(count), key=cmp_to_key(three_way))
     return np.moveaxis(order, -1, axis)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS as WIDTHS
 from workbench.replay.hlo.dtypes import dtype_of as storage_dtype
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.registry import Handler, Value
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.interpreter import Interpreter
 
 _INT8 = np.dtype(np.int8)
 _UINT8 = np.dtype(np.uint8)
@@ -152,7 +156,7 @@ def adapt(handler: Handler, instruction: Instruction, operand_shapes: list[Shape
     prepare = _operand_preparation(instruction)
     fix = _counting_fix(instruction) if result_shape.element_type in WIDTHS else None
 
-    def sub_byte_handler(interpreter: object, instruction: Instruction,
+    def sub_byte_handler(interpreter: Interpreter, instruction: Instruction,
                          operands: list[Value]) -> Value:
         if prepare is not None:
             operands = prepare(operands)

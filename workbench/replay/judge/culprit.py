@@ -32,7 +32,7 @@ class Culprit:
     index: int
     pass_name: str
     xla_step: int | None
-    file: str
+    file: str | None
     localized: bool = False
     instruction: CulpritInstruction | None = None
     instruction_note: str = ""  # why no instruction was named (when localized)

@@ -203,11 +203,11 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
         if instruction.opcode == "parameter":
             found = _parameter_counterpart(site, matching, entry_parameters)
         else:
-            operands = [counterpart.get(alias_after.get(o, o)) for o in site.operands]
+            counterparts = [counterpart.get(alias_after.get(o, o)) for o in site.operands]
             shape = shape_key(instruction.shape)
-            structural = None not in operands
+            structural = None not in counterparts
             if structural:
-                mapped = tuple(operands)  # type: ignore[arg-type]
+                mapped = tuple(o for o in counterparts if o is not None)
                 details = _details(instruction)
                 found = _pick(exact.get((instruction.opcode, shape, mapped, details), []),
                               site, sites_before)

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Step
-from workbench.replay.judge.compare import Comparison, Truth, compare
+from workbench.replay.judge.compare import Comparison, Stage, Truth, compare
 from workbench.replay.localize.result import (
     InstructionRef,
     Localization,
@@ -74,8 +74,8 @@ def op_keys(module: Operation) -> dict[Operation, str]:
         function = op.parent_op()
         while function is not None and function.name != "func.func":
             function = function.parent_op()
-        scope = function.properties["sym_name"].data if function is not None and \
-            "sym_name" in function.properties else ""
+        sym_name = function.properties.get("sym_name") if function is not None else None
+        scope = sym_name.data if isinstance(sym_name, StringAttr) else ""
         hint = op.results[0].name_hint if op.results else None
         if hint:
             keys[op] = f"@{scope}/%{hint}"
@@ -159,7 +159,10 @@ class _OccurrenceTruth:
     def stages(self) -> tuple[bool, ...]:
         return (False, True)
 
-    def truth(self, conditioning: bool) -> Truth | None:
+    def truth(self, conditioning: Stage) -> Truth | None:
+        if isinstance(conditioning, str):  # the noise stage: not among this source's stages
+            self.problem = f"no {conditioning} stage for an earlier step's result"
+            return None
         truths = self.truths
         truth, problem = stage_truth(
             lambda: truths.strict[self.key], lambda: truths.values(False).get(self.key),
@@ -216,7 +219,7 @@ def localize_mlir(before_text: str, after_text: str, arguments: Sequence[Literal
         for operand in op.operands:
             owner = operand.owner if isinstance(operand, SSAValue) else None
             if isinstance(owner, Block) or not isinstance(owner, Operation) or isinstance(
-                    operand.type, MemRefType):
+                    operand.type, MemRefType) or not isinstance(operand, OpResult):
                 continue  # a block argument (a loop index, an input) or a buffer
             operand_key = (keys[owner], operand.index)
             operands.append((operand_key, latest.get(operand_key, 0)))

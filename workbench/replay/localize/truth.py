@@ -115,7 +115,7 @@ class ValueTruth:
         localizer, key = self.localizer, self.key
         region = (localizer.region(key, self.identical) if self.identical is not None
                   else None)
-        if conditioning == NOISE:
+        if isinstance(conditioning, str):  # NOISE, the one stage that is not a bool
             return self._noisy(region)
         if region is not None:
             shadow = lambda: localizer.region_truth(key, region, perturbed=False)  # noqa: E731

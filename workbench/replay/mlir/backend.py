@@ -72,7 +72,7 @@ class MlirBackend:
             function = entry_function(module, self.entry_point)
             specs: list[ParamSpec] = []
             for type_ in function.function_type.inputs.data:
-                dims = tuple(type_.get_shape()) if is_shaped(type_) else ()  # type: ignore[attr-defined]
+                dims = tuple(type_.get_shape()) if is_shaped(type_) else ()
                 if any(size < 0 for size in dims):
                     return None
                 specs.append((value_dtype(type_), dims))

@@ -16,7 +16,7 @@ has its MLIR element type as a numpy dtype:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
 import numpy as np
@@ -35,6 +35,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from workbench.replay.errors import EvaluationError, Unsupported
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 _FLOATS: dict[type[Attribute], Any] = {
     builtin.Float16Type: np.float16,
@@ -83,8 +86,15 @@ def dtype_of(element_type: Attribute) -> np.dtype:
     raise Unsupported(f"element type {element_type}")
 
 
-def is_shaped(type_: Attribute) -> bool:
+def is_shaped(type_: Attribute) -> TypeIs[TensorType | MemRefType | VectorType]:
     return isinstance(type_, TensorType | MemRefType | VectorType)
+
+
+def static_shape(type_: Attribute) -> tuple[int, ...]:
+    """The dimensions of a shaped type; an evaluation error for any other type."""
+    if not is_shaped(type_):
+        raise EvaluationError(f"expected a tensor, memref or vector type, not {type_}")
+    return tuple(type_.get_shape())
 
 
 def element_type(type_: Attribute) -> Attribute:
@@ -136,10 +146,10 @@ def dense_array(attr: Attribute, resources: dict[str, str] | None = None) -> np.
     """The value of a dense elements attribute (`dense<...>`, `dense_resource<...>`)."""
     if isinstance(attr, DenseIntOrFPElementsAttr):
         type_ = attr.get_type()
-        dtype = dtype_of(type_.get_element_type())
-        shape = tuple(type_.get_shape())
+        dtype = dtype_of(element_type(type_))
+        shape = static_shape(type_)
         raw = attr.data.data
-        element = type_.get_element_type()
+        element = element_type(type_)
         if isinstance(element, IntegerType) and dtype.itemsize * 8 != element.width.data:
             # i1 (and other narrow integers) are stored one byte per element.
             flat = np.frombuffer(raw, dtype=np.int8).astype(dtype)
@@ -153,10 +163,10 @@ def dense_array(attr: Attribute, resources: dict[str, str] | None = None) -> np.
         return flat.reshape(shape).copy()
     if isinstance(attr, DenseResourceAttr):
         type_ = attr.type
-        dtype = dtype_of(type_.get_element_type())
+        dtype = dtype_of(element_type(type_))
         shape = tuple(type_.get_shape())
         raw = _resource_bytes(attr, resources or {})
-        element = type_.get_element_type()
+        element = element_type(type_)
         if isinstance(element, IntegerType) and element.width.data == 1:
             flat = np.frombuffer(raw, dtype=np.uint8).astype(np.bool_)
         else:

@@ -68,7 +68,7 @@ class Outcome:
 
 
 @cache
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(PRELOAD)
@@ -105,7 +105,7 @@ def _die_with_parent() -> None:
 
     server = getattr(forkserver, "_forkserver", None)
     alive = getattr(server, "_forkserver_alive_fd", None)
-    if alive is not None:
+    if server is not None and alive is not None:
         with contextlib.suppress(OSError):
             os.close(alive)
         server._forkserver_alive_fd = None

@@ -30,13 +30,16 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.replay.triage.job import TriageJob, TriageOptions, TriageResult, run_job
 from workbench.replay.triage.results_cache import job_files
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 INSTALL_HINT = "pip install 'dump-triage-workbench[dask]'"
 CANCEL_CHECK_SECONDS = 1.0  # how often a running task asks whether its run was cancelled
@@ -91,17 +94,19 @@ def _cancel_checker(event_name: str) -> Callable[[], bool]:
     """Asks the run's Event at most once a second; a fast job never asks at all."""
     from distributed import Event
 
-    state = {"next": time.monotonic() + CANCEL_CHECK_SECONDS, "event": None}
+    next_check = time.monotonic() + CANCEL_CHECK_SECONDS
+    event: Event | None = None
 
     def should_stop() -> bool:
+        nonlocal next_check, event
         now = time.monotonic()
-        if now < state["next"]:
+        if now < next_check:
             return False
-        state["next"] = now + CANCEL_CHECK_SECONDS
-        if state["event"] is None:
-            state["event"] = Event(event_name)
+        next_check = now + CANCEL_CHECK_SECONDS
+        if event is None:
+            event = Event(event_name)
         try:
-            return bool(state["event"].is_set())
+            return bool(event.is_set())
         except Exception:  # the client and its Event are gone: nobody wants the result
             return True
 
@@ -274,11 +279,12 @@ def check_scheduler(address: str, timeout: float) -> None:
 
 
 # A local cluster's scheduler and workers serve no pages: no dashboard, no JSON, no metrics.
-_NO_HTTP = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+_NO_HTTP: dict[str, list[str]] = {"distributed.scheduler.http.routes": [],
+                                   "distributed.worker.http.routes": []}
 
 
 @contextlib.contextmanager
-def _client(settings: DaskSettings):
+def _client(settings: DaskSettings) -> Iterator[Client]:
     import dask
     from distributed import Client, LocalCluster
 

@@ -75,12 +75,13 @@ def to_data(value: Any) -> Any:
     if isinstance(value, complex):
         return {"$complex": [value.real, value.imag]}
     name = type(value).__name__
-    if _classes().get(name) is type(value):
-        if dataclasses.is_dataclass(value):
+    cls = type(value)  # compared apart, so that `value` keeps its type
+    if _classes().get(name) is cls:
+        if hasattr(value, "_fields"):  # a NamedTuple
+            fields = {field: to_data(getattr(value, field)) for field in value._fields}
+        else:
             fields = {f.name: to_data(getattr(value, f.name))
                       for f in dataclasses.fields(value)}
-        else:  # a NamedTuple
-            fields = {field: to_data(getattr(value, field)) for field in value._fields}
         return {"$class": name, "fields": fields}
     if isinstance(value, tuple):
         return {"$tuple": [to_data(item) for item in value]}

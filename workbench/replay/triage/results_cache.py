@@ -388,7 +388,7 @@ class CachedResult(TriageResult):
         self._loaded: Verdict | None = None
         super().__init__(**fields, cached=True)
 
-    @property  # type: ignore[override]
+    @property
     def verdict(self) -> Verdict | None:
         if self._loaded is None and self._verdict_data is not None:
             data, self._verdict_data = self._verdict_data, None

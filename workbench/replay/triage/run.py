@@ -8,7 +8,7 @@ execution are replayed on fake data only when asked (`InputSpec(fake_data=True)`
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -164,7 +164,7 @@ def _evaluate(root: Path, work: list[TriageJob], options: TriageOptions, jobs: i
     from workbench.replay.processes.workers import Call, WorkerPool
     from workbench.replay.processes.workers import Outcome as CallOutcome
 
-    by_key = {index: job for index, job in enumerate(work)}
+    by_key: dict[Hashable, TriageJob] = dict(enumerate(work))
 
     def on_outcome(outcome: CallOutcome) -> None:
         job = by_key[outcome.key]

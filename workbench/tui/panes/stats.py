@@ -238,8 +238,8 @@ class StatsPane(Pane):
             if reports.statistics:
                 branch = self.report_tree.root.add(
                     f"pass statistics ({reports.statistics[-1].view} view)", expand=True)
-                for node in reports.statistics[-1].roots:
-                    add_report_node(branch, node)
+                for statistics_node in reports.statistics[-1].roots:
+                    add_report_node(branch, statistics_node)
         self.step_report.update(self._step_report_text())
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[ReportNode]) -> None:

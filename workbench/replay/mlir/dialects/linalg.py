@@ -80,7 +80,7 @@ class _ContractionOp(NamedOperation):
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
         maps = self.properties.get("indexing_maps")
         if isinstance(maps, ArrayAttr):
-            return tuple(attr.data for attr in maps.data)  # type: ignore[attr-defined]
+            return tuple(attr.data for attr in maps.data)
         return tuple(AffineMap.from_callable(function) for function in self.MAPS)
 
     def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:

@@ -187,7 +187,7 @@ def _contraction(op_type: type[Operation]) -> Any:
     return impl(op_type)(run)
 
 
-ContractionFunctions = register_impls(
+ContractionFunctions: type[InterpreterFunctions] = register_impls(
     type(
         "ContractionFunctions",
         (InterpreterFunctions,),
@@ -208,7 +208,7 @@ def _elementwise_named(op_type: type[Operation]) -> Any:
     return impl(op_type)(run)
 
 
-ElementwiseNamedFunctions = register_impls(
+ElementwiseNamedFunctions: type[InterpreterFunctions] = register_impls(
     type(
         "ElementwiseNamedFunctions",
         (InterpreterFunctions,),

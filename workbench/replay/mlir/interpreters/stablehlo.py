@@ -38,7 +38,12 @@ from workbench.replay.mlir.interpreters.stablehlo_attrs import (
 from workbench.replay.mlir.interpreters.stablehlo_indexing import IndexingFunctions
 from workbench.replay.mlir.interpreters.stablehlo_reduce import ReduceFunctions, total_order_key
 from workbench.replay.mlir.interpreters.table import table_functions
-from workbench.replay.mlir.values import shaped_result, unsigned_view, value_dtype
+from workbench.replay.mlir.values import (
+    shaped_result,
+    static_shape,
+    unsigned_view,
+    value_dtype,
+)
 
 
 def _result(op: Operation, value: Any) -> np.ndarray:
@@ -181,7 +186,7 @@ def _bitcast_convert(op: Operation, value: Any) -> Any:
     result_type = op.results[0].type
     target = value_dtype(result_type)
     array = np.ascontiguousarray(value)
-    return np.reshape(array.view(target), tuple(result_type.get_shape()))
+    return np.reshape(array.view(target), static_shape(result_type))
 
 
 _COMPARISONS = {
@@ -224,7 +229,7 @@ def _clamp(op: Operation, low: Any, value: Any, high: Any) -> Any:
 
 
 def _broadcast_in_dim(op: Operation, value: Any) -> Any:
-    result_shape = tuple(op.results[0].type.get_shape())
+    result_shape = static_shape(op.results[0].type)
     dims = int_list(op, "broadcast_dimensions")
     array = np.asarray(value)
     order = sorted(range(len(dims)), key=lambda axis: dims[axis])
@@ -237,7 +242,7 @@ def _broadcast_in_dim(op: Operation, value: Any) -> Any:
 
 def _iota(op: Operation) -> Any:
     result_type = op.results[0].type
-    shape = tuple(result_type.get_shape())
+    shape = static_shape(result_type)
     dimension = int_value(op, "iota_dimension")
     line = np.arange(shape[dimension]).astype(value_dtype(result_type))
     view = [1] * len(shape)

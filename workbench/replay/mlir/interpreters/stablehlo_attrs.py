@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from workbench.replay.errors import Unsupported
+from workbench.replay.mlir.values import static_shape
 
 _FIELD = re.compile(r"(\w+)\s*=\s*(\[[^\]]*\]|-?\d+)")
 
@@ -47,7 +48,7 @@ def int_list(op: Operation, name: str, default: list[int] | None = None) -> list
     if isinstance(attribute, DenseIntOrFPElementsAttr):
         return [int(value) for value in np.asarray(attribute.get_values()).ravel()]
     if isinstance(attribute, ArrayAttr):
-        return [int(value.value.data) for value in attribute.data]  # type: ignore[attr-defined]
+        return [int(value.value.data) for value in attribute.data]
     raise Unsupported(f"{op.name} attribute {name} = {attribute}")
 
 
@@ -57,7 +58,7 @@ def int_matrix(op: Operation, name: str) -> np.ndarray | None:
     if attribute is None:
         return None
     if isinstance(attribute, DenseIntOrFPElementsAttr):
-        shape = attribute.get_type().get_shape()
+        shape = static_shape(attribute.get_type())
         return np.asarray(attribute.get_values(), dtype=np.int64).reshape(shape)
     raise Unsupported(f"{op.name} attribute {name} = {attribute}")
 

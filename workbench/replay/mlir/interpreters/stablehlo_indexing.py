@@ -24,6 +24,7 @@ from workbench.replay.mlir.dialects import stablehlo
 from workbench.replay.mlir.interpreter import ReplayInterpreter
 from workbench.replay.mlir.interpreters.stablehlo_attrs import dimension_numbers, int_list
 from workbench.replay.mlir.interpreters.stablehlo_reduce import _single_ufunc
+from workbench.replay.mlir.values import static_shape
 
 
 def _start_vectors(
@@ -63,7 +64,7 @@ class IndexingFunctions(InterpreterFunctions):
         start_index_map = numbers.get("start_index_map", [])
         index_vector_dim = numbers.get("index_vector_dim", 0)
         slice_sizes = int_list(op, "slice_sizes")
-        result_shape = tuple(op.results[0].type.get_shape())
+        result_shape = static_shape(op.results[0].type)
         grids = list(np.indices(result_shape, dtype=np.int64)) if result_shape else []
         batch_dims = [d for d in range(len(result_shape)) if d not in offset_dims]
         batch_grids = [grids[d] for d in batch_dims]

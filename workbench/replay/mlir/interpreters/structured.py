@@ -56,7 +56,7 @@ def _loop_ranges(maps: Sequence[AffineMap], operands: Sequence[Any]) -> list[int
                 ranges[expr.position] = operand.shape[axis]
     if any(size is None for size in ranges):
         raise EvaluationError("cannot infer the iteration space of a structured op")
-    return [int(size) for size in ranges]  # type: ignore[arg-type]
+    return [int(size) for size in ranges]
 
 
 def _is_elementwise(body: Body) -> bool:
