@@ -40,6 +40,7 @@ from workbench.tui.bisect_bar import BisectBar
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
 from workbench.tui.context import ControlContext, PaneContext, Selection, WidgetType
+from workbench.tui.contrast import Legible16
 from workbench.tui.focus import PaneTabs, move_focus
 from workbench.tui.footer import WholeKeysFooter
 from workbench.tui.glyphs import AsciiGlyphs, wants_ascii
@@ -73,6 +74,7 @@ MODULE_DELAY = 0.15  # the same for the module list (a module loads more; typing
 RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
 NO_COLOR_FILTER = NoColor()
 ASCII_FILTER = AsciiGlyphs()
+LEGIBLE_16_FILTER = Legible16()
 
 
 class DumpChanged(Message):
@@ -249,8 +251,11 @@ class WorkbenchApp(App[int]):
         """Under NO_COLOR no colour at all: Textual would draw its greys (`Monochrome`); here
         every colour goes, and what colour marked, a text style marks (`:nocolor` rules in
         app.tcss: reverse for the cursor, bold, underline). Under a locale that is not UTF-8
-        every glyph is drawn in ASCII (`glyphs.py`)."""
+        every glyph is drawn in ASCII (`glyphs.py`). In a 16-colour terminal every text is
+        drawn in a pair of standard colours that reads at 4.5:1 (`contrast.py`)."""
         filters = [NO_COLOR_FILTER] if self.no_color else list(super().get_line_filters())
+        if not self.no_color and self.console.color_system == "standard":
+            filters.append(LEGIBLE_16_FILTER)
         return [*filters, ASCII_FILTER] if self.ascii else filters
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
