@@ -9,6 +9,7 @@ never queues work; the view is the virtualized `IrView`. Unified or side by side
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -19,6 +20,7 @@ from textual.widget import Widget
 
 from workbench.diff.ir_diff import IRDiff, section_counts
 from workbench.diff.normalize import NormalizeOptions
+from workbench.diff.render import unified
 from workbench.diff.steps import diff_steps
 from workbench.model import Module, Step
 from workbench.sources import ReadError, read_text
@@ -28,6 +30,7 @@ from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.focus import move_focus
 from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_document
+from workbench.tui.outside import editor_command, open_outside, tool_command
 from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
 
@@ -102,6 +105,10 @@ class DiffPane(Pane):
         Binding("o", "toggle_raw", "Raw/norm"),
         Binding("c", "pick_section", "Computation"),
         Binding("slash", "search", "Search"),
+        Binding("P", "pager", "Pager", show=False,
+                tooltip="Open the diff (or the step's IR) in $PAGER (less)"),
+        Binding("E", "editor", "Editor", show=False,
+                tooltip="Open a read-only copy of the step's IR file in $VISUAL / $EDITOR (vi)"),
     ]
 
     class Loaded(Message):
@@ -277,6 +284,47 @@ class DiffPane(Pane):
 
     def action_search(self) -> None:
         self.search.open()
+
+    def _step_text(self, step: Step) -> tuple[str, str] | None:
+        """The step's IR text and its file's name; None (said) when it cannot be read."""
+        from workbench.formats.hlo_print import printed_source
+
+        source = printed_source(step)
+        if source is None:
+            self.notify(f"{step.label}: no printed IR for this step", timeout=4)
+            return None
+        try:
+            text = read_text(self.context.dump.root, source)
+        except ReadError as error:
+            self.notify(str(error), timeout=6)
+            return None
+        name = Path(source.file).name
+        return text, name if source.entry is None else f"{name}.txt"
+
+    def action_pager(self) -> None:
+        """The diff shown (as `diff -u`), or the step's text when there is no diff."""
+        request = self.request
+        if request is None:
+            self.notify("select a step in the timeline first", timeout=3)
+            return
+        diff = self.diff if self.shown_step == step_key(request.step) else None
+        if diff is not None and request.base is not None and not diff.equal:
+            lines = unified(diff, request.base.label, request.step.label)
+            text, name = "\n".join(lines) + "\n", f"{request.step.label}.diff"
+        else:
+            found = self._step_text(request.step)
+            if found is None:
+                return
+            text, name = found
+        open_outside(self.app, tool_command("PAGER", "less"), name, text)
+
+    def action_editor(self) -> None:
+        if self.request is None:
+            self.notify("select a step in the timeline first", timeout=3)
+            return
+        found = self._step_text(self.request.step)
+        if found is not None:
+            open_outside(self.app, editor_command(), found[1], found[0])
 
     def on_input_changed(self, event: FilterInput.Changed) -> None:
         event.stop()
