@@ -23,6 +23,7 @@ from workbench.diff.normalize import NormalizeOptions
 from workbench.diff.render import unified
 from workbench.diff.steps import diff_steps
 from workbench.model import Module, Step
+from workbench.output.safe_text import visible
 from workbench.sources import ReadError, read_text
 from workbench.tui.book import step_key
 from workbench.tui.data_widgets import DataStatic
@@ -33,6 +34,7 @@ from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_d
 from workbench.tui.outside import editor_command, open_outside, tool_command
 from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -105,6 +107,11 @@ class DiffPane(Pane):
         Binding("o", "toggle_raw", "Raw/norm"),
         Binding("c", "pick_section", "Computation"),
         Binding("slash", "search", "Search"),
+        Binding("colon", "go_to_line", "Go to line", show=False,
+                tooltip="Go to a line of the step's IR (of the newer step in a diff)"),
+        Binding("Y", "copy_hunk", "Copy hunk", show=False,
+                tooltip="Copy the change (hunk) at the top of the view, as - and + lines "
+                "(y still copies the last finding)"),
         Binding("P", "pager", "Pager", show=False,
                 tooltip="Open the diff (or the step's IR) in $PAGER (less)"),
         Binding("E", "editor", "Editor", show=False,
@@ -134,6 +141,7 @@ class DiffPane(Pane):
         self.header = DataStatic("", id="diff-header")
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
+        self.line_box = FilterInput(placeholder="go to line (a number, Enter)", id="diff-line")
         self.finding = DataStatic("", id="diff-finding")  # what `L` found, over the diff
         self.finding_step: str | None = None
 
@@ -142,6 +150,7 @@ class DiffPane(Pane):
         yield self.finding
         yield self.view
         yield self.search
+        yield self.line_box
 
     def show_finding(self, lines: list[str], step: Step) -> None:
         """Show a localization's report (instruction, op_name, source line, values) above
@@ -328,8 +337,43 @@ class DiffPane(Pane):
 
     def on_input_changed(self, event: FilterInput.Changed) -> None:
         event.stop()
-        self.view.search = event.value
+        if event.input is self.search:
+            self.view.search = event.value
 
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
+        if event.filter_input is self.line_box:
+            self._go_to_line(self.line_box.value.strip())
+            self.line_box.value = ""  # a line number is used once: the box closes
+            self.line_box.remove_class("-open")
         move_focus(self.view)
+
+    def action_go_to_line(self) -> None:
+        self.line_box.open()
+
+    def _go_to_line(self, typed: str) -> None:
+        if not typed:
+            return
+        if not typed.isdigit():
+            self.notify(f"not a line number: {visible(typed)}", timeout=3)
+            return
+        found = self.view.line_row(int(typed))
+        if found is None:
+            self.notify(f"no line {typed}: the text is shorter", timeout=3)
+            return
+        line, row = found
+        self.view.go_to_row(row)
+        self.header.update(f"{self.header_text}  ·  line {line}")
+
+    def action_copy_hunk(self) -> None:
+        """The change at the view's top, through the app's clipboard (OSC 52, over SSH too);
+        with no change shown, the last finding (as `y`). Not `y` itself: `b` and `L` leave
+        the diff focused, and `y` then copies their verdict or instruction."""
+        k = self.view.hunk_here()
+        if k is None:
+            self.app.action_copy()
+            return
+        text = self.view.hunk_text(k)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied change {k + 1}/{len(self.view.document.hunks)} "
+                    f"({plural(len(text.splitlines()), 'line')})", timeout=3)
