@@ -39,8 +39,10 @@ from workbench.replay.inputs import InputSpec, resolve_inputs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "gpt_adamw_step.py"
-XLA_FLAGS = ("--xla_dump_to=. --xla_dump_hlo_pass_re=.* --xla_dump_hlo_snapshots "
-             "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto")
+XLA_FLAGS = (
+    "--xla_dump_to=. --xla_dump_hlo_pass_re=.* --xla_dump_hlo_snapshots "
+    "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto"
+)
 
 
 def jax_environment(python: str) -> dict[str, str]:
@@ -56,17 +58,26 @@ def make_dump(python: str, layers: int) -> Path:
     if (folder / ".complete").exists():
         return folder
     folder.mkdir(exist_ok=True)
-    subprocess.run([python, str(PROGRAM), str(layers)], cwd=folder, check=True,
-                   env={**jax_environment(python), "XLA_FLAGS": XLA_FLAGS},
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [python, str(PROGRAM), str(layers)],
+        cwd=folder,
+        check=True,
+        env={**jax_environment(python), "XLA_FLAGS": XLA_FLAGS},
+        stdout=subprocess.DEVNULL,
+    )
     (folder / ".complete").write_text(f"layers={layers}\n")
     return folder
 
 
 def xla_seconds(python: str, layers: int, repeat: int) -> float:
     """Best wall time of XLA CPU running the compiled step on the same arguments."""
-    done = subprocess.run([python, str(PROGRAM), str(layers), str(repeat)], check=True,
-                          env=jax_environment(python), capture_output=True, text=True)
+    done = subprocess.run(
+        [python, str(PROGRAM), str(layers), str(repeat)],
+        check=True,
+        env=jax_environment(python),
+        capture_output=True,
+        text=True,
+    )
     line = next(line for line in done.stdout.splitlines() if line.startswith("xla-seconds"))
     return float(line.split()[1])
 
@@ -94,8 +105,9 @@ def command_seconds(arguments: list[str]) -> tuple[float, float]:
         environment = {**os.environ, "XDG_CACHE_HOME": cache}
         workbench = Path(sys.executable).with_name("workbench")
         start = time.perf_counter()
-        subprocess.run([str(workbench), *arguments], env=environment,
-                       stdout=subprocess.DEVNULL, check=False)
+        subprocess.run(
+            [str(workbench), *arguments], env=environment, stdout=subprocess.DEVNULL, check=False
+        )
         seconds = time.perf_counter() - start
     return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
@@ -110,16 +122,22 @@ def main() -> int:
     parser.add_argument("--triage", action="store_true")
     args = parser.parse_args()
     folder = args.dump or make_dump(args.python, args.layers)
-    print(f"dump {folder}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+    print(
+        f"dump {folder}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}"
+    )
     xla = xla_seconds(args.python, args.layers, args.repeat)
     wall, cpu, key = evaluation_seconds(folder, args.repeat)
-    print(f"XLA CPU step {xla:.3f} s; evaluation of {key} optimized {wall:.3f} s "
-          f"(CPU {cpu:.3f} s): {wall / xla:.2f}x XLA (goal 1.5x)")
+    print(
+        f"XLA CPU step {xla:.3f} s; evaluation of {key} optimized {wall:.3f} s "
+        f"(CPU {cpu:.3f} s): {wall / xla:.2f}x XLA (goal 1.5x)"
+    )
     if args.bisect:
         seconds, peak = command_seconds(["bisect", str(folder), key])
-        print(f"bisect {seconds:.1f} s: {seconds / xla:.1f}x one XLA execution (goal 15x); "
-              f"peak memory {peak:.0f} MB")
+        print(
+            f"bisect {seconds:.1f} s: {seconds / xla:.1f}x one XLA execution (goal 15x); "
+            f"peak memory {peak:.0f} MB"
+        )
     if args.triage:
         seconds, peak = command_seconds(["triage", str(folder), "--jobs", "2"])
         print(f"triage --jobs 2 {seconds:.1f} s (goal 15 s); largest process {peak:.0f} MB")
