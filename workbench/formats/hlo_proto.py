@@ -7,7 +7,8 @@ are normalized the same way here (compare's comparison type when it is the defau
 operand type, all-DEFAULT operand precision, group counts of 1), and fields whose text form is
 always printed for an opcode are always set for it (a broadcast's `dimensions` may be empty),
 so both readers give equal instructions. Full constants come from the proto even where the
-text dump elides them.
+text dump elides them. Fields newer than our schema that a sharded program needs (device
+counts, iota and mesh replica groups, Shardy's shardings) are read from their numbers.
 """
 
 from __future__ import annotations
@@ -277,7 +278,8 @@ class _Converter:
             if metadata is not None:
                 fields["metadata"] = metadata
         attrs = _attrs(present, names)
-        if _DEVICE_LIST_FIELDS & {f.field_number for f in UnknownFieldSet(proto)}:
+        if opcode in _GROUPED and _DEVICE_LIST_FIELDS & {
+                f.field_number for f in UnknownFieldSet(proto)}:
             attrs["replica_groups"] = _newer_replica_groups(proto)
         if opcode == "scan":
             attrs.update(_scan_attrs(proto))
@@ -460,6 +462,10 @@ _DEVICE_ASSIGNMENT_FIELD = 15
 _IOTA_DEVICE_LIST_FIELD = 92
 _MESH_DEVICE_LIST_FIELD = 93
 _DEVICE_LIST_FIELDS = frozenset((_IOTA_DEVICE_LIST_FIELD, _MESH_DEVICE_LIST_FIELD))
+_GROUPED = frozenset((  # the opcodes that carry replica groups
+    "all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter",
+    "all-to-all", "ragged-all-to-all", "collective-broadcast",
+))
 # OpSharding 14: NamedShardingProto (Shardy's), {2 mesh, 3 dim_shardings, 7 manual}; MeshProto
 # {1 axes {1 name, 2 size}, 2 device_ids}; AxisRefProto {1 mesh_axis_index, 2 sub_axis_info};
 # a dimension's sharding {1 axes, 2 is_closed}.
