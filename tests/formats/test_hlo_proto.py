@@ -292,14 +292,16 @@ def test_named_sharding_text() -> None:
     dims = _field(3, _field(1, b"") + b"\x10\x01") + _field(3, b"\x10\x01")  # [{'data'}, {}]
     assert sharding_text(sharding.FromString(_field(14, mesh + dims))) == \
         "{mesh['data'=4,'model'=2], [{'data'}, {}]}"
-    model = _field(3, _field(1, b"\x08\x01"))
+    model = _field(3, _field(1, b"\x08\x01") + b"\x10\x01")
     assert sharding_text(sharding.FromString(_field(14, mesh + model))) == \
         "{mesh['data'=4,'model'=2], [{'model'}]}"
     assert sharding_text(sharding.FromString(_field(14, mesh + _field(7, b"")))) == \
         "{mesh['data'=4,'model'=2], manual}"
-    sub_axis = _field(3, _field(1, b"\x08\x00" + _field(2, b"\x08\x01\x10\x02")))
+    sub_axis = _field(3, _field(1, b"\x08\x00" + _field(2, b"\x08\x01\x10\x02")) + b"\x10\x01")
     ordered = _field(2, _mesh(("i", 2)) + b"\x12\x02\x01\x00")  # device_ids [1, 0]
-    for unread in (mesh + sub_axis, ordered + _field(3, _field(1, b""))):
+    closed = _field(3, _field(1, b"") + b"\x10\x01")
+    open_dimension = _field(3, _field(1, b""))  # Shardy's `{'data', ?}`
+    for unread in (mesh + sub_axis, ordered + closed, mesh + open_dimension):
         assert sharding_text(sharding.FromString(_field(14, unread))) == \
             "{unrecognized sharding (fields 14)}"
 

@@ -472,12 +472,18 @@ _GROUPED = frozenset((  # the opcodes that carry replica groups
 _NAMED_SHARDING_FIELD = 14
 
 
-def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
-    """The (number, value) fields of a message this schema does not know."""
-    return [(f.field_number, f.data) for f in UnknownFieldSet(empty_pb2.Empty.FromString(data))]
+_Fields = dict[int, list[int | bytes]]
 
 
-def _ints_of(values: list[int | bytes]) -> list[int]:
+def _fields(data: bytes) -> _Fields:
+    """The values of each field of a message this schema does not know, by number."""
+    fields: _Fields = {}
+    for field in UnknownFieldSet(empty_pb2.Empty.FromString(data)):
+        fields.setdefault(field.field_number, []).append(field.data)
+    return fields
+
+
+def _ints(values: list[int | bytes]) -> list[int]:
     """A repeated integer field, packed (one bytes value of varints) or not."""
     numbers: list[int] = []
     for value in values:
@@ -494,16 +500,29 @@ def _ints_of(values: list[int | bytes]) -> list[int]:
     return numbers
 
 
+def _int(fields: _Fields, number: int) -> int | None:
+    """A singular integer field; 0 when absent (proto3), None when it is not an integer."""
+    values = fields.get(number, [0])
+    return values[-1] if isinstance(values[-1], int) else None
+
+
+def _message(fields: _Fields, number: int) -> bytes | None:
+    """A singular message field; empty when absent, None when it is not a message."""
+    values = fields.get(number, [b""])
+    return values[-1] if isinstance(values[-1], bytes) else None
+
+
 def _device_counts(proto: hlo_pb2.HloModuleProto) -> dict[str, str]:
     """`num_partitions` and `replica_count` as the text header prints them (only above 1)."""
     counts: dict[str, str] = {}
     for field in UnknownFieldSet(proto):
         if field.field_number != _DEVICE_ASSIGNMENT_FIELD or not isinstance(field.data, bytes):
             continue
-        values = dict(f for f in _fields(field.data) if isinstance(f[1], int))
+        assignment = _fields(field.data)
         for key, number in (("replica_count", 1), ("num_partitions", 2)):
-            if values.get(number, 1) > 1:
-                counts[key] = str(values[number])
+            count = _int(assignment, number)
+            if count is not None and count > 1:
+                counts[key] = str(count)
     return counts
 
 
@@ -534,40 +553,38 @@ def _newer_replica_groups(proto: hlo_pb2.HloInstructionProto) -> str:
     for field in UnknownFieldSet(proto):
         if not isinstance(field.data, bytes):
             continue
+        fields = _fields(field.data)
         if field.field_number == _IOTA_DEVICE_LIST_FIELD:
-            values: dict[int, list] = {}
-            for number, value in _fields(field.data):
-                values.setdefault(number, []).append(value)
-            return _iota_groups_text(*(_ints_of(values.get(n, [0]))[0] for n in (1, 2)),
-                                     _ints_of(values.get(3, [])), _ints_of(values.get(4, [])))
+            groups, per_group = _int(fields, 1), _int(fields, 2)
+            if groups is not None and per_group is not None:
+                return _iota_groups_text(groups, per_group, _ints(fields.get(3, [])),
+                                         _ints(fields.get(4, [])))
         if field.field_number == _MESH_DEVICE_LIST_FIELD:
-            values = {}
-            for number, value in _fields(field.data):
-                values.setdefault(number, []).append(value)
-            mesh = _mesh_text(values.get(1, [b""])[0])
-            axes = [_axis_text(a, mesh[1]) for a in values.get(2, [])]
-            if mesh[0] is not None and None not in axes:
-                return mesh[0] + " {" + ",".join(axes) + "}"
+            mesh, names = _mesh_text(_message(fields, 1))
+            axes = [_axis_text(axis, names) for axis in fields.get(2, [])]
+            if mesh is not None and set(fields) <= {1, 2}:
+                named = [axis for axis in axes if axis is not None]
+                if len(named) == len(axes):
+                    return mesh + " {" + ",".join(named) + "}"
     return "{unrecognized replica groups}"
 
 
-def _mesh_text(data: int | bytes) -> tuple[str | None, list[str]]:
+def _mesh_text(data: bytes | None) -> tuple[str | None, list[str]]:
     """`mesh['data'=4,'model'=2]` and its axis names; None for a mesh without axes, with its
     own device order, or with fields this reader does not know."""
-    if not isinstance(data, bytes):
+    if not data:
+        return None, []
+    fields = _fields(data)
+    if set(fields) != {1}:
         return None, []
     names, sizes = [], []
-    for number, axis in _fields(data):
-        if number != 1 or not isinstance(axis, bytes):
-            return None, []
-        parts = dict(_fields(axis))
-        name = parts.get(1, b"")
-        if set(parts) - {1, 2} or not isinstance(name, bytes):
+    for axis in fields[1]:
+        parts = _fields(axis) if isinstance(axis, bytes) else {}
+        name, size = _message(parts, 1), _int(parts, 2)
+        if not parts or set(parts) - {1, 2} or name is None or size is None:
             return None, []
         names.append(name.decode("utf-8", "backslashreplace"))
-        sizes.append(parts.get(2, 0))
-    if not names:
-        return None, []
+        sizes.append(size)
     text = "mesh[" + ",".join(f"'{n}'={s}" for n, s in zip(names, sizes, strict=True)) + "]"
     return text, names
 
@@ -576,9 +593,9 @@ def _axis_text(data: int | bytes, names: list[str]) -> str | None:
     """`'model'`; None for a sub-axis or an index outside the mesh."""
     if not isinstance(data, bytes):
         return None
-    parts = dict(_fields(data))
-    index = parts.get(1, 0)
-    if set(parts) - {1} or not isinstance(index, int) or index >= len(names):
+    fields = _fields(data)
+    index = _int(fields, 1)
+    if set(fields) - {1} or index is None or index >= len(names):
         return None
     return f"'{names[index]}'"
 
@@ -586,29 +603,25 @@ def _axis_text(data: int | bytes, names: list[str]) -> str | None:
 def _named_sharding_text(data: bytes) -> str | None:
     """A Shardy sharding as the text printer shows it: `{mesh['i'=8], [{'i'}, {}]}` or
     `{mesh['i'=8], manual}`; None for a form this reader does not know."""
-    values: dict[int, list] = {}
-    for number, value in _fields(data):
-        values.setdefault(number, []).append(value)
-    if set(values) - {2, 3, 7} or len(values.get(2, ())) != 1:
+    fields = _fields(data)
+    if set(fields) - {2, 3, 7} or len(fields.get(2, ())) != 1:
         return None
-    mesh, names = _mesh_text(values[2][0])
+    mesh, names = _mesh_text(_message(fields, 2))
     if mesh is None:
         return None
-    if 7 in values:
-        return None if 3 in values else "{" + mesh + ", manual}"
+    if 7 in fields:
+        return None if 3 in fields else "{" + mesh + ", manual}"
     dims = []
-    for dimension in values.get(3, []):
-        if not isinstance(dimension, bytes):
+    for dimension in fields.get(3, []):
+        parts = _fields(dimension) if isinstance(dimension, bytes) else {0: []}
+        # a dimension's axes and whether it is closed (an open one prints `?`)
+        if set(parts) - {1, 2} or _int(parts, 2) != 1:
             return None
-        axes = []
-        for number, axis in _fields(dimension):
-            if number == 1:
-                axes.append(_axis_text(axis, names))
-            elif number != 2:
-                return None
-        if None in axes:
+        axes = [_axis_text(axis, names) for axis in parts.get(1, [])]
+        named = [axis for axis in axes if axis is not None]
+        if len(named) != len(axes):
             return None
-        dims.append("{" + ", ".join(a for a in axes if a) + "}")
+        dims.append("{" + ", ".join(named) + "}")
     return "{" + mesh + ", [" + ", ".join(dims) + "]}"
 
 
