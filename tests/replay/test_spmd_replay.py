@@ -4,6 +4,7 @@ bugs planted in a copy are found at their step by bisection."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -177,3 +178,19 @@ def test_unchanged_per_device_steps_localize_to_nothing() -> None:
 def test_the_partitioner_step_itself_is_not_localized_instruction_by_instruction() -> None:
     with pytest.raises(LocalizeError, match="either side of the SPMD partitioner"):
         _localize(DATA / "sharded_reduction", 4, 5)
+
+
+def test_triage_localize_names_the_partitions_it_departs_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    folder = _planted_copy(tmp_path, _plant_reduction, "0008")
+    command = ["triage", str(folder), "--jobs", "0", "--no-cache", "--localize", "--fake-data"]
+    assert main(command) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if "instruction:" in line]
+    assert len(lines) == 1
+    assert "(all-reduce, jit(f)/reduce_sum)" in lines[0]
+    assert lines[0].endswith(" on partition(s) 0, 1, 2, 3, 4, 5, 6, 7")
+    assert main([*command, "--json"]) == 1
+    (job,) = json.loads(capsys.readouterr().out)["results"]
+    assert job["culprit"]["instruction"]["partitions"] == list(range(8))

@@ -386,7 +386,8 @@ def culprit_instruction_json(i: CulpritInstruction | None) -> dict[str, Any] | N
         return None
     return {"name": i.name, "computation": i.computation, "opcode": i.opcode,
             "op_name": i.op_name, "source": i.source or None,
-            "max_abs_error": _number(i.max_abs_error), "bound": _number(i.bound)}
+            "max_abs_error": _number(i.max_abs_error), "bound": _number(i.bound),
+            "partitions": list(i.partitions)}
 
 
 def localization_json(r: Localization) -> dict[str, Any]:

@@ -6,6 +6,7 @@ or global (`evaluate_partitioned`). Above the interpreter: it evaluates modules.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +27,47 @@ from workbench.replay.hlo.spmd import (
 from workbench.replay.processes import memory
 
 
+class InterpreterPool:
+    """The per-device interpreters of the last few modules run, kept between evaluations:
+    their plans compile once per step, as `Interpreter` does for one device, instead of once
+    per device and evaluation (bisection, localization and judgment evaluate a step again).
+    A set is lent to one run at a time; the pool keeps its modules alive, so at most a few."""
+
+    def __init__(self, modules: int = 4) -> None:
+        self.modules = modules
+        self._idle: OrderedDict[tuple, list[Interpreter]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, module: HloModule, devices: int, flush_subnormals: bool) -> list[Interpreter]:
+        key = self._key(module, devices, flush_subnormals)
+        with self._lock:
+            idle = self._idle.pop(key, None)
+        if idle is not None and idle[0].module is module:
+            return idle
+        return [Interpreter(module, flush_subnormals=flush_subnormals) for _ in range(devices)]
+
+    def give_back(self, module: HloModule, interpreters: list[Interpreter]) -> None:
+        for interpreter in interpreters:
+            interpreter.device = None  # holds the run's rendezvous and recording
+        key = self._key(module, len(interpreters), interpreters[0].flush_subnormals)
+        with self._lock:
+            self._idle[key] = interpreters
+            while len(self._idle) > self.modules:
+                self._idle.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._idle.clear()
+
+    @staticmethod
+    def _key(module: HloModule, devices: int, flush_subnormals: bool) -> tuple:
+        # plans were checked against the memory limit when compiled
+        return id(module), devices, flush_subnormals, memory.memory_limit()
+
+
+INTERPRETERS = InterpreterPool()
+
+
 def run_devices(
     module: HloModule,
     arguments: Sequence[Sequence[LiteralValue]],
@@ -38,7 +80,7 @@ def run_devices(
     `recording`, what every collective exchanged is kept in it."""
 
     devices = num_partitions * replica_count
-    interpreters = [Interpreter(module, flush_subnormals=flush_subnormals) for _ in range(devices)]
+    interpreters = INTERPRETERS.take(module, devices, flush_subnormals)
     # every device holds its values at the same time: the estimate covers them all
     memory.check(
         devices * interpreters[0].holds_at_once(module.entry.name),
@@ -75,6 +117,7 @@ def run_devices(
     )
     if first is not None:
         raise first
+    INTERPRETERS.give_back(module, interpreters)
     return results  # type: ignore[return-value]
 
 

@@ -80,5 +80,5 @@ def with_instruction(culprit: Culprit, localization: Localization | str) -> Culp
     instruction = CulpritInstruction(
         found.name, found.computation, found.opcode, found.op_name, found.source,
         None if comparison is None else float(comparison.max_abs_error),
-        None if bound is None else float(bound))
+        None if bound is None else float(bound), localization.partitions)
     return replace(culprit, localized=True, instruction=instruction)
