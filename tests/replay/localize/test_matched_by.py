@@ -20,7 +20,9 @@ from workbench.replay.localize.result import Localization
 from workbench.replay.localize.text import localization_lines
 
 HEADER = "HloModule t, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}\n\n"
-BEFORE = HEADER + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
+BEFORE = (
+    HEADER
+    + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
   %x = f32[4]{0} parameter(0)
   %y = f32[4]{0} parameter(1)
   %s = f32[4]{0} sqrt(%y), metadata={op_name="jit(f)/sqrt"}
@@ -29,8 +31,11 @@ BEFORE = HEADER + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
   ROOT %r = f32[4]{0} add(%d, %e), metadata={op_name="jit(f)/add"}
 }
 """
+)
 # One pass: x / sqrt(y) -> x * rsqrt(y) (legal), and exponential -> exponential-minus-one.
-AFTER = HEADER + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
+AFTER = (
+    HEADER
+    + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
   %x = f32[4]{0} parameter(0)
   %y = f32[4]{0} parameter(1)
   %s = f32[4]{0} rsqrt(%y), metadata={op_name="jit(f)/sqrt"}
@@ -39,6 +44,7 @@ AFTER = HEADER + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
   ROOT %r = f32[4]{0} add(%d, %e), metadata={op_name="jit(f)/add"}
 }
 """
+)
 ARGS = [np.array([1, 2, 0.5, -1], np.float32), np.array([3, 0.7, 2, 5], np.float32)]
 
 
