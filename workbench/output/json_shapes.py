@@ -414,6 +414,8 @@ def localization_json(r: Localization) -> dict[str, Any]:
         "outputs": None if r.outputs is None else comparison_json(r.outputs),
         "matched": r.matched,
         "unmatched": r.unmatched,
+        "matched_by": r.matched_by or None,
+        "legal_rewrites": r.legal_rewrites,
         "beyond_tolerance": r.beyond_tolerance,
         "departing": r.departing,
         "partitions": list(r.partitions),

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from workbench.replay.localize.result import InstructionRef, Localization
 
 NEIGHBOURS = 2  # lines shown on each side of the instruction
+MAX_REWRITES = 10  # legal rewrites listed by name
 
 
 def _definition(name: str) -> re.Pattern[str]:
@@ -101,6 +102,13 @@ def localization_lines(result: Localization) -> list[str]:
              f"{result.matched} instructions matched, {len(result.unmatched)} without a "
              f"counterpart, {result.beyond_tolerance} values beyond the tolerance, "
              f"{result.departing} departing."]
+    if result.legal_rewrites:
+        more = len(result.legal_rewrites) - MAX_REWRITES
+        lines.append(f"{len(result.legal_rewrites)} rewrite(s) judged legal (within the "
+                     "rounding error bound, or absorbed by a consumer that is):")
+        lines.extend(f"  {text}" for text in result.legal_rewrites[:MAX_REWRITES])
+        if more > 0:
+            lines.append(f"  and {more} more")
     ref, other = result.instruction, result.counterpart
     if ref is None or other is None:
         lines.append(f"no culprit instruction: {result.explanation}")
@@ -111,6 +119,8 @@ def localization_lines(result: Localization) -> list[str]:
         lines.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
     lines.append(f"  op_name: {ref.op_name or '(none)'}")
     lines.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
+    if result.matched_by:
+        lines.append(f"  matched to {other.name} by {result.matched_by}")
     if result.comparison is not None:
         lines.append(f"  {result.comparison.summary}")
     for title, r in (("before the pass", other), ("after the pass", ref)):
