@@ -1,13 +1,16 @@
 """A GPT-style decoder's training step (bf16 compute, f32 parameters, optax AdamW, the whole
 step under `jax.jit`), the program issue 21's model-size localization is measured on.
 
-    PYENV_VERSION=3.12.1 python3.12 benchmarks/gpt_adamw_step.py [LAYERS]
+    PYENV_VERSION=3.12.1 python3.12 benchmarks/gpt_adamw_step.py [LAYERS [REPEAT]]
 
-Needs JAX, Flax and optax; run under XLA's dump flags (`large_dump.py --program gpt-adamw`).
+Needs JAX, Flax and optax; run under XLA's dump flags (`eval_vs_xla.py` makes the dump).
+With REPEAT, the compiled step is then run REPEAT more times on the same arguments and the best
+wall time is printed as `xla-seconds S` (what `eval_vs_xla.py` compares the evaluator with).
 2 layers, d_model 256, 4 heads, sequence 128, vocabulary 1,000, batch 8.
 """
 
 import sys
+import time
 
 import flax.linen as nn
 import jax
@@ -59,5 +62,12 @@ tokens = jax.random.randint(key, (B, T), 0, V)
 targets = jnp.roll(tokens, -1, axis=1)
 params = model.init(key, tokens)
 state = optimizer.init(params)
-params, state, value = train_step(params, state, tokens, targets)
+new_params, new_state, value = train_step(params, state, tokens, targets)
 print(float(value))
+times = []
+for _ in range(int(sys.argv[2]) if len(sys.argv) > 2 else 0):
+    start = time.perf_counter()
+    jax.block_until_ready(train_step(params, state, tokens, targets))
+    times.append(time.perf_counter() - start)
+if times:
+    print(f"xla-seconds {min(times)}")

@@ -7,7 +7,9 @@ For each dump (default: the sharded dumps of `tests/data/sharded`), the referenc
 module before optimizations: global shapes, one program) and the last step (after the SPMD
 partitioner and every later pass: one program per device, run as one interpreter per device
 meeting at collectives) are evaluated on the same fake global inputs. Best of 5 runs each;
-the ratio is sharded / unpartitioned. Make bigger dumps with
+the ratio is sharded / unpartitioned. `cold` is the sharded step with its per-device
+interpreters built anew each run (as before they were kept between evaluations), `reuse` the
+cold time over the warm one. Make bigger dumps with
 `benchmarks/devset/sharded/make_and_triage.py --keep DIR`.
 """
 
@@ -20,6 +22,7 @@ from timing import best_of
 
 from workbench.index import scan
 from workbench.replay.backends import HloBackend, open_backend
+from workbench.replay.hlo.partitioned import INTERPRETERS
 from workbench.replay.inputs import fake_inputs
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "sharded"
@@ -41,9 +44,15 @@ def measure(folder: Path) -> None:
         backend.evaluate(step, arguments)
     whole = best_of(5, lambda: backend.evaluate(reference, arguments))
     sharded = best_of(5, lambda: backend.evaluate(last, arguments))
+
+    def cold_run() -> None:
+        INTERPRETERS.clear()
+        backend.evaluate(last, arguments)
+
+    cold = best_of(5, cold_run)
     print(f"{folder.name:24} {partitioning.devices} devices  unpartitioned "
           f"{whole * 1e3:8.2f} ms  sharded ({last.pass_name}) {sharded * 1e3:8.2f} ms  "
-          f"ratio {sharded / whole:5.2f}")
+          f"ratio {sharded / whole:5.2f}  cold {cold * 1e3:8.2f} ms  reuse {cold / sharded:5.2f}x")
 
 
 def main() -> None:

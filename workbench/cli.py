@@ -14,6 +14,7 @@ import io
 import sys
 from contextlib import nullcontext
 
+from workbench.blas_threads import one_blas_thread_unless_set
 from workbench.commands.limits import add_read_arguments, apply_limits
 from workbench.destinations import OUTPUT_ERROR_STATUS, OutputError
 from workbench.output.safe_text import visible_standard_streams
@@ -48,6 +49,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    one_blas_thread_unless_set()
     if not argv or (argv[0] not in COMMAND_MODULES and argv[0] not in ("-h", "--help")):
         from workbench.commands import tui
 

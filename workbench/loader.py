@@ -93,13 +93,6 @@ def load_step_hlo(root: Path, step: Step) -> HloModule:
     raise first_error
 
 
-def load_step_text(root: Path, step: Step) -> HloModule:
-    """The HLO module of a step read from its text dump (cached like load_step_hlo)."""
-    if step.ir != "hlo" or step.text is None:
-        raise ReadError(step.file or step.label, f"step {step.label} has no HLO text")
-    return _cached_hlo(root, step.text, "text")
-
-
 def judged_file(root: Path, step: Step) -> tuple[str | None, ReadError | None]:
     """The file `load_step_hlo` judges `step` from, and, when that is the text standing in for
     a proto that cannot be read, the proto's error (a replay names both: the text and the

@@ -64,9 +64,11 @@ def folder_size(folder: Path) -> tuple[int, int]:
 
 
 def sets() -> dict[str, Path]:
-    """Every set: a folder of this directory with at least one program."""
+    """Every set: a folder of this directory with at least one program (not `sharded/`,
+    which needs several devices and has its own `make_and_triage.py`)."""
     return {path.name: path for path in sorted(HERE.iterdir())
-            if path.is_dir() and any(path.glob("*.py"))}
+            if path.is_dir() and any(path.glob("*.py"))
+            and not (path / "make_and_triage.py").exists()}
 
 
 def find_python(option: str | None) -> str:

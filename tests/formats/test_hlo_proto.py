@@ -260,3 +260,89 @@ def test_linear_algebra_options_read_as_the_text_prints_them(corpus: Path) -> No
     instructions = module.entry.by_name
     assert instructions[solve.name].attrs == {"left_side": "true", "transpose_a": "ADJOINT"}
     assert instructions[factor.name].attrs == {"lower": "true"}
+
+
+def _mesh(*axes: tuple[str, int]) -> bytes:
+    """A MeshProto (XLA's, newer than our subset): {1 axes {1 name, 2 size}}."""
+    out = b""
+    for name, size in axes:
+        axis = b"\x0a" + bytes([len(name)]) + name.encode() + b"\x10" + bytes([size])
+        out += b"\x0a" + bytes([len(axis)]) + axis
+    return out
+
+
+def _varint(value: int) -> bytes:
+    out = b""
+    while value > 0x7F:
+        out += bytes([value & 0x7F | 0x80])
+        value >>= 7
+    return out + bytes([value])
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (payloads here are short)."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def test_named_sharding_text() -> None:
+    """Shardy's named shardings (OpSharding field 14) as the text printer shows them; forms
+    the replay does not follow (sub-axes, a mesh's own device order) stay unrecognized."""
+    sharding = xla_data_pb2.OpSharding
+    mesh = _field(2, _mesh(("data", 4), ("model", 2)))
+    dims = _field(3, _field(1, b"") + b"\x10\x01") + _field(3, b"\x10\x01")  # [{'data'}, {}]
+    assert sharding_text(sharding.FromString(_field(14, mesh + dims))) == \
+        "{mesh['data'=4,'model'=2], [{'data'}, {}]}"
+    model = _field(3, _field(1, b"\x08\x01") + b"\x10\x01")
+    assert sharding_text(sharding.FromString(_field(14, mesh + model))) == \
+        "{mesh['data'=4,'model'=2], [{'model'}]}"
+    assert sharding_text(sharding.FromString(_field(14, mesh + _field(7, b"")))) == \
+        "{mesh['data'=4,'model'=2], manual}"
+    sub_axis = _field(3, _field(1, b"\x08\x00" + _field(2, b"\x08\x01\x10\x02")) + b"\x10\x01")
+    ordered = _field(2, _mesh(("i", 2)) + b"\x12\x02\x01\x00")  # device_ids [1, 0]
+    closed = _field(3, _field(1, b"") + b"\x10\x01")
+    open_dimension = _field(3, _field(1, b""))  # Shardy's `{'data', ?}`
+    for unread in (mesh + sub_axis, ordered + closed, mesh + open_dimension):
+        assert sharding_text(sharding.FromString(_field(14, unread))) == \
+            "{unrecognized sharding (fields 14)}"
+
+
+def _all_reduce_module(**fields) -> hlo_pb2.HloModuleProto:
+    shape = xla_data_pb2.ShapeProto(element_type=xla_data_pb2.F32, dimensions=[4])
+    parameter = hlo_pb2.HloInstructionProto(name="p", opcode="parameter", id=1, shape=shape)
+    reduce = hlo_pb2.HloInstructionProto(name="r", opcode="all-reduce", id=2, shape=shape,
+                                         operand_ids=[1], **fields)
+    computation = hlo_pb2.HloComputationProto(name="main", id=1, root_id=2,
+                                              instructions=[parameter, reduce])
+    return hlo_pb2.HloModuleProto(name="m", computations=[computation], entry_computation_id=1)
+
+
+def test_replica_groups_in_every_proto_form() -> None:
+    """Field 49, the collective device list (87: explicit or iota), and newer XLA's fields 92
+    (iota) and 93 (mesh axes) all read as the text printer spells them."""
+    def groups(proto: hlo_pb2.HloModuleProto, extra: bytes = b"") -> str | None:
+        raw = hlo_pb2.HloModuleProto.FromString(proto.SerializeToString())
+        raw.computations[0].instructions[1].MergeFromString(extra)  # fields our schema lacks
+        module = read_hlo_proto(raw.SerializeToString(), "m.hlo.pb")
+        return module.entry.by_name["r"].attrs.get("replica_groups")
+
+    group = xla_data_pb2.ReplicaGroup
+    assert groups(_all_reduce_module(replica_groups=[group(replica_ids=[0, 1]),
+                                                     group(replica_ids=[2, 3])])) == \
+        "{{0,1},{2,3}}"
+    listed = xla_data_pb2.CollectiveDeviceListProto(replica_groups=[group(replica_ids=[1, 0])])
+    assert groups(_all_reduce_module(collective_device_list=listed)) == "{{1,0}}"
+    iota = xla_data_pb2.CollectiveDeviceListProto(
+        iota_replica_group_list=xla_data_pb2.IotaReplicaGroupListProto(
+            num_replica_groups=2, num_devices_per_group=4, iota_reshape_dims=[4, 2],
+            iota_transpose_perm=[1, 0]))
+    assert groups(_all_reduce_module(collective_device_list=iota)) == "[2,4]<=[4,2]T(1,0)"
+    plain = _all_reduce_module()
+    assert groups(plain) is None
+    # {1 groups, 2 per group, 3 reshape dims (packed), 4 transpose}: [4,2]<=[8]
+    iota_92 = _field(92, b"\x08\x04\x10\x02\x1a\x01\x08\x22\x01\x00")
+    assert groups(plain, iota_92) == "[4,2]<=[8]"
+    axes = _field(1, _mesh(("data", 4), ("model", 2))) + _field(2, b"")
+    assert groups(plain, _field(93, axes)) == "mesh['data'=4,'model'=2] {'data'}"
+    sub_axis = _field(1, _mesh(("i", 8))) + _field(2, _field(2, b"\x08\x01\x10\x02"))
+    assert groups(plain, _field(93, sub_axis)) == \
+        "{unrecognized replica groups}"

@@ -12,8 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.cli import run_json
 from workbench.cli import main
 from workbench.formats.hlo_text import parse_hlo_text
+from workbench.replay.hlo import evaluate_module
+from workbench.replay.hlo.shadow import shadow_module
+from workbench.replay.judge.compare import Comparison, Truth, compare
+from workbench.replay.judge.error_bound import perturb, truth_of, widen
 from workbench.replay.judge.gpu_numerics import gpu_rounded_module
 
 DUMP = Path(__file__).parents[1] / "data" / "xla_gpu" / "matmul_tf32"
@@ -31,6 +36,15 @@ def test_the_gpus_tf32_result_is_within_tf32_rounding(capsys: pytest.CaptureFixt
     assert status == 0, line
     assert line.startswith("recorded result vs reference: ok")
     assert "(within TF32 rounding of the reference)" in line
+
+
+def test_the_json_verdict_states_the_allowance(capsys: pytest.CaptureFixture[str]) -> None:
+    status, payload = run_json(capsys, "replay", DUMP, "jit_f", "--recorded", DUMP / "io",
+                               "--json")
+    assert status == 0
+    assert payload["recorded"]["ok"] and payload["recorded"]["allowance"] == "TF32"
+    assert all(r["comparison"]["allowance"] is None for r in payload["results"]
+               if r["comparison"] is not None)
 
 
 def test_one_element_beyond_the_tf32_bound_is_a_mismatch(
@@ -75,3 +89,56 @@ def test_the_instructions_precision_and_algorithm_decide_the_rounding(
     assert names == {rounding}
     opcodes = [i.opcode for i in changed.entry.instructions]
     assert opcodes.count("reduce-precision") == 2 and opcodes[-1] == "dot"
+
+
+SUM = """HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[8,1024] parameter(0)
+  zero = f32[] constant(0)
+  ROOT total = f32[8] reduce(x, zero), dimensions={1}, to_apply=add
+}
+"""
+
+
+def judged_sum(recorded: np.ndarray, x: np.ndarray, allowance: bool) -> Comparison:
+    """The recording judged as `_judge_recorded` does: the bound of the f64 truth, widened by
+    the allowance module's spread when `allowance`."""
+    module = parse_hlo_text(SUM)
+    strict = evaluate_module(module, [x])
+    shadow = evaluate_module(shadow_module(module), [widen(x)])
+    truth = truth_of(strict, shadow, evaluate_module(shadow_module(module), perturb([x])))
+    if allowance:
+        rounded = gpu_rounded_module(module)
+        assert rounded is not None and rounded[1] == {"reordered-sum"}
+        moved = evaluate_module(shadow_module(rounded[0]), [widen(x)])
+        truth = Truth(truth.value, np.maximum(truth.bound, truth_of(strict, shadow, moved).bound))
+    return compare(strict, recorded, truth=truth)
+
+
+def test_a_sum_in_another_order_is_within_n_eps_sum_abs_and_one_beyond_is_not() -> None:
+    x = (np.random.default_rng(5).standard_normal((8, 1024)) * 100).astype(np.float32)
+    reference = np.asarray(evaluate_module(parse_hlo_text(SUM), [x]))
+    # Another order: each row summed sequentially from its end, in f32.
+    reordered = np.array([np.cumsum(row[::-1], dtype=np.float32)[-1] for row in x])
+    assert judged_sum(reordered, x, allowance=True).ok
+    slack = 1024 * np.finfo(np.float32).eps * np.abs(x.astype(np.float64)).sum(axis=1)
+    within = reference.copy()
+    within[3] += np.float32(0.5 * slack[3])  # as far as a bad order may go, about
+    assert not judged_sum(within, x, allowance=False).ok
+    assert judged_sum(within, x, allowance=True).ok
+    beyond = reference.copy()
+    beyond[3] += np.float32(20 * slack[3])
+    verdict = judged_sum(beyond, x, allowance=True)
+    assert not verdict.ok and verdict.mismatches == 1 and verdict.first_index == (3,)
+
+
+def test_a_max_reduction_is_not_given_the_sum_allowance() -> None:
+    module = parse_hlo_text(SUM.replace("add(a, b)", "maximum(a, b)"))
+    assert gpu_rounded_module(module) is None

@@ -24,7 +24,7 @@ from tests.helpers.cli import run_json
 from tests.helpers.planting import plant
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
-from workbench.replay.hlo.noise import SAMPLES, noise_of
+from workbench.replay.hlo.noise import SAMPLES, noise_of, randomly_rounded
 from workbench.replay.judge.error_bound import widen
 from workbench.replay.steps import open_replay
 
@@ -170,3 +170,17 @@ def test_noise_names_the_compare_an_operand_within_noise_flips() -> None:
     assert np.all(spread[1:] == 0)
     again = noise_of(module, [x, y, b])
     assert np.array_equal(noise.low, again.low) and np.array_equal(noise.high, again.high)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5)])
+def test_random_rounding_draws_as_uniform_does(dtype: type, shape: tuple[int, ...]) -> None:
+    value = (np.random.default_rng(3).standard_normal(shape) * 1e3).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        value = value + 1j * value[::-1] if shape else value + 2j
+    eps = 2.0**-24
+    expected = (value * (1.0 + np.random.default_rng(9).uniform(-eps, eps, size=shape))).astype(
+        value.dtype, copy=False)
+    got = randomly_rounded(np.random.default_rng(9), value, eps)
+    assert got.dtype == expected.dtype and got.shape == np.shape(expected)
+    assert np.array_equal(got.reshape(-1).view(np.uint8), np.reshape(expected, -1).view(np.uint8))

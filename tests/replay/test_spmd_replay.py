@@ -4,6 +4,7 @@ bugs planted in a copy are found at their step by bisection."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -19,6 +20,8 @@ from workbench.replay.bisect import bisect_replay
 from workbench.replay.inputs import InputSpec
 from workbench.replay.judge.compare import compare
 from workbench.replay.judge.outcome import Kind
+from workbench.replay.localize.culprit import localize_backend_steps
+from workbench.replay.localize.result import Localization, LocalizeError
 from workbench.replay.steps import open_replay
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sharded"
@@ -129,3 +132,65 @@ def test_a_planted_partitioner_bug_is_named_at_its_step(
     assert verdict.culprit is not None
     assert verdict.culprit.step.file.split(".")[2] == first
     assert verdict.evaluations <= math.ceil(math.log2(steps)) + 2
+
+
+def _planted_copy(tmp_path: Path, plant: Callable[[str], str], first: str) -> Path:
+    copy = tmp_path / "dump"
+    shutil.copytree(DATA / "sharded_reduction", copy)
+    for file in sorted(copy.glob("*.txt")):
+        number = file.name.split(".")[2]
+        if number.isdigit() and number >= first:
+            file.write_text(plant(file.read_text()))
+    return copy
+
+
+def _localize(folder: Path, before: int, after: int) -> Localization:
+    backend = backend_of(folder)
+    steps = {s.xla_step: s for s in backend.steps()}
+    arguments = [np.load(p) for p in inputs_of(folder, "sharded_reduction")]
+    return localize_backend_steps(backend, steps[before], steps[after], arguments)
+
+
+def test_localization_names_the_collective_and_every_partition_it_departs_on(
+        tmp_path: Path) -> None:
+    result = _localize(_planted_copy(tmp_path, _plant_reduction, "0008"), 7, 8)
+    assert result.instruction is not None
+    assert (result.instruction.opcode, result.instruction.op_name) == ("all-reduce",
+                                                                       "jit(f)/reduce_sum")
+    assert result.partitions == tuple(range(8))
+    assert "on partition(s) 0, 1, 2, 3, 4, 5, 6, 7" in result.summary
+
+
+def test_localization_says_which_partitions_a_changed_offset_reaches(tmp_path: Path) -> None:
+    result = _localize(_planted_copy(tmp_path, _plant_offset, "0008"), 7, 8)
+    # the changed offset table is a constant with no counterpart: no single instruction, but
+    # only the two devices whose offsets were swapped depart
+    assert result.instruction is None
+    assert result.partitions == (6, 7)
+    assert "constant" in result.explanation
+
+
+def test_unchanged_per_device_steps_localize_to_nothing() -> None:
+    result = _localize(DATA / "sharded_reduction", 7, 8)
+    assert result.instruction is None and result.partitions == ()
+
+
+def test_the_partitioner_step_itself_is_not_localized_instruction_by_instruction() -> None:
+    with pytest.raises(LocalizeError, match="either side of the SPMD partitioner"):
+        _localize(DATA / "sharded_reduction", 4, 5)
+
+
+def test_triage_localize_names_the_partitions_it_departs_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    folder = _planted_copy(tmp_path, _plant_reduction, "0008")
+    command = ["triage", str(folder), "--jobs", "0", "--no-cache", "--localize", "--fake-data"]
+    assert main(command) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if "instruction:" in line]
+    assert len(lines) == 1
+    assert "(all-reduce, jit(f)/reduce_sum)" in lines[0]
+    assert lines[0].endswith(" on partition(s) 0, 1, 2, 3, 4, 5, 6, 7")
+    assert main([*command, "--json"]) == 1
+    (job,) = json.loads(capsys.readouterr().out)["results"]
+    assert job["culprit"]["instruction"]["partitions"] == list(range(8))

@@ -60,6 +60,14 @@ def utf8_locale(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
 
 
+@pytest.fixture(autouse=True)
+def truecolor_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app draws 16-colour terminals (`TERM=xterm`, `screen`, no COLORTERM) in standard
+    colours of its own choosing; tests see the theme's colours on any machine unless they set
+    the terminal themselves."""
+    monkeypatch.setenv("COLORTERM", "truecolor")
+
+
 @pytest.fixture
 def example() -> Path:
     """The layernorm dump with a planted miscompile (module_0010 jit_ln, XLA step 0028)."""

@@ -214,3 +214,30 @@ def test_names_with_escapes_leave_the_terminal_alone(terminal: Terminal, tmp_pat
     title = terminal.tmux("display", "-p", "-t", "smoke", "#{pane_title}").strip()
     assert title == "before"  # no escape from a name retitled the terminal
     terminal.keys("q")
+
+
+def test_the_pager_takes_the_terminal_and_gives_it_back(terminal: Terminal, example: Path,
+                                                        tmp_path: Path) -> None:
+    """`P` runs $PAGER on the diff with the app suspended; the app redraws after it."""
+    record = tmp_path / "record"
+    pager = tmp_path / "pager.sh"
+    pager.write_text(f"#!/bin/sh\nhead -2 \"$1\" > {record}.part\nmv {record}.part {record}\n"
+                     f"echo PAGER-RAN; while [ ! -e {tmp_path}/go ]; do sleep 0.1; done\n")
+    pager.chmod(0o755)
+    env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
+           "PAGER": str(pager), "PATH": os.environ["PATH"]}
+    environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+    terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
+                  f"{COMMAND} {example} --theme mono; echo exit=$?; sleep 3600")
+    terminal.wait_for(lambda s: "jit_ln" in s and "7 modules" in s)
+    terminal.keys("b")
+    terminal.wait_for(lambda s: "0028 fusion vs 0027" in s)
+    terminal.keys("4")
+    terminal.keys("P")
+    terminal.wait_for(lambda s: "PAGER-RAN" in s and "jit_ln" not in s)  # its own screen
+    assert record.read_text().splitlines()[1].startswith("+++ 0028 fusion")
+    (tmp_path / "go").touch()  # the user leaves the pager
+    terminal.wait_for(lambda s: "0028 fusion vs 0027" in s and "PAGER-RAN" not in s)
+    terminal.keys("q")
+    terminal.wait_for(lambda s: "exit=0" in s)
+    assert terminal.tmux("display", "-p", "-t", "smoke", "#{alternate_on}").strip() == "0"

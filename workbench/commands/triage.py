@@ -91,11 +91,14 @@ def describe(result: TriageResult) -> str:
 
 
 def instruction_text(instruction: CulpritInstruction) -> str:
-    """`rsqrt.2 (sqrt, jit(ln)/rsqrt) in fused_computation.1 at program.py:4`."""
+    """`rsqrt.2 (sqrt, jit(ln)/rsqrt) in fused_computation.1 at program.py:4`, and `on
+    partition(s) 2, 3` when a per-device step departs only on some."""
     op_name = f", {instruction.op_name}" if instruction.op_name else ""
     source = f" at {instruction.source}" if instruction.source else ""
+    partitions = (f" on partition(s) {', '.join(map(str, instruction.partitions))}"
+                  if instruction.partitions else "")
     return (f"{instruction.name} ({instruction.opcode}{op_name}) in "
-            f"{instruction.computation}{source}")
+            f"{instruction.computation}{source}{partitions}")
 
 
 def dask_settings(args: argparse.Namespace) -> DaskSettings | None:

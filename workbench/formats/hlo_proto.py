@@ -7,11 +7,13 @@ are normalized the same way here (compare's comparison type when it is the defau
 operand type, all-DEFAULT operand precision, group counts of 1), and fields whose text form is
 always printed for an opcode are always set for it (a broadcast's `dimensions` may be empty),
 so both readers give equal instructions. Full constants come from the proto even where the
-text dump elides them.
+text dump elides them. Fields newer than our schema that a sharded program needs (device
+counts, iota and mesh replica groups, Shardy's shardings) are read from their numbers.
 """
 
 from __future__ import annotations
 
+from google.protobuf import empty_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -97,7 +99,7 @@ def module_from_proto(proto: hlo_pb2.HloModuleProto, file: str = "") -> HloModul
                               "module (truncated proto?)")
     for computation in computations:
         computation.is_entry = computation.name == entry_name
-    attributes: dict[str, str] = {}
+    attributes = _device_counts(proto)
     if proto.schedule.sequences:
         attributes["is_scheduled"] = "true"
         _in_schedule_order(computations, proto.schedule)
@@ -276,6 +278,9 @@ class _Converter:
             if metadata is not None:
                 fields["metadata"] = metadata
         attrs = _attrs(present, names)
+        if opcode in _GROUPED and _DEVICE_LIST_FIELDS & {
+                f.field_number for f in UnknownFieldSet(proto)}:
+            attrs["replica_groups"] = _newer_replica_groups(proto)
         if opcode == "scan":
             attrs.update(_scan_attrs(proto))
         return Instruction(
@@ -319,7 +324,7 @@ _ATTR_FIELDS = frozenset((
     "channel_id", "replica_groups", "source_target_pairs", "use_global_device_ids",
     "indices_are_sorted", "unique_indices", "custom_call_has_side_effect", "is_host_transfer",
     "control_predecessor_ids", "frontend_attributes", "epsilon", "feature_index",
-    "async_execution_thread",
+    "async_execution_thread", "collective_device_list",
 ))
 
 
@@ -330,9 +335,9 @@ def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
         return attrs
     if present.get("channel_id", 0) > 0:
         attrs["channel_id"] = str(present["channel_id"])
-    if "replica_groups" in present:
-        attrs["replica_groups"] = "{" + ",".join(
-            "{" + ",".join(map(str, g.replica_ids)) + "}" for g in present["replica_groups"]) + "}"
+    groups = _replica_groups(present)
+    if groups is not None:
+        attrs["replica_groups"] = groups
     if "source_target_pairs" in present:
         attrs["source_target_pairs"] = "{" + ",".join(
             f"{{{p.source},{p.target}}}" for p in present["source_target_pairs"]) + "}"
@@ -416,9 +421,14 @@ def _frontend_attributes(proto: xla_data_pb2.FrontendAttributes) -> str:
 def sharding_text(proto: xla_data_pb2.OpSharding) -> str:
     """An OpSharding as the text printer shows it: `{replicated}`, `{maximal device=0}`,
     `{devices=[2,1]0,1}`, `{devices=[4,1]<=[4]}`, tuples `{{replicated}, {manual}}`."""
-    unknown = sorted({field.field_number for field in UnknownFieldSet(proto)})
-    if unknown:  # e.g. a named (Shardy) sharding: saying "replicated" would be wrong
-        return "{unrecognized sharding (fields " + ", ".join(map(str, unknown)) + ")}"
+    unknown = {field.field_number: field.data for field in UnknownFieldSet(proto)}
+    named = unknown.get(_NAMED_SHARDING_FIELD)
+    if len(unknown) == 1 and isinstance(named, bytes):
+        text = _named_sharding_text(named)
+        if text is not None:
+            return text
+    if unknown:  # saying "replicated" would be wrong
+        return "{unrecognized sharding (fields " + ", ".join(map(str, sorted(unknown))) + ")}"
     kind = proto.type
     if kind == _SHARDING.TUPLE:
         return "{" + ", ".join(sharding_text(s) for s in proto.tuple_shardings) + "}"
@@ -441,6 +451,178 @@ def sharding_text(proto: xla_data_pb2.OpSharding) -> str:
                 _enum_name(_SHARDING.Type, t).lower() for t in proto.last_tile_dims) + "}"
         return "{" + text + "}"
     return "{" + _enum_name(_SHARDING.Type, kind).lower() + "}"
+
+
+# Fields newer than the schema this reader is built from, at the numbers JAX 0.12's XLA writes.
+# HloModuleProto 15: DeviceAssignmentProto {1 replica_count, 2 computation_count}, the
+# module's `replica_count` and `num_partitions`.
+_DEVICE_ASSIGNMENT_FIELD = 15
+# HloInstructionProto 92: IotaReplicaGroupListProto (`[4,2]<=[8]`); 93:
+# MeshAxesReplicaGroupListProto {1 mesh, 2 axes} (`mesh['data'=4,'model'=2] {'data'}`).
+_IOTA_DEVICE_LIST_FIELD = 92
+_MESH_DEVICE_LIST_FIELD = 93
+_DEVICE_LIST_FIELDS = frozenset((_IOTA_DEVICE_LIST_FIELD, _MESH_DEVICE_LIST_FIELD))
+_GROUPED = frozenset((  # the opcodes that carry replica groups
+    "all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter",
+    "all-to-all", "ragged-all-to-all", "collective-broadcast",
+))
+# OpSharding 14: NamedShardingProto (Shardy's), {2 mesh, 3 dim_shardings, 7 manual}; MeshProto
+# {1 axes {1 name, 2 size}, 2 device_ids}; AxisRefProto {1 mesh_axis_index, 2 sub_axis_info};
+# a dimension's sharding {1 axes, 2 is_closed}.
+_NAMED_SHARDING_FIELD = 14
+
+
+_Fields = dict[int, list[int | bytes]]
+
+
+def _fields(data: bytes) -> _Fields:
+    """The values of each field of a message this schema does not know, by number."""
+    fields: _Fields = {}
+    for field in UnknownFieldSet(empty_pb2.Empty.FromString(data)):
+        fields.setdefault(field.field_number, []).append(field.data)
+    return fields
+
+
+def _ints(values: list[int | bytes]) -> list[int]:
+    """A repeated integer field, packed (one bytes value of varints) or not."""
+    numbers: list[int] = []
+    for value in values:
+        if isinstance(value, int):
+            numbers.append(value)
+            continue
+        shift = number = 0
+        for byte in value:
+            number |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                numbers.append(number)
+                shift = number = 0
+    return numbers
+
+
+def _int(fields: _Fields, number: int) -> int | None:
+    """A singular integer field; 0 when absent (proto3), None when it is not an integer."""
+    values = fields.get(number, [0])
+    return values[-1] if isinstance(values[-1], int) else None
+
+
+def _message(fields: _Fields, number: int) -> bytes | None:
+    """A singular message field; empty when absent, None when it is not a message."""
+    values = fields.get(number, [b""])
+    return values[-1] if isinstance(values[-1], bytes) else None
+
+
+def _device_counts(proto: hlo_pb2.HloModuleProto) -> dict[str, str]:
+    """`num_partitions` and `replica_count` as the text header prints them (only above 1)."""
+    counts: dict[str, str] = {}
+    for field in UnknownFieldSet(proto):
+        if field.field_number != _DEVICE_ASSIGNMENT_FIELD or not isinstance(field.data, bytes):
+            continue
+        assignment = _fields(field.data)
+        for key, number in (("replica_count", 1), ("num_partitions", 2)):
+            count = _int(assignment, number)
+            if count is not None and count > 1:
+                counts[key] = str(count)
+    return counts
+
+
+def _iota_groups_text(groups: int, per_group: int, reshape: list[int], perm: list[int]) -> str:
+    """`[groups,per_group]<=[reshape]T(perm)`, the transpose left out when it is the identity."""
+    text = f"[{groups},{per_group}]<=[" + ",".join(map(str, reshape)) + "]"
+    if perm != sorted(perm):
+        text += "T(" + ",".join(map(str, perm)) + ")"
+    return text
+
+
+def _replica_groups(present: dict) -> str | None:
+    """Explicit replica groups (`{{0,1},{2,3}}`), from field 49 or the collective device list."""
+    device_list = present.get("collective_device_list")
+    if device_list is not None and device_list.HasField("iota_replica_group_list"):
+        iota = device_list.iota_replica_group_list
+        return _iota_groups_text(iota.num_replica_groups, iota.num_devices_per_group,
+                                 list(iota.iota_reshape_dims), list(iota.iota_transpose_perm))
+    groups = present.get("replica_groups") or (device_list.replica_groups if device_list else None)
+    if groups is None:
+        return None
+    return "{" + ",".join("{" + ",".join(map(str, g.replica_ids)) + "}" for g in groups) + "}"
+
+
+def _newer_replica_groups(proto: hlo_pb2.HloInstructionProto) -> str:
+    """Replica groups from fields 92 or 93, as the text printer spells them; a form this
+    reader does not follow is named, so the collective says so instead of guessing."""
+    for field in UnknownFieldSet(proto):
+        if not isinstance(field.data, bytes):
+            continue
+        fields = _fields(field.data)
+        if field.field_number == _IOTA_DEVICE_LIST_FIELD:
+            groups, per_group = _int(fields, 1), _int(fields, 2)
+            if groups is not None and per_group is not None:
+                return _iota_groups_text(groups, per_group, _ints(fields.get(3, [])),
+                                         _ints(fields.get(4, [])))
+        if field.field_number == _MESH_DEVICE_LIST_FIELD:
+            mesh, names = _mesh_text(_message(fields, 1))
+            axes = [_axis_text(axis, names) for axis in fields.get(2, [])]
+            if mesh is not None and set(fields) <= {1, 2}:
+                named = [axis for axis in axes if axis is not None]
+                if len(named) == len(axes):
+                    return mesh + " {" + ",".join(named) + "}"
+    return "{unrecognized replica groups}"
+
+
+def _mesh_text(data: bytes | None) -> tuple[str | None, list[str]]:
+    """`mesh['data'=4,'model'=2]` and its axis names; None for a mesh without axes, with its
+    own device order, or with fields this reader does not know."""
+    if not data:
+        return None, []
+    fields = _fields(data)
+    if set(fields) != {1}:
+        return None, []
+    names, sizes = [], []
+    for axis in fields[1]:
+        parts = _fields(axis) if isinstance(axis, bytes) else {}
+        name, size = _message(parts, 1), _int(parts, 2)
+        if not parts or set(parts) - {1, 2} or name is None or size is None:
+            return None, []
+        names.append(name.decode("utf-8", "backslashreplace"))
+        sizes.append(size)
+    text = "mesh[" + ",".join(f"'{n}'={s}" for n, s in zip(names, sizes, strict=True)) + "]"
+    return text, names
+
+
+def _axis_text(data: int | bytes, names: list[str]) -> str | None:
+    """`'model'`; None for a sub-axis or an index outside the mesh."""
+    if not isinstance(data, bytes):
+        return None
+    fields = _fields(data)
+    index = _int(fields, 1)
+    if set(fields) - {1} or index is None or index >= len(names):
+        return None
+    return f"'{names[index]}'"
+
+
+def _named_sharding_text(data: bytes) -> str | None:
+    """A Shardy sharding as the text printer shows it: `{mesh['i'=8], [{'i'}, {}]}` or
+    `{mesh['i'=8], manual}`; None for a form this reader does not know."""
+    fields = _fields(data)
+    if set(fields) - {2, 3, 7} or len(fields.get(2, ())) != 1:
+        return None
+    mesh, names = _mesh_text(_message(fields, 2))
+    if mesh is None:
+        return None
+    if 7 in fields:
+        return None if 3 in fields else "{" + mesh + ", manual}"
+    dims = []
+    for dimension in fields.get(3, []):
+        parts = _fields(dimension) if isinstance(dimension, bytes) else {0: []}
+        # a dimension's axes and whether it is closed (an open one prints `?`)
+        if set(parts) - {1, 2} or _int(parts, 2) != 1:
+            return None
+        axes = [_axis_text(axis, names) for axis in parts.get(1, [])]
+        named = [axis for axis in axes if axis is not None]
+        if len(named) != len(axes):
+            return None
+        dims.append("{" + ", ".join(named) + "}")
+    return "{" + mesh + ", [" + ", ".join(dims) + "]}"
 
 
 def _source_tables(proto: hlo_pb2.StackFrameIndexProto) -> SourceTables:

@@ -250,6 +250,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
                         "computation": d.computation, "op_name": d.op_name,
                         "elements": d.elements, "how": "flips" if d.flipped else "jumps"}
                        for d in c.widened_by],
+        "allowance": c.allowance,
         "summary": c.summary,
     }
 
@@ -385,7 +386,8 @@ def culprit_instruction_json(i: CulpritInstruction | None) -> dict[str, Any] | N
         return None
     return {"name": i.name, "computation": i.computation, "opcode": i.opcode,
             "op_name": i.op_name, "source": i.source or None,
-            "max_abs_error": _number(i.max_abs_error), "bound": _number(i.bound)}
+            "max_abs_error": _number(i.max_abs_error), "bound": _number(i.bound),
+            "partitions": list(i.partitions)}
 
 
 def localization_json(r: Localization) -> dict[str, Any]:
@@ -412,8 +414,11 @@ def localization_json(r: Localization) -> dict[str, Any]:
         "outputs": None if r.outputs is None else comparison_json(r.outputs),
         "matched": r.matched,
         "unmatched": r.unmatched,
+        "matched_by": r.matched_by or None,
+        "legal_rewrites": r.legal_rewrites,
         "beyond_tolerance": r.beyond_tolerance,
         "departing": r.departing,
+        "partitions": list(r.partitions),
         "evaluations": r.evaluations,
         "seconds": round(r.seconds, 6),
         "kept_bytes": r.kept_bytes,

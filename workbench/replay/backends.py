@@ -150,38 +150,34 @@ class HloBackend:
         return self.module.ir_steps("hlo")
 
     def load(self, step: Step) -> HloModule:
-        from workbench.loader import load_step_hlo, load_step_text
+        from workbench.loader import load_step_hlo
 
         hlo = load_step_hlo(self.root, step)
-        if step.text is not None and self.partitioning() is not None:
-            # the proto loses mesh and iota replica groups and Shardy's shardings; the text
-            # prints them all
-            hlo = load_step_text(self.root, step)
         if has_elided_constant(hlo):
             raise Unsupported("elided constant")
         return hlo
 
     def partitioning(self) -> Partitioning | None:
-        """How the module spreads over devices (None for one device), from the text of its
-        steps: the header's counts, and the entry shardings of the last step that still has
-        the reference's parameter shapes (after sharding propagation)."""
+        """How the module spreads over devices (None for one device), from its steps (text
+        or proto): the header's counts, and the entry shardings of the last step that still
+        has the reference's parameter shapes (after sharding propagation)."""
         if self._partitioning is not None:
             return self._partitioning or None
-        from workbench.loader import load_step_text
+        from workbench.loader import load_step_hlo
         from workbench.replay.hlo.spmd import Partitioning, device_counts, entry_shardings
 
         self._partitioning = False
-        steps = [step for step in self.steps() if step.text is not None]
+        steps = self.steps()
         if not steps:
             return None
-        reference = load_step_text(self.root, steps[0])
+        reference = load_step_hlo(self.root, steps[0])
         partitions, replicas = device_counts(reference)
         if partitions * replicas == 1:
             return None
         shapes = [p.shape for p in reference.entry.parameters]
         parameters, result = entry_shardings(reference)
         for step in steps[1:]:
-            module = load_step_text(self.root, step)
+            module = load_step_hlo(self.root, step)
             if [p.shape.dims for p in module.entry.parameters] != [s.dims for s in shapes]:
                 break
             found_parameters, found_result = entry_shardings(module)

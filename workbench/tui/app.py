@@ -40,6 +40,7 @@ from workbench.tui.bisect_bar import BisectBar
 from workbench.tui.book import Book
 from workbench.tui.commands import PaneCommands
 from workbench.tui.context import ControlContext, PaneContext, Selection, WidgetType
+from workbench.tui.contrast import Legible16
 from workbench.tui.focus import PaneTabs, move_focus
 from workbench.tui.footer import WholeKeysFooter
 from workbench.tui.glyphs import AsciiGlyphs, wants_ascii
@@ -70,9 +71,12 @@ if TYPE_CHECKING:
 
 SELECTION_DELAY = 0.06  # seconds a cursor must rest before the panes load what it points at
 MODULE_DELAY = 0.15  # the same for the module list (a module loads more; typing a filter moves it)
+SPLIT_STEP = 4  # percent of the width `<` and `>` move the split by
+SPLIT_LIMITS = (15, 85)  # the left panes' share of the width, in percent, they keep within
 RESULTS_INTERVAL = 0.1  # seconds between two redraws for streamed replay results
 NO_COLOR_FILTER = NoColor()
 ASCII_FILTER = AsciiGlyphs()
+LEGIBLE_16_FILTER = Legible16()
 
 
 class DumpChanged(Message):
@@ -130,6 +134,12 @@ class WorkbenchApp(App[int]):
         *REPLAY_BINDINGS,
         *LOCALIZE_BINDINGS,
         Binding("z", "zoom", "Zoom", tooltip="Zoom the focused pane (again: restore)"),
+        Binding("less_than_sign", f"split(-{SPLIT_STEP})", "Split left", show=False,
+                key_display="<", tooltip="Move the split between the left and right panes "
+                "left (kept until you quit)"),
+        Binding("greater_than_sign", f"split({SPLIT_STEP})", "Split right", show=False,
+                key_display=">", tooltip="Move the split between the left and right panes "
+                "right (kept until you quit)"),
         Binding("ctrl+t", "next_theme", "Theme",
                 tooltip="Switch to the next theme"),
         Binding("y", "copy", "Copy",
@@ -154,6 +164,7 @@ class WorkbenchApp(App[int]):
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
         self.selection = Selection()
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
+        self.split: int | None = None  # the left panes' width in percent, once `<`/`>` moved it
         self.copyable = ""  # what `y` copies: the last verdict, instruction or folder
         self.watching = watch
         self.watcher: FolderWatcher | None = None
@@ -249,8 +260,11 @@ class WorkbenchApp(App[int]):
         """Under NO_COLOR no colour at all: Textual would draw its greys (`Monochrome`); here
         every colour goes, and what colour marked, a text style marks (`:nocolor` rules in
         app.tcss: reverse for the cursor, bold, underline). Under a locale that is not UTF-8
-        every glyph is drawn in ASCII (`glyphs.py`)."""
+        every glyph is drawn in ASCII (`glyphs.py`). In a 16-colour terminal every text is
+        drawn in a pair of standard colours that reads at 4.5:1 (`contrast.py`)."""
         filters = [NO_COLOR_FILTER] if self.no_color else list(super().get_line_filters())
+        if not self.no_color and self.console.color_system == "standard":
+            filters.append(LEGIBLE_16_FILTER)
         return [*filters, ASCII_FILTER] if self.ascii else filters
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
@@ -556,6 +570,19 @@ class WorkbenchApp(App[int]):
                         f"tab-{name.lower()}")
                 move_focus(pane.focus_target())
                 return
+
+    def action_split(self, step: int) -> None:
+        """Widen (`step` > 0) or narrow the left panes; app.tcss's width until the first move,
+        then the share chosen (in percent, so it holds when the terminal is resized)."""
+        left = self.screen_stack[0].query_one("#left")
+        total = max(self.screen_stack[0].size.width, 1)
+        if self.split is None:
+            self.split = round(100 * left.outer_size.width / total)
+        low, high = SPLIT_LIMITS
+        self.split = max(low, min(high, self.split + step))
+        left.styles.width = f"{self.split}%"
+        left.styles.min_width = 0  # app.tcss's bounds are for the width it chooses itself
+        left.styles.max_width = "100%"
 
     def action_zoom(self) -> None:
         screen = self.screen

@@ -33,6 +33,7 @@ def diff_document(diff: IRDiff, side_by_side: bool = False, section: str | None 
 
     rows: list[Row] = []
     hunks: list[int] = []
+    line_rows: dict[int, int] = {}  # line of the newer text (1-based) -> its row
     blank = TextRow("blank", " " * (w + 3), "")
     for tag, i1, i2, j1, j2 in diff.opcodes:
         if tag == "equal":
@@ -40,6 +41,7 @@ def diff_document(diff: IRDiff, side_by_side: bool = False, section: str | None 
                 if not keep(section_b(j)):
                     continue
                 text = clipped(b.original[b.origin[j]])
+                line_rows[b.origin[j] + 1] = len(rows)
                 if side_by_side:
                     rows.append((TextRow("same", f"{a.origin[i] + 1:>{w}}   ", text),
                                  TextRow("same", f"{b.origin[j] + 1:>{w}}   ", text)))
@@ -50,12 +52,14 @@ def diff_document(diff: IRDiff, side_by_side: bool = False, section: str | None 
         removed = [TextRow("removed", f"{a.origin[i] + 1:>{w}} - ",
                            clipped(a.original[a.origin[i]]))
                    for i in range(i1, i2) if keep(section_a(i))]
+        kept = [j for j in range(j1, j2) if keep(section_b(j))]
         added = [TextRow("added", f"{b.origin[j] + 1:>{w}} + ",
-                         clipped(b.original[b.origin[j]]))
-                 for j in range(j1, j2) if keep(section_b(j))]
+                         clipped(b.original[b.origin[j]])) for j in kept]
         if not removed and not added:
             continue
         hunks.append(len(rows))
+        first_added = len(rows) + (0 if side_by_side else len(removed))
+        line_rows.update((b.origin[j] + 1, first_added + n) for n, j in enumerate(kept))
         if side_by_side:
             for index in range(max(len(removed), len(added))):
                 rows.append((removed[index] if index < len(removed) else blank,
@@ -65,4 +69,4 @@ def diff_document(diff: IRDiff, side_by_side: bool = False, section: str | None 
             rows.extend(TextRow(r.kind, r.gutter[: w + 1] + pad + r.gutter[w + 1:], r.text)
                         for r in removed)
             rows.extend(TextRow(r.kind, pad + r.gutter, r.text) for r in added)
-    return ViewDocument(rows, side_by_side=side_by_side, hunks=hunks)
+    return ViewDocument(rows, side_by_side=side_by_side, hunks=hunks, line_rows=line_rows)

@@ -62,6 +62,9 @@ class ViewDocument:
     rows: Sequence[Row]
     side_by_side: bool = False
     hunks: list[int] = field(default_factory=list)
+    # The row of each line of the newer text (1-based) a diff shows; a listing's row is its
+    # line number less one.
+    line_rows: dict[int, int] = field(default_factory=dict)
     # Measured where the document is made (a loader's thread), never while the event loop
     # draws: a 1,000,000-line listing takes seconds to measure character by character.
     text_width: int = field(init=False)
@@ -255,6 +258,45 @@ class IrView(ScrollView, can_focus=True):
         self._cache.clear()
         self.scroll_to(y=max(row - 2, 0), animate=False, immediate=True)
         self.refresh()
+
+    def line_row(self, number: int) -> tuple[int, int] | None:
+        """(line, row): the row showing line `number` of the text (a diff: of the newer
+        text), or the first shown line after it (lines the normalized diff leaves out, lines
+        of another computation); None past the last line."""
+        if isinstance(self.document.rows, Listing):
+            number = max(number, 1)
+            return (number, number - 1) if number <= len(self.document.rows) else None
+        shown = [line for line in self.document.line_rows if line >= number]
+        if not shown:
+            return None
+        line = min(shown)
+        return line, self.document.line_rows[line]
+
+    def hunk_here(self) -> int | None:
+        """Which hunk the view is at: the last one starting at or above the current row (or
+        the top row), else the first one; None when there are none."""
+        hunks = self.document.hunks
+        if not hunks:
+            return None
+        here = self.current_row if self.current_row is not None else int(self.scroll_offset.y)
+        return max((k for k, start in enumerate(hunks) if start <= here), default=0)
+
+    def hunk_text(self, k: int) -> str:
+        """Hunk `k` as `diff -u` body lines: what went (`-`), then what came (`+`)."""
+        rows = self.document.rows
+        start = self.document.hunks[k]
+        removed: list[str] = []
+        added: list[str] = []
+        for row in rows[start:]:
+            halves = row if isinstance(row, tuple) else (row,)
+            if not any(half.kind in ("added", "removed") for half in halves):
+                break
+            for half in halves:
+                if half.kind == "removed":
+                    removed.append(f"-{half.text}")
+                elif half.kind == "added":
+                    added.append(f"+{half.text}")
+        return "\n".join(removed + added)
 
     def mark_rows(self, rows: set[int]) -> None:
         """Show `rows` in the match style until the next document."""

@@ -7,7 +7,7 @@ answered), writes the culprit instruction, its source
 line, both versions of its text and the first differing elements to the replay log, and turns
 the diff pane to the raw diff with both versions of the instruction marked and in view. `W`
 writes the reducer's folder (a new folder in the system's temporary directory, never in the
-dump) with a README saying what it holds and the commands to run on it, and says where.
+dump; its README.txt says what it holds and the commands to run on it), and says where.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from workbench.tui.jobs import Job
 
 if TYPE_CHECKING:
     from workbench.replay.localize.result import Localization
-    from workbench.replay.reduce.reduction import Reduction
     from workbench.replay.steps import Replay
     from workbench.tui.context import ControlContext
 
@@ -143,7 +142,6 @@ class LocalizeControl:
             except (LocalizeError, ValueError, OutputError) as error:
                 app.call_from_thread(app.log_line, f"reduce: {error}")
                 return
-            write_readme(reduction, module.name or module.key, root)
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
             message = (f"wrote {out} ({reduction.instructions[0]} and "
                        f"{reduction.instructions[1]} {reduction.unit}; {verdict}: "
@@ -155,22 +153,3 @@ class LocalizeControl:
 
         app.jobs.run_in_background(f"reduce {module.name or module.key}", module, execution,
                                    work, kind="reduce")
-
-
-def write_readme(reduction: Reduction, module: str, source: Path) -> Path:
-    """README.txt in the reproducer folder: what it is and the commands that check it."""
-    out = reduction.out
-    files = "\n".join(f"  {name}" for name in reduction.files)
-    text = (f"Reproducer of a miscompile found by workbench in {source}, module {module}:\n"
-            f"the culprit {reduction.unit[:-1]} alone, before and after pass "
-            f"{reduction.culprit_pass or '?'}, and a snapshot of its inputs.\n\n"
-            f"Files:\n{files}\n\n"
-            f"Check that it still fails (names the pass):\n"
-            f"  workbench bisect {out} {module}\n"
-            f"Compare the two versions (exit status 1: they differ):\n"
-            f"  workbench diff {out} {module} 0 1\n"
-            f"Open it in the terminal app:\n"
-            f"  workbench {out}\n")
-    readme = out / "README.txt"
-    readme.write_text(text)
-    return readme

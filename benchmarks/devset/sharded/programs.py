@@ -85,6 +85,20 @@ def sharded_reduction():
     return jax.jit(f, in_shardings=(x_sharding,)), (_rand(6, (64, 16)),)
 
 
+def scan_over_sharded_axis():
+    """`lax.scan` along the sharded rows: an exponential moving average of each column."""
+    mesh = _mesh((8,), ("i",))
+
+    def f(x):
+        def step(carry, row):
+            carry = 0.9 * carry + 0.1 * row
+            return carry, carry
+
+        return jax.lax.scan(step, jnp.zeros(x.shape[1], x.dtype), x)
+
+    return jax.jit(f, in_shardings=(NamedSharding(mesh, P("i", None)),)), (_rand(12, (32, 8)),)
+
+
 def mesh_2d():
     mesh = _mesh((2, 4), ("a", "b"))
 
@@ -109,5 +123,6 @@ def sharded_heads_attention():
 
 PROGRAMS = {f.__name__: f for f in (data_parallel_mlp, tensor_parallel_mlp,
                                      tensor_parallel_mlp_large,
-                                     shard_map_collectives, sharded_reduction, mesh_2d,
+                                     shard_map_collectives, sharded_reduction,
+                                     scan_over_sharded_axis, mesh_2d,
                                      sharded_heads_attention)}

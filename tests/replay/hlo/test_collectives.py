@@ -7,10 +7,13 @@ import numpy as np
 import pytest
 
 from workbench.formats.hlo_text import parse_hlo_text
+from workbench.hlo_ir import Shape
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.interpreter import Interpreter
-from workbench.replay.hlo.partitioned import run_devices
+from workbench.replay.hlo.partitioned import evaluate_partitioned, run_devices
+from workbench.replay.hlo.sharding import parse_sharding
+from workbench.replay.hlo.spmd import Partitioning
 from workbench.replay.processes import memory
 
 ADD = """
@@ -160,3 +163,25 @@ def test_the_memory_estimate_counts_every_device(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(memory.OverMemoryLimit, match="the values 4 devices hold at once"):
         run_devices(hlo, inputs, 4, 1)
     assert len(run_devices(hlo, inputs[:2], 2, 1)) == 2  # two devices fit
+
+
+def test_a_per_device_step_runs_on_shards_and_joins_by_the_output_sharding() -> None:
+    # x: f32[8] cut in 4 along dim 0; each device doubles its shard and adds its partition id;
+    # with no output sharding known the root is replicated: here an all-gather makes it so
+    per_device = parse_hlo_text("""HloModule m, num_partitions=4
+ENTRY %e (x: f32[2]) -> f32[8] {
+  %x = f32[2] parameter(0)
+  %p = u32[] partition-id()
+  %f = f32[] convert(%p)
+  %b = f32[2] broadcast(%f), dimensions={}
+  %y = f32[2] add(%x, %b)
+  ROOT %g = f32[8] all-gather(%y), channel_id=1, replica_groups={}, dimensions={0}
+}
+""")
+    x = np.arange(8, dtype=np.float32)
+    partitioning = Partitioning(4, 1, (parse_sharding("{devices=[4]<=[4]}"),), None)
+    result = evaluate_partitioned(per_device, [x], partitioning, Shape("f32", (8,)))
+    np.testing.assert_array_equal(result, x + np.repeat(np.arange(4), 2))
+    tiled = Partitioning(4, 1, partitioning.parameters, parse_sharding("{devices=[4]<=[4]}"))
+    with pytest.raises(EvaluationError, match=r"device 0 holds \[8\], but its shard .* is \[2\]"):
+        evaluate_partitioned(per_device, [x], tiled, Shape("f32", (8,)))

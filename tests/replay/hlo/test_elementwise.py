@@ -141,6 +141,50 @@ def test_narrow_floats_round_each_op_from_f32() -> None:
                 a([1.015625], bf16))
 
 
+def _narrow_sample(dtype: type, count: int) -> np.ndarray:
+    """`count` values of a 16-bit float type: zeros, infinities, NaN, the extremes, the smallest
+    subnormals, and random bit patterns (every exponent, subnormals included)."""
+    info = ml_dtypes.finfo(dtype)
+    edges = np.array([0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, float(info.max), -float(info.max),
+                      float(info.smallest_subnormal), -float(info.smallest_subnormal),
+                      float(info.smallest_normal)]).astype(dtype)
+    bits = np.random.default_rng(26).integers(0, 1 << 16, count - edges.size, dtype=np.uint16)
+    return np.concatenate([edges, bits.view(dtype)])
+
+
+def _same_or_both_nan(got: np.ndarray, expected: np.ndarray) -> bool:
+    nan = np.isnan(got.astype(np.float32))
+    return bool(np.array_equal(nan, np.isnan(expected.astype(np.float32)))
+                and np.array_equal(got.view(np.uint16)[~nan], expected.view(np.uint16)[~nan]))
+
+
+@pytest.mark.parametrize("dtype", [bf16, f16])
+@pytest.mark.parametrize(("opcode", "exact"), [
+    ("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply), ("divide", np.divide),
+])
+def test_narrow_arithmetic_is_correctly_rounded_on_every_pair_of_a_sample(
+        opcode: str, exact: np.ufunc, dtype: type) -> None:
+    # Computing in f32 and rounding once is correctly rounded (f32 has more than twice the
+    # significand bits plus two): the same as the exact result (f64 holds it, or rounds it
+    # innocuously) rounded to the narrow type once.
+    sample = _narrow_sample(dtype, 400)
+    lhs, rhs = (v.ravel() for v in np.meshgrid(sample, sample))
+    with np.errstate(all="ignore"):
+        expected = exact(lhs.astype(np.float64), rhs.astype(np.float64)).astype(dtype)
+        got = run(opcode, _type(dtype), lhs, rhs)
+    assert got.dtype == np.dtype(dtype)
+    assert _same_or_both_nan(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [bf16, f16])
+def test_narrow_sqrt_is_correctly_rounded_on_every_value(dtype: type) -> None:
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dtype)
+    with np.errstate(all="ignore"):
+        expected = np.sqrt(every.astype(np.float64)).astype(dtype)
+        got = run("sqrt", _type(dtype), every)
+    assert _same_or_both_nan(got, expected)
+
+
 @pytest.mark.parametrize(("direction", "comparison_type", "lhs", "rhs", "expected"), [
     ("LT", None, [-0.0, NAN, 1.0, 1.0], [0.0, 1.0, NAN, 2.0], [False, False, False, True]),
     ("EQ", None, [-0.0, NAN], [0.0, NAN], [True, False]),

@@ -164,9 +164,9 @@ def test_fmha_with_dropout_is_unsupported() -> None:
 
 
 def test_unknown_gpu_target_is_unsupported_by_name() -> None:
-    with pytest.raises(Unsupported, match=r"custom-call __cudnn\$fmhaSoftmaxBackward"):
+    with pytest.raises(Unsupported, match=r"custom-call __cudnn\$fmhaSoftmaxF8"):
         evaluate("  a = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(a), "
-                 "custom_call_target=\"__cudnn$fmhaSoftmaxBackward\"", np.ones(2, np.float32))
+                 "custom_call_target=\"__cudnn$fmhaSoftmaxF8\"", np.ones(2, np.float32))
 
 
 def linalg_call(target: str, result: str, config: str, *arguments: np.ndarray) -> object:
@@ -271,3 +271,170 @@ def test_cublas_gemm_and_relu_epilogue() -> None:
                                np.maximum(product, 0), rtol=1e-4, atol=1e-4)
     with pytest.raises(Unsupported, match="epilogue GELU_AUX"):
         gemm("__cublas$lt$matmul", "GELU_AUX", 1.0, x, w)
+
+
+def test_cusolver_geqrf_and_orgqr_give_qr() -> None:
+    """The chain JAX's `qr` emits on a GPU: geqrf's Householder form, orgqr's Q; checked
+    against the definition (Q orthonormal, Q R = a, R upper) and NumPy's R up to row signs."""
+    a = linalg_input(0)[:, :48]
+    qr, tau = linalg_call("cusolver_geqrf_ffi", "(f32[64,48], f32[48])", "{}", a)
+    q = linalg_call("cusolver_orgqr_ffi", "f32[64,48]", "{}", np.asarray(qr), np.asarray(tau))
+    q, r = np.asarray(q, np.float64), np.triu(np.asarray(qr, np.float64)[:48])
+    np.testing.assert_allclose(q.T @ q, np.eye(48), atol=1e-5)
+    np.testing.assert_allclose(q @ r, a, rtol=1e-4, atol=1e-4)
+    expected = np.linalg.qr(a.astype(np.float64))[1]
+    signs = np.sign(np.diag(r)) * np.sign(np.diag(expected))
+    np.testing.assert_allclose(r * signs[:, None], expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["cusolver_gesvd_ffi", "cusolver_gesvdj_ffi"])
+@pytest.mark.parametrize("full", [True, False])
+def test_cusolver_gesvd_matches_numpy_and_reads_full_matrices(target: str, full: bool) -> None:
+    a = linalg_input(0)[:, :40]
+    u_dims, vt_dims = ("64,64", "40,40") if full else ("64,40", "40,40")
+    config = f"{{compute_uv = true, full_matrices = {str(full).lower()}}}"
+    _, s, u, vt, info = linalg_call(target, f"(f32[64,40], f32[40], f32[{u_dims}], "
+                                    f"f32[{vt_dims}], s32[])", config, a)
+    assert int(info) == 0 and np.asarray(u).shape == (64, 64 if full else 40)
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                               rtol=1e-4, atol=1e-4)
+    u, vt = np.asarray(u, np.float64), np.asarray(vt, np.float64)
+    np.testing.assert_allclose((u[:, :40] * s) @ vt, a, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(u.T @ u, np.eye(u.shape[1]), atol=1e-5)
+
+
+def test_cusolver_gesvd_without_uv_reads_compute_uv() -> None:
+    a = linalg_input(0)[:, :40]
+    _, s, u, vt, info = linalg_call(
+        "cusolver_gesvd_ffi", "(f32[64,40], f32[40], f32[64,64], f32[40,40], s32[])",
+        "{compute_uv = false, full_matrices = true}", a)
+    assert int(info) == 0 and not np.any(u) and not np.any(vt)
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["cu_threefry2x32_ffi", "cu_threefry2x32"])
+def test_cu_threefry_matches_jax_random(target: str) -> None:
+    """threefry_jax.npy: `jax.extend.random.threefry_2x32(key, count)` from JAX 0.12 on the
+    CPU (count's halves are x0 and x1, the result's halves y0 and y1)."""
+    key, count, expected = load("threefry_key"), load("threefry_count"), load("threefry_jax")
+    k0, k1 = (np.full(16, k, np.uint32) for k in key)
+    y0, y1 = evaluate(
+        "".join(f"  p{i} = u32[16] parameter({i})\n" for i in range(4))
+        + "  ROOT c = (u32[16], u32[16]) custom-call(p0, p1, p2, p3), "
+        + f'custom_call_target="{target}"',
+        k0, k1, count[0], count[1])
+    np.testing.assert_array_equal(np.stack([y0, y1]), expected)
+
+
+def f8_gemm(result: str, scales: tuple[float, ...], alpha: float = 1.0) -> np.ndarray:
+    """`__cublas$lt$matmul$f8` on 16x32 and 32x16 slices of the FP8 program's recorded
+    operands (b transposed as XLA's rewriter does: both contract their dimension 1)."""
+    a = load("fp8_a_bits").view(ml_dtypes.float8_e4m3fn)
+    b = np.ascontiguousarray(load("fp8_b_bits").view(ml_dtypes.float8_e4m3fn).T)
+    config = json.dumps({"gemm_backend_config": {
+        "alpha_real": alpha, "alpha_imag": 0, "beta": 0, "epilogue": "DEFAULT",
+        "dot_dimension_numbers": {"lhs_contracting_dimensions": ["1"],
+                                  "rhs_contracting_dimensions": ["1"],
+                                  "lhs_batch_dimensions": [], "rhs_batch_dimensions": []},
+        "precision_config": {"operand_precision": ["DEFAULT", "DEFAULT"]}, "scale_mode": 1}})
+    names = ", ".join(f"s{k}" for k in range(len(scales)))
+    body = ("  a = f8e4m3fn[16,32] parameter(0)\n  b = f8e4m3fn[16,32] parameter(1)\n"
+            + "".join(f"  s{k} = f32[] parameter({k + 2})\n" for k in range(len(scales)))
+            + f"  c = ({result}[16,16], s8[0]) custom-call(a, b, {names}), "
+            f'custom_call_target="__cublas$lt$matmul$f8", backend_config={config}\n'
+            f"  ROOT r = {result}[16,16] get-tuple-element(c), index=0")
+    return np.asarray(evaluate(body, a, b, *(np.float32(s) for s in scales)))
+
+
+def dequantized_product() -> np.ndarray:
+    a = load("fp8_a_bits").view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    b = load("fp8_b_bits").view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    return a @ b
+
+
+def test_cublas_lt_f8_matmul_applies_a_and_b_scales_and_alpha() -> None:
+    expected = 0.5 * (0.25 * 3.0) * dequantized_product()
+    got = f8_gemm("f32", (0.25, 3.0), alpha=0.5)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(f8_gemm("f32", (0.25, 3.0), alpha=1.0), got)
+
+
+def test_cublas_lt_f8_matmul_d_scale_and_saturation_into_f8() -> None:
+    scaled = 0.5 * 2.0 * 40.0 * dequantized_product()  # a_scale, b_scale, d_scale
+    largest = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn).max)
+    expected = np.clip(scaled, -largest, largest).astype(ml_dtypes.float8_e4m3fn)
+    got = f8_gemm("f8e4m3fn", (0.5, 2.0, 40.0))
+    np.testing.assert_array_equal(got.astype(np.float32), expected.astype(np.float32))
+    assert np.any(np.abs(got.astype(np.float32)) == largest)  # saturated, not inf or NaN
+    # c_scale and d_scale: with beta 0 c_scale reads nothing, d_scale the same as alone
+    both = f8_gemm("f8e4m3fn", (0.5, 2.0, 7.0, 40.0))
+    np.testing.assert_array_equal(both.astype(np.float32), expected.astype(np.float32))
+
+
+def fmha_backward_numbers() -> dict[str, object]:
+    """The four backward products' dimension numbers as XLA writes them for [B,H,S,D]."""
+    def numbers(lhs: str, rhs: str) -> dict[str, list[str]]:
+        return {"lhs_contracting_dimensions": [lhs], "rhs_contracting_dimensions": [rhs],
+                "lhs_batch_dimensions": ["0", "1"], "rhs_batch_dimensions": ["0", "1"]}
+    return {"bmm1_grad_gemm1_dot_dimension_numbers": numbers("2", "2"),
+            "bmm1_grad_gemm2_dot_dimension_numbers": numbers("3", "2"),
+            "bmm2_grad_gemm1_dot_dimension_numbers": numbers("2", "2"),
+            "bmm2_grad_gemm2_dot_dimension_numbers": numbers("3", "3")}
+
+
+@pytest.mark.parametrize("mask", ["NO_MASK", "CAUSAL"])
+def test_fmha_backward_is_jaxs_gradient_of_softmax_attention(mask: str) -> None:
+    """fmha_backward.npz: q, k, v, dO ([1,2,8,4]) and `jax.vjp` of softmax attention written
+    out (scale 0.5, causal or not) from JAX 0.12; the forward's training form gives the
+    stats and O the backward call reads."""
+    data = np.load(DATA / "fmha_backward.npz")
+    suffix = "_causal" if mask == "CAUSAL" else ""
+    forward = json.dumps({"cudnn_fmha_backend_config": {
+        "fmha_scale": 0.5, "dropout_rate": 0, "mask_type": mask,
+        "bmm1_dot_dimension_numbers": {
+            "lhs_contracting_dimensions": ["3"], "rhs_contracting_dimensions": ["3"],
+            "lhs_batch_dimensions": ["0", "1"], "rhs_batch_dimensions": ["0", "1"]},
+        "bmm2_dot_dimension_numbers": {
+            "lhs_contracting_dimensions": ["3"], "rhs_contracting_dimensions": ["2"],
+            "lhs_batch_dimensions": ["0", "1"], "rhs_batch_dimensions": ["0", "1"]}}})
+    backward = json.dumps({"cudnn_fmha_backend_config": {
+        "fmha_scale": 0.5, "dropout_rate": 0, "mask_type": mask, **fmha_backward_numbers()}})
+    t = "f32[1,2,8,4]"
+    body = ("".join(f"  {n} = {t} parameter({i})\n" for i, n in enumerate("qkvd"))
+            + f"  f = ({t}, f32[1,2,8], u8[0]) custom-call(q, k, v), "
+            f'custom_call_target="__cudnn$fmhaSoftmax", backend_config={forward}\n'
+            f"  o = {t} get-tuple-element(f), index=0\n"
+            "  stats = f32[1,2,8] get-tuple-element(f), index=1\n"
+            f"  b = ({t}, {t}, {t}, u8[0]) custom-call(q, k, v, stats, d, o), "
+            f'custom_call_target="__cudnn$fmhaSoftmaxBackward", backend_config={backward}\n'
+            f"  dq = {t} get-tuple-element(b), index=0\n  dk = {t} get-tuple-element(b), index=1\n"
+            f"  dv = {t} get-tuple-element(b), index=2\n"
+            f"  ROOT r = ({t}, {t}, {t}, {t}, f32[1,2,8]) tuple(o, dq, dk, dv, stats)")
+    o, dq, dk, dv, stats = evaluate(body, data["q"], data["k"], data["v"], data["do"])
+    for name, value in (("o", o), ("dq", dq), ("dk", dk), ("dv", dv)):
+        np.testing.assert_allclose(value, data[name + suffix], rtol=1e-4, atol=1e-5)
+    scores = 0.5 * np.einsum("bhqd,bhkd->bhqk", data["q"].astype(np.float64), data["k"])
+    if mask == "CAUSAL":
+        scores = np.where(np.tril(np.ones((8, 8), bool)), scores, -np.inf)
+    np.testing.assert_allclose(stats, np.log(np.exp(scores).sum(-1)), rtol=1e-5)
+
+
+def test_fmha_backward_reads_its_scale_and_refuses_dropout() -> None:
+    data = np.load(DATA / "fmha_backward.npz")
+    t = "f32[1,2,8,4]"
+
+    def run(config: dict[str, object]) -> np.ndarray:
+        text = json.dumps({"cudnn_fmha_backend_config": {**config, **fmha_backward_numbers()}})
+        body = ("".join(f"  {n} = {t} parameter({i})\n" for i, n in enumerate("qkvdo"))
+                + "  s = f32[1,2,8] parameter(5)\n"
+                f"  b = ({t}, {t}, {t}, u8[0]) custom-call(q, k, v, s, d, o), "
+                f'custom_call_target="__cudnn$fmhaSoftmaxBackward", backend_config={text}\n'
+                f"  ROOT dq = {t} get-tuple-element(b), index=0")
+        return np.asarray(evaluate(body, data["q"], data["k"], data["v"], data["do"],
+                                   data["o"], np.zeros((1, 2, 8), np.float32)))
+
+    np.testing.assert_allclose(run({"fmha_scale": 0.5}), data["dq"], rtol=1e-4, atol=1e-5)
+    assert not np.allclose(run({"fmha_scale": 1.0}), data["dq"], rtol=1e-2)
+    with pytest.raises(Unsupported, match="dropout"):
+        run({"fmha_scale": 0.5, "dropout_rate": 0.1})

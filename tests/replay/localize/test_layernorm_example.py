@@ -49,6 +49,9 @@ def test_reduced_pair_is_small_and_triages_the_same(tmp_path: Path,
     payload = json.loads(capsys.readouterr().out)
     assert payload["instructions"]["before"] <= 10 and payload["instructions"]["after"] <= 10
     assert payload["reproduces"]
+    readme = (out / "README.txt").read_text()  # what the folder is, and how to run it
+    assert all(name in readme for name in payload["files"])
+    assert f"workbench bisect {out} jit_ln" in readme and "fusion" in readme
     assert main(["triage", str(EXAMPLE), "-j", "0", "--json"]) == 1
     original = next(r for r in json.loads(capsys.readouterr().out)["results"]
                 if r["name"] == "jit_ln")

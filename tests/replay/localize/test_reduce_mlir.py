@@ -45,7 +45,10 @@ def test_reduced_pair_reproduces(reduced: tuple[Path, dict]) -> None:
     assert payload["reference_check"]["ok"]
     assert payload["instructions"] == {"before": 2, "after": 1}  # constant + mulf; addf
     assert sorted(payload["files"]) == sorted([TRACE, SNAPSHOT])
-    assert sorted(p.name for p in out.iterdir()) == sorted([TRACE, SNAPSHOT])
+    assert sorted(p.name for p in out.iterdir()) == sorted([TRACE, SNAPSHOT, "README.txt"])
+    readme = (out / "README.txt").read_text()
+    assert TRACE in readme and SNAPSHOT in readme and "StrengthReduceMultiplyPass" in readme
+    assert f"workbench bisect {out} dense_relu" in readme
 
 
 def test_reduced_modules_keep_the_op_and_its_constant(reduced: tuple[Path, dict]) -> None:

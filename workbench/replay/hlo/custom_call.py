@@ -72,7 +72,7 @@ def _manual_boundary(interpreter: Interpreter, instruction: Instruction,
                      operands: list[Value]) -> Value:
     """On one device of a partitioned run, a manual region's entry (this device's shard) or
     exit (every device's joined); on one device alone, an annotation."""
-    if interpreter.device is None:
+    if spmd.device_of(interpreter).devices == 1:
         return _annotation(interpreter, instruction, operands)
     if len(operands) != 1 or instruction.shape.is_tuple:
         raise Unsupported(f"custom-call {instruction.custom_call_target} with "

@@ -11,14 +11,31 @@ Semantics as XLA defines them, read from the instruction:
   `activation(conv * conv_result_scale + side_input * side_input_scale + bias)`.
 - `__cudnn$fmhaSoftmax` (and its `...Bias`/`...Scale...` forms): softmax attention
   `softmax(fmha_scale * Q.K [+ bias] [masked]) . V` with both products' dot dimension numbers
-  from `cudnn_fmha_backend_config`; a dropout rate other than 0 is unsupported.
+  from `cudnn_fmha_backend_config`; a dropout rate other than 0 is unsupported. The training
+  form's f32 second result is each row's logsumexp (cuDNN's softmax `Stats`).
+- `__cudnn$fmhaSoftmaxBackward` (and its Bias/Mask/Dropout forms): (dQ, dK, dV, workspace)
+  from (Q, K, V, stats, dO, [bias], O), the four backward products' dot dimension numbers from
+  the backend_config; dropout, padding masks (sequence-length operands) and dbias results are
+  unsupported.
 - `__cublas$gemm`, `__cublas$lt$matmul`: `epilogue(alpha * dot(a, b) + beta * c + bias)` with
   `gemm_backend_config`'s dot dimension numbers; epilogues DEFAULT, BIAS, RELU, GELU (tanh
   form) and their BIAS forms; the AUX forms (a second output) are unsupported.
+- `__cublas$lt$matmul$f8`: the same with per-tensor scales after a, b (and c): a_scale,
+  b_scale, then c_scale and d_scale, d_scale alone, or none, as cuBLASLt applies them
+  (`d_scale * epilogue(alpha * a_scale * b_scale * a.b + beta * c_scale * c + bias)`); an f8
+  result saturates. Block or MX scaling (`scale_mode` other than 1) is unsupported.
 - `__cublas$triangularSolve`: XLA's triangular-solve, options in JSON; a tuple with workspace.
 - `cusolver_potrf_ffi`, `cusolver_getrf_ffi`, `cusolver_syevd_ffi` through SciPy's LAPACK
   (the same factorizations; pivots LAPACK's 1-based int32 as cuSOLVER's), and
   `cu_lu_pivots_to_permutation` (0-based pivots to a permutation), leading dimensions batch.
+- `cusolver_geqrf_ffi` (a -> (Householder form, tau)) and `cusolver_orgqr_ffi` ((a, tau) -> Q,
+  as many columns as the result has): LAPACK's geqrf / orgqr, the form JAX's `qr` chains.
+- `cusolver_gesvd_ffi`, `cusolver_gesvdj_ffi`: (a) -> (a, s, u, vt, info) with
+  `compute_uv` and `full_matrices` from the backend_config; singular values descending, u and
+  vt zero when not computed; the `a` cuSOLVER leaves behind is unspecified and JAX drops it
+  (the input is returned).
+- `cu_threefry2x32_ffi` (and the older `cu_threefry2x32`): (k0, k1, x0, x1) -> (y0, y1),
+  Threefry-2x32 with 20 rounds as `jax.random` defines it, elementwise on uint32.
 
 Any other `__cudnn$`, `__cublas$` or `cu*` target is `unsupported: custom-call <target>`.
 """
@@ -258,9 +275,10 @@ def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
         raise Unsupported(f"custom-call {target} mask_type {mask}")
     if int(config.get("sliding_window_length", 0) or 0):
         raise Unsupported(f"custom-call {target} with a sliding window")
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=-1, keepdims=True)
+    maximum = scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores - maximum)
+    total = weights.sum(axis=-1, keepdims=True)
+    weights = weights / total
     result = _array_result(instruction)
     dtype = dtypes.dtype_of(result.element_type)
     weights = dtypes.convert(weights, dtype)  # cuDNN's second product reads P in the input type
@@ -268,7 +286,94 @@ def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
     if out.shape != result.dims:
         raise EvaluationError(f"{instruction.name}: attention gives {out.shape}, "
                               f"the result is {result.dims}")
-    return _with_workspace(instruction, dtypes.convert(out, dtype))
+    value = _with_workspace(instruction, dtypes.convert(out, dtype))
+    shapes = instruction.shape.tuple_shapes if instruction.shape.is_tuple else ()
+    if len(shapes) == 3 and shapes[1].element_type == "f32":
+        # The training form's second result: each row's softmax statistics, the log of the
+        # sum of exp(scores) (cuDNN's logsumexp `Stats`), which the backward call reads.
+        stats = (maximum + np.log(total)).reshape(shapes[1].dims).astype(np.float32)
+        return (value[0], stats, *value[2:])
+    return value
+
+
+def _operand_order(numbers: DotDimensionNumbers, rank: int, rhs: bool) -> list[int]:
+    """An operand's dimensions as (batch..., the contracted one, the rest): the order a dot
+    contracting that dimension leaves them in."""
+    batch = numbers.rhs_batch_dims if rhs else numbers.lhs_batch_dims
+    contracted = numbers.rhs_contracting_dims if rhs else numbers.lhs_contracting_dims
+    return [*batch, *contracted, *(d for d in range(rank) if d not in (*batch, *contracted))]
+
+
+def _as_operand(value: np.ndarray, order: list[int], dims: tuple[int, ...]) -> np.ndarray:
+    """A gradient in (batch..., sequence, head) order back in its operand's dimension order,
+    or as it is when the result is declared in that order."""
+    if value.shape == dims:
+        return value
+    moved = np.transpose(value, np.argsort(order))
+    if moved.shape != dims:
+        raise EvaluationError(f"a gradient of shape {value.shape} fits no result of {dims}")
+    return moved
+
+
+@handles_custom_call("__cudnn$fmhaSoftmaxBackward", "__cudnn$fmhaScaleBiasSoftmaxBackward",
+                     "__cudnn$fmhaBiasSoftmaxBackward", "__cudnn$fmhaScaleMaskSoftmaxBackward",
+                     "__cudnn$fmhaSoftmaxDropoutBackward",
+                     "__cudnn$fmhaScaleBiasSoftmaxDropoutBackward")
+def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
+                          operands: list[Value]) -> Value:
+    """(dQ, dK, dV, workspace) of softmax attention from (Q, K, V, stats, dO, [bias], O).
+
+    The four backward products' dot dimension numbers (`bmm1_grad_gemm1`: dS^T.Q = dK,
+    `bmm1_grad_gemm2`: dS.K = dQ, `bmm2_grad_gemm1`: P^T.dO = dV, `bmm2_grad_gemm2`:
+    dO.V^T = dP) also say where each operand's batch, sequence and head dimensions are. The
+    scores are recomputed as the forward call computes them (P exactly softmax, rather than
+    exp(S - stats)); dS = P * (dP - rowsum(dP * P)) * fmha_scale."""
+    config = json_config(instruction, "cudnn_fmha_backend_config")
+    target = instruction.custom_call_target
+    if float(config.get("dropout_rate", 0.0)) != 0.0:
+        raise Unsupported(f"custom-call {target} with dropout")
+    mask = config.get("mask_type", "NO_MASK")
+    if mask not in ("NO_MASK", "CAUSAL") or int(config.get("sliding_window_length", 0) or 0):
+        raise Unsupported(f"custom-call {target} mask_type {mask}")
+    arrays = [np.asarray(x) for x in operands]
+    if any(a.dtype.kind in "iu" for a in arrays):
+        raise Unsupported(f"custom-call {target} with sequence lengths")
+    shapes = instruction.shape.tuple_shapes
+    if len(shapes) != 4:
+        raise Unsupported(f"custom-call {target} with {len(shapes) - 1} results (dbias)")
+    q, k, v, _stats, d_out, *rest = arrays
+    bias = rest[0] if "Bias" in (target or "") and len(rest) == 2 else None
+    dk_numbers = _dot_numbers(config, "bmm1_grad_gemm1_dot_dimension_numbers")
+    dq_numbers = _dot_numbers(config, "bmm1_grad_gemm2_dot_dimension_numbers")
+    dv_numbers = _dot_numbers(config, "bmm2_grad_gemm1_dot_dimension_numbers")
+    dp_numbers = _dot_numbers(config, "bmm2_grad_gemm2_dot_dimension_numbers")
+    q_order = _operand_order(dk_numbers, q.ndim, rhs=True)  # batch, sequence, head
+    k_order = _operand_order(dq_numbers, k.ndim, rhs=True)
+    scale = float(config.get("fmha_scale", 1.0))
+    batch = len(q_order) - 2
+    scores_numbers = DotDimensionNumbers((q_order[-1],), (k_order[-1],),
+                                         tuple(q_order[:batch]), tuple(k_order[:batch]))
+    scores = _dot(interpreter, q, k, scores_numbers) * scale
+    if bias is not None:
+        scores = scores + np.broadcast_to(bias.astype(np.float32), scores.shape)
+    if mask == "CAUSAL":
+        rows, cols = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((rows, cols), bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    d_weights = _dot(interpreter, d_out, v, dp_numbers)
+    d_scores = weights * (d_weights - (d_weights * weights).sum(axis=-1, keepdims=True))
+    d_scores = d_scores * scale
+    dtype = dtypes.dtype_of(shapes[0].element_type)
+    d_q = _dot(interpreter, d_scores, k, dq_numbers)
+    d_k = _dot(interpreter, d_scores, q, dk_numbers)
+    d_v = _dot(interpreter, weights, d_out, dv_numbers)
+    v_order = _operand_order(dp_numbers, v.ndim, rhs=True)
+    v_order = [*v_order[:batch], v_order[-1], v_order[batch]]  # V contracts its head dim
+    results = (_as_operand(d_q, q_order, shapes[0].dims), _as_operand(d_k, k_order, shapes[1].dims),
+               _as_operand(d_v, v_order, shapes[2].dims))
+    workspace = np.zeros(shapes[3].dims, dtypes.dtype_of(shapes[3].element_type))
+    return (*(dtypes.convert(r, dtype) for r in results), workspace)
 
 
 # --- cuBLAS and cuSOLVER ----------------------------------------------------------------------
@@ -286,30 +391,72 @@ _EPILOGUES["BIAS_GELU"] = _EPILOGUES["GELU"]
 def cublas_gemm(interpreter: Interpreter, instruction: Instruction,
                 operands: list[Value]) -> Value:
     """`epilogue(alpha * dot(a, b) + beta * c + bias)`, from `gemm_backend_config`."""
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    total = _gemm(interpreter, instruction, operands, result.element_type, accumulation(dtype))
+    return _with_workspace(instruction, dtypes.convert(total, dtype))
+
+
+def _gemm(interpreter: Interpreter, instruction: Instruction, operands: list[Value],
+          product_type: str, work: np.dtype, a_scale: float = 1.0, b_scale: float = 1.0,
+          c_scale: float = 1.0) -> np.ndarray:
+    """`epilogue(alpha * a_scale * b_scale * dot(a, b) + beta * c_scale * c + bias)` in
+    `work`, the product computed as a dot to `product_type`; operands after a and b are c
+    (with beta) and the bias (with a BIAS epilogue), in that order."""
     config = json_config(instruction, "gemm_backend_config")
     target = instruction.custom_call_target
     epilogue = str(config.get("epilogue", "DEFAULT"))
     if epilogue not in _EPILOGUES or float(config.get("alpha_imag", 0) or 0):
         raise Unsupported(f"custom-call {target} epilogue {epilogue}")
     result = _array_result(instruction)
-    dtype = dtypes.dtype_of(result.element_type)
-    work = accumulation(dtype)
     numbers = _dot_numbers(config, "dot_dimension_numbers")
-    plain = Instruction(instruction.name, "dot", Shape(result.element_type, result.dims),
+    plain = Instruction(instruction.name, "dot", Shape(product_type, result.dims),
                         dot_dimension_numbers=numbers)
     total = np.asarray(dot(interpreter, plain, operands[:2])).astype(work)
-    total = total * float(config.get("alpha_real", 1))
+    total = total * (float(config.get("alpha_real", 1)) * a_scale * b_scale)
     rest = [np.asarray(x) for x in operands[2:]]
     beta = float(config.get("beta", 0) or 0)
     if beta:
         if not rest:
             raise EvaluationError(f"{instruction.name}: {target} with beta and no addend")
-        total = total + beta * rest.pop(0).astype(work)
+        total = total + beta * c_scale * rest.pop(0).astype(work)
     if epilogue.startswith("BIAS"):
         if not rest:
             raise EvaluationError(f"{instruction.name}: {target} {epilogue} without its bias")
         total = total + rest.pop(0).astype(work)  # a vector along the last dimension
-    return _with_workspace(instruction, dtypes.convert(_EPILOGUES[epilogue](total), dtype))
+    return _EPILOGUES[epilogue](total)
+
+
+@handles_custom_call("__cublas$lt$matmul$f8")
+def cublas_lt_matmul_f8(interpreter: Interpreter, instruction: Instruction,
+                        operands: list[Value]) -> Value:
+    """cuBLASLt's FP8 matmul with per-tensor scales, as XLA's gemm rewriter passes them after
+    a, b (and c with beta): a_scale, b_scale, then c_scale and d_scale, or d_scale alone, or
+    neither. `d_scale * epilogue(alpha * a_scale * b_scale * a.b + beta * c_scale * c + bias)`
+    in f32, converted (saturating, as XLA's clamp before the f8 convert) to the result type."""
+    config = json_config(instruction, "gemm_backend_config")
+    target = instruction.custom_call_target
+    if int(config.get("scale_mode", 1) or 1) != 1:
+        raise Unsupported(f"custom-call {target} scale_mode {config.get('scale_mode')}")
+    with_c = bool(float(config.get("beta", 0) or 0))
+    head = 3 if with_c else 2
+    scales = [np.asarray(x) for x in operands[head:]]
+    count = next((k for k, x in enumerate(scales) if x.ndim), len(scales))
+    if count not in (2, 3, 4) or any(x.size != 1 for x in scales[:count]):
+        raise Unsupported(f"custom-call {target} with {count} per-tensor scales")
+    a_scale, b_scale, *more = (float(x.astype(np.float64)) for x in scales[:count])
+    c_scale, d_scale = (more if len(more) == 2 else (1.0, *more) if more else (1.0, 1.0))
+    rest = list(operands[:head]) + list(operands[head + count:])
+    total = _gemm(interpreter, instruction, rest, "f32", np.dtype(np.float32),
+                  a_scale, b_scale, c_scale) * np.float32(d_scale)
+    result = _array_result(instruction)
+    dtype = dtypes.dtype_of(result.element_type)
+    if result.element_type.startswith("f8"):
+        import ml_dtypes
+
+        largest = float(ml_dtypes.finfo(dtype).max)
+        total = np.clip(total, -largest, largest)
+    return _with_workspace(instruction, dtypes.convert(total, dtype))
 
 
 @handles_custom_call("__cublas$triangularSolve")
@@ -390,3 +537,93 @@ def lu_pivots_to_permutation(interpreter: Interpreter, instruction: Instruction,
                 raise EvaluationError(f"{instruction.name}: pivot {j} outside 0..{size - 1}")
             row[[i, j]] = row[[j, i]]
     return permutations.reshape((*pivots.shape[:-1], size)).astype(np.int32)
+
+
+def _batch_of(a: np.ndarray) -> np.ndarray:
+    return a.reshape(-1, *a.shape[-2:])
+
+
+@handles_custom_call("cusolver_geqrf_ffi")
+def cusolver_geqrf(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Householder QR in LAPACK's form: R on and above the diagonal, the reflectors below."""
+    a = np.asarray(operands[0])
+    geqrf = _lapack(a.dtype, "geqrf")
+    qr, tau, *_ = _batched(a, lambda m: list(geqrf(m))[:2])
+    return qr.astype(a.dtype), tau.astype(a.dtype)
+
+
+@handles_custom_call("cusolver_orgqr_ffi")
+def cusolver_orgqr(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Q of the reflectors of `geqrf`, with the result's number of columns."""
+    a, tau = (np.asarray(x) for x in operands)
+    name = "ungqr" if np.iscomplexobj(a) else "orgqr"
+    orgqr = _lapack(a.dtype, name)
+    columns = instruction.shape.dims[-1]
+    if columns > a.shape[-1]:
+        a = np.concatenate([a, np.zeros((*a.shape[:-1], columns - a.shape[-1]), a.dtype)], -1)
+    taus = tau.reshape(-1, tau.shape[-1])
+    results = [orgqr(m[:, :columns], t)[0] for m, t in zip(_batch_of(a), taus, strict=True)]
+    return np.asarray(results).reshape((*a.shape[:-1], columns)).astype(a.dtype)
+
+
+@handles_custom_call("cusolver_gesvd_ffi", "cusolver_gesvdj_ffi")
+def cusolver_gesvd(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """Singular values descending and, with `compute_uv`, u and vt (square with
+    `full_matrices`, else thin), shaped as the result declares."""
+    a = np.asarray(operands[0])
+    config = parse_backend_config(instruction.backend_config)
+    compute_uv = bool(config.get("compute_uv", True))
+    full = bool(config.get("full_matrices", True))
+    shapes = instruction.shape.tuple_shapes
+    if len(shapes) != 5:
+        raise EvaluationError(f"{instruction.name}: {instruction.custom_call_target} gives "
+                              f"{len(shapes)} results, not (a, s, u, vt, info)")
+    gesvd = _lapack(a.dtype, "gesvd")
+    outputs = _batched(a, lambda m: list(gesvd(m, compute_uv=int(compute_uv),
+                                               full_matrices=int(full)))[:4])
+    u, s, vt, info = outputs
+    real = np.real(a).dtype
+    if not compute_uv:
+        u = np.zeros(shapes[2].dims, a.dtype)
+        vt = np.zeros(shapes[3].dims, a.dtype)
+    if u.shape != shapes[2].dims or vt.shape != shapes[3].dims:
+        raise EvaluationError(f"{instruction.name}: u {u.shape} and vt {vt.shape} do not fit "
+                              f"the result's {shapes[2].dims} and {shapes[3].dims} "
+                              f"(full_matrices={full})")
+    return (a.copy(), s.astype(real), u.astype(a.dtype), vt.astype(a.dtype),
+            np.asarray(info).astype(np.int32).reshape(shapes[4].dims))
+
+
+_THREEFRY_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def threefry2x32(key: tuple[np.ndarray, np.ndarray],
+                 count: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Threefry-2x32, 20 rounds (Salmon et al. 2011), as `jax.random` computes it."""
+    k0, k1 = (np.asarray(k, np.uint32) for k in key)
+    keys = (k0, k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA))
+    x0, x1 = (np.asarray(x, np.uint32).copy() for x in count)
+    with np.errstate(over="ignore"):
+        x0, x1 = x0 + keys[0], x1 + keys[1]
+        for block in range(5):
+            for rotation in _THREEFRY_ROTATIONS[block % 2]:
+                x0 = x0 + x1
+                x1 = (x1 << np.uint32(rotation)) | (x1 >> np.uint32(32 - rotation))
+                x1 = x0 ^ x1
+            x0 = x0 + keys[(block + 1) % 3]
+            x1 = x1 + keys[(block + 2) % 3] + np.uint32(block + 1)
+    return x0, x1
+
+
+@handles_custom_call("cu_threefry2x32_ffi", "cu_threefry2x32")
+def cu_threefry(interpreter: Interpreter, instruction: Instruction,
+                operands: list[Value]) -> Value:
+    if len(operands) != 4:
+        raise EvaluationError(f"{instruction.name}: threefry takes (k0, k1, x0, x1), got "
+                              f"{len(operands)} operands")
+    shape = instruction.shape.tuple_shapes[0].dims
+    k0, k1, x0, x1 = (np.broadcast_to(np.asarray(x, np.uint32), shape) for x in operands)
+    return threefry2x32((k0, k1), (x0, x1))

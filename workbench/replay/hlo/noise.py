@@ -13,8 +13,11 @@ Where a sample lands on the other side of a discontinuity (compare, sign, floor/
 convert to an integer or pred, sort, a variadic reduce such as argmax) everything downstream of
 that element takes the other side's value in that sample too: the samples' spread per element
 is the noise, large exactly downstream of such an element and about the rounding elsewhere.
-`Noise` keeps the per-element range of the samples (not the samples) and the discontinuities
-whose outputs differed between samples, by instruction.
+A domain boundary is such a discontinuity too: `sqrt`, `log` or `pow` of an operand within
+rounding of it is NaN in some samples and finite in others (AdamW's second moment near 0
+on random data), so a float result whose NaN-ness differs between samples flips as well.
+`Noise` keeps the per-element range of the samples (not the samples), where some sample was
+NaN, and the discontinuities whose outputs differed between samples, by instruction.
 """
 
 from __future__ import annotations
@@ -153,13 +156,15 @@ class Discontinuity:
 
 @dataclass
 class Noise:
-    """The samples' per-element range (`low`, `high`, in f64, with the reference's structure)
-    and where the noise decided values (discontinuities first, then jumps in evaluation
-    order)."""
+    """The samples' per-element range (`low`, `high`, in f64, with the reference's structure;
+    NaN only where every sample was), where some sample was NaN (`nan_seen`, boolean arrays;
+    None for the non-float parts and when not known) and where the noise decided values
+    (discontinuities first, then jumps in evaluation order)."""
 
     low: Any
     high: Any
     discontinuities: tuple[Discontinuity, ...] = ()
+    nan_seen: Any = None
 
 
 def _eps(element_type: str) -> float:
@@ -183,6 +188,8 @@ class _Recorder:
     rounding op's range over the samples (while within `TRACKED_BYTES`)."""
 
     first: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    first_nan: dict[tuple[str, str, int], np.ndarray] = field(default_factory=dict)
+    nan_flips: dict[tuple[str, str], int] = field(default_factory=dict)
     differing: dict[tuple[str, str], int] = field(default_factory=dict)
     ranges: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     instructions: dict[tuple[str, str], Instruction] = field(default_factory=dict)
@@ -223,11 +230,15 @@ class _Recorder:
             return
         known = self.ranges.get(key)
         if known is None:
-            if self.sample != 0 or self.tracked + 2 * value.nbytes > TRACKED_BYTES:
+            if self.sample != 0 or self.tracked + 2 * value.nbytes + value.size > TRACKED_BYTES:
                 return
-            self.tracked += 2 * value.nbytes
+            self.tracked += 2 * value.nbytes + value.size
             self.ranges[key] = (np.array(value, copy=True), np.array(value, copy=True))
+            self.first_nan[key] = np.isnan(value)
             return
+        count = int(np.count_nonzero(np.isnan(value) != self.first_nan[key]))
+        if count:  # a domain boundary (sqrt, log of an operand near 0) crossed by rounding
+            self.nan_flips[key[:2]] = max(self.nan_flips.get(key[:2], 0), count)
         np.fmin(known[0], value, out=known[0])
         np.fmax(known[1], value, out=known[1])
 
@@ -289,8 +300,7 @@ class _NoisyInterpreter(Interpreter):
             value = np.asarray(handler(interpreter, instruction, operands))
             if value.dtype.kind not in "fc":
                 return value
-            moved = self.rng.uniform(-eps, eps, size=value.shape)
-            value = (value * (1.0 + moved)).astype(value.dtype, copy=False)
+            value = randomly_rounded(self.rng, value, eps)
             if computation is not None:
                 self.recorder.see_float(computation, instruction, value)
             return value
@@ -306,6 +316,20 @@ class _NoisyInterpreter(Interpreter):
         return recorded
 
 
+def randomly_rounded(rng: np.random.Generator, value: np.ndarray, eps: float) -> np.ndarray:
+    """`value * (1 + u)` with `u` uniform in [-eps, eps): the same draws and the same bits as
+    `value * (1 + rng.uniform(-eps, eps))` (which computes `-eps + 2 eps * random()`), worked in
+    one buffer: the temporaries made this the costliest part of the noise evaluation."""
+    factor = rng.random(value.shape)
+    factor *= 2.0 * eps
+    factor += -eps
+    factor += 1.0
+    if value.dtype.kind == "c":
+        return (value * factor).astype(value.dtype, copy=False)
+    factor *= value
+    return factor.astype(value.dtype, copy=False)
+
+
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
     """The reference `module` evaluated `samples` times in f64 with random rounding at each
     op's declared precision, on `arguments` already widened to the shadow's types."""
@@ -316,22 +340,39 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
     recorder = _Recorder()
     interpreter = _NoisyInterpreter(shadow, declared, recorder)
-    low = high = None
+    low = high = nan_seen = None
     for sample in range(samples):
         interpreter.reseed(sample)
         value = evaluate_module(shadow, arguments, interpreter=interpreter)
         low = value if low is None else _combine(low, value, np.fmin)
         high = value if high is None else _combine(high, value, np.fmax)
+        nan_seen = _nans(value, nan_seen)
     found = []
     for key, count in sorted(recorder.differing.items(), key=lambda item: -item[1]):
         found.append(_discontinuity(recorder.instructions[key], key[0], count, flipped=True))
+    for key, count in recorder.nan_flips.items():
+        instruction = recorder.instructions[key]
+        if not any((key[0], operand) in recorder.nan_flips for operand in instruction.operands):
+            found.append(_discontinuity(instruction, key[0], count, flipped=True))
     jumps = recorder.jumps()
     for key, count in jumps.items():
         instruction = recorder.instructions[key]
         if any((key[0], operand) in jumps for operand in instruction.operands):
             continue  # downstream of a jump: the jump is named, not what follows it
         found.append(_discontinuity(instruction, key[0], count, flipped=False))
-    return Noise(low, high, tuple(found))
+    return Noise(low, high, tuple(found), nan_seen)
+
+
+def _nans(value: Any, seen: Any) -> Any:
+    """`seen` (None at first) with the NaN elements of the float arrays of `value` added."""
+    if isinstance(value, tuple):
+        before = (None,) * len(value) if seen is None else seen
+        return tuple(_nans(v, s) for v, s in zip(value, before, strict=True))
+    array = np.asarray(value)
+    if array.dtype.kind not in "fc":
+        return None
+    found = np.isnan(array)
+    return found if seen is None else seen | found
 
 
 def _combine(a: Any, b: Any, pick: Any) -> Any:

@@ -6,6 +6,7 @@ or global (`evaluate_partitioned`). Above the interpreter: it evaluates modules.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,10 +20,52 @@ from workbench.replay.hlo.spmd import (
     Aborted,
     DeviceContext,
     Partitioning,
+    Recording,
     Rendezvous,
     needs_devices,
 )
 from workbench.replay.processes import memory
+
+
+class InterpreterPool:
+    """The per-device interpreters of the last few modules run, kept between evaluations:
+    their plans compile once per step, as `Interpreter` does for one device, instead of once
+    per device and evaluation (bisection, localization and judgment evaluate a step again).
+    A set is lent to one run at a time; the pool keeps its modules alive, so at most a few."""
+
+    def __init__(self, modules: int = 4) -> None:
+        self.modules = modules
+        self._idle: OrderedDict[tuple, list[Interpreter]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, module: HloModule, devices: int, flush_subnormals: bool) -> list[Interpreter]:
+        key = self._key(module, devices, flush_subnormals)
+        with self._lock:
+            idle = self._idle.pop(key, None)
+        if idle is not None and idle[0].module is module:
+            return idle
+        return [Interpreter(module, flush_subnormals=flush_subnormals) for _ in range(devices)]
+
+    def give_back(self, module: HloModule, interpreters: list[Interpreter]) -> None:
+        for interpreter in interpreters:
+            interpreter.device = None  # holds the run's rendezvous and recording
+        key = self._key(module, len(interpreters), interpreters[0].flush_subnormals)
+        with self._lock:
+            self._idle[key] = interpreters
+            while len(self._idle) > self.modules:
+                self._idle.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._idle.clear()
+
+    @staticmethod
+    def _key(module: HloModule, devices: int, flush_subnormals: bool) -> tuple:
+        # plans were checked against the memory limit when compiled
+        return id(module), devices, flush_subnormals, memory.memory_limit()
+
+
+INTERPRETERS = InterpreterPool()
 
 
 def run_devices(
@@ -31,11 +74,13 @@ def run_devices(
     num_partitions: int,
     replica_count: int,
     flush_subnormals: bool = False,
+    recording: Recording | None = None,
 ) -> list[LiteralValue]:
-    """Every device's result of `module`'s entry, device d on `arguments[d]`."""
+    """Every device's result of `module`'s entry, device d on `arguments[d]`; with
+    `recording`, what every collective exchanged is kept in it."""
 
     devices = num_partitions * replica_count
-    interpreters = [Interpreter(module, flush_subnormals=flush_subnormals) for _ in range(devices)]
+    interpreters = INTERPRETERS.take(module, devices, flush_subnormals)
     # every device holds its values at the same time: the estimate covers them all
     memory.check(
         devices * interpreters[0].holds_at_once(module.entry.name),
@@ -47,7 +92,9 @@ def run_devices(
 
     def run(device: int) -> None:
         interpreter = interpreters[device]
-        interpreter.device = DeviceContext(device, num_partitions, replica_count, rendezvous)
+        interpreter.device = DeviceContext(
+            device, num_partitions, replica_count, rendezvous, recording
+        )
         try:
             results[device] = evaluate_module(
                 module,
@@ -70,14 +117,15 @@ def run_devices(
     )
     if first is not None:
         raise first
+    INTERPRETERS.give_back(module, interpreters)
     return results  # type: ignore[return-value]
 
 
-def _shards(sharding: Sharding, value: LiteralValue, device: int) -> LiteralValue:
+def shards_of(sharding: Sharding, value: LiteralValue, device: int) -> LiteralValue:
     if sharding.kind == "tuple":
         if not isinstance(value, tuple) or len(value) != len(sharding.elements):
             raise EvaluationError("a tuple sharding on a value that is not such a tuple")
-        return tuple(_shards(s, v, device) for s, v in zip(sharding.elements, value, strict=True))
+        return tuple(shards_of(s, v, device) for s, v in zip(sharding.elements, value, strict=True))
     return shard_of(sharding, np.asarray(value), device)
 
 
@@ -93,7 +141,13 @@ def _joined(sharding: Sharding, values: list[LiteralValue], shape: Shape) -> Lit
             for k, s in enumerate(elements)
         )
     shards = {device: np.asarray(value) for device, value in enumerate(values)}
-    return join_shards(sharding, shards, shape.dims)
+    joined = join_shards(sharding, shards, shape.dims)
+    if joined.shape != shape.dims:
+        raise EvaluationError(
+            f"the devices' results joined by {sharding.kind} sharding have shape "
+            f"{list(joined.shape)}, the reference's {list(shape.dims)}"
+        )
+    return joined
 
 
 def has_global_shapes(module: HloModule, arguments: Sequence[LiteralValue]) -> bool:
@@ -130,15 +184,15 @@ def evaluate_partitioned(
         return run_devices(module, [arguments] * devices, *counts, flush_subnormals)[0]
     if partitioning.parameters is None:
         raise Unsupported("a per-device step of a module whose parameter shardings are unknown")
-    if partitioning.result is None:
-        raise Unsupported("a per-device step of a module whose output sharding is unknown")
     if len(partitioning.parameters) != len(arguments):
         raise EvaluationError(
             f"{len(arguments)} arguments for {len(partitioning.parameters)} parameter shardings"
         )
     per_device = [
-        [_shards(s, a, d) for s, a in zip(partitioning.parameters, arguments, strict=True)]
+        [shards_of(s, a, d) for s, a in zip(partitioning.parameters, arguments, strict=True)]
         for d in range(devices)
     ]
     results = run_devices(module, per_device, *counts, flush_subnormals)
-    return _joined(partitioning.result, results, result_shape)
+    # an output no sharding was given or propagated to is replicated, as the partitioner
+    # makes it
+    return _joined(partitioning.result or Sharding("replicated"), results, result_shape)

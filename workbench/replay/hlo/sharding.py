@@ -269,6 +269,11 @@ def join_shards(
         tile = sharding.tile_of(device)
         if tile is None:
             continue
+        if part.shape != shape:
+            raise EvaluationError(
+                f"device {device} holds {list(part.shape)}, but its shard of {list(dims)} "
+                f"is {list(shape)}"
+            )
         slices = tuple(
             slice(index * size, min((index + 1) * size, total))
             for index, size, total in zip(tile, shape, dims, strict=True)

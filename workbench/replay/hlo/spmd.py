@@ -26,6 +26,9 @@ Two kinds of step run (`partitioned.evaluate_partitioned`):
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,6 +107,8 @@ class DeviceContext:
     num_partitions: int = 1
     replica_count: int = 1
     rendezvous: Rendezvous | None = None
+    # instruction name -> what every device handed in, per run (kept by device 0 when set)
+    recording: Recording | None = None
     _visits: dict[int, int] = field(default_factory=dict)
 
     @property
@@ -118,15 +123,83 @@ class DeviceContext:
         self._visits[id(instruction)] = visit + 1
         if self.rendezvous is None:
             return {self.device: value}
-        return self.rendezvous.exchange((id(instruction), visit), self.device, value)
+        shared = self.rendezvous.exchange((id(instruction), visit), self.device, value)
+        if self.recording is not None and self.device == 0:
+            self.recording.setdefault(instruction.name, []).append(dict(shared))
+        return shared
+
+
+Recording = dict[str, list[dict[int, list[np.ndarray]]]]
+
+
+@dataclass
+class ReplayedDevice(DeviceContext):
+    """One device run alone, the others' part of each collective read from recordings of
+    full runs (`run_devices(recording=...)`) of the modules whose instructions `owners` maps
+    to their recording: how one device's values are localized between two steps.
+
+    A run of a module made from those (a cone, a widened shadow) finds its recording by the
+    instruction's name and the value this device hands in, the nearest one when no recorded
+    value is the same (a shadow's wider values)."""
+
+    recordings: tuple[Recording, ...] = ()
+    owners: dict[int, int] = field(default_factory=dict)
+
+    def exchange(
+        self, instruction: Instruction, value: list[np.ndarray]
+    ) -> dict[int, list[np.ndarray]]:
+        owner = self.owners.get(id(instruction))
+        chosen = self.recordings if owner is None else (self.recordings[owner],)
+        runs = [run for recording in chosen for run in recording.get(instruction.name, ())]
+        if not runs:
+            raise Unsupported(
+                f"{instruction.opcode} {instruction.name} that the devices' run did not reach"
+            )
+        run = min(runs, key=lambda r: _distance(r[self.device], value))
+        shared = {
+            device: [
+                np.asarray(part, dtype=np.asarray(mine).dtype)
+                for part, mine in zip(parts, value, strict=True)
+            ]
+            for device, parts in run.items()
+        }
+        shared[self.device] = value
+        return shared
+
+
+def _distance(recorded: list[np.ndarray], value: list[np.ndarray]) -> float:
+    """How far this device's recorded hand-in is from `value` (inf when shapes differ)."""
+    total = 0.0
+    for a, b in zip(recorded, value, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return np.inf
+        if a.size:
+            difference = np.abs(a.astype(np.complex128) - b.astype(np.complex128))
+            total = max(
+                total, float(np.nanmax(difference)) if not np.isnan(difference).all() else 0.0
+            )
+    return total
 
 
 _ALONE = DeviceContext(0)
+_CURRENT: ContextVar[DeviceContext | None] = ContextVar("spmd_device", default=None)
 
 
 def device_of(interpreter: object) -> DeviceContext:
-    """The device an interpreter runs as; outside an SPMD run, the only one."""
-    return getattr(interpreter, "device", None) or _ALONE
+    """The device an interpreter runs as: its own, the one `as_device` sets, or else the
+    only one."""
+    return getattr(interpreter, "device", None) or _CURRENT.get() or _ALONE
+
+
+@contextmanager
+def as_device(context: DeviceContext) -> Iterator[None]:
+    """Interpreters made inside run as `context`'s device (as localization makes them)."""
+    token = _CURRENT.set(context)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 @dataclass(frozen=True)

@@ -211,18 +211,21 @@ class BoundCheck:
 class Truth:
     """What judging by a bound needs: the higher-precision result and the per-element bound,
     both with the structure of the result (None for integer and pred arrays).
-    `widened_by` names where rounding noise inside the program widened the bound."""
+    `widened_by` names where rounding noise inside the program widened the bound;
+    `legal_nan` (boolean arrays, or None) where rounding may legally make a NaN."""
 
     value: Any
     bound: Any
     widened_by: tuple[Discontinuity, ...] = ()
+    legal_nan: Any = None
 
     def at(self, path: tuple[int, ...]) -> Truth:
         """The part for the output at tuple path `path`."""
-        value, bound = self.value, self.bound
+        value, bound, legal_nan = self.value, self.bound, self.legal_nan
         for index in path:
             value, bound = value[index], None if bound is None else bound[index]
-        return Truth(value, bound, self.widened_by)
+            legal_nan = None if legal_nan is None else legal_nan[index]
+        return Truth(value, bound, self.widened_by, legal_nan)
 
 
 # A stage of the bound: False (the reference's own rounding), True (and the conditioning on
@@ -436,6 +439,8 @@ def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(actual.astype(wide) - value)
         error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
+        if truth.legal_nan is not None:
+            error = np.where(np.isnan(actual) & truth.legal_nan, 0.0, error)
         still = beyond_tolerance & ~(error <= bound)
         ratio = error / np.maximum(bound, np.finfo(np.float64).tiny)
     worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),

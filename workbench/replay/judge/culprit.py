@@ -22,6 +22,7 @@ class CulpritInstruction:
     source: str  # "file:line", or "" when its metadata does not say
     max_abs_error: float | None = None
     bound: float | None = None  # the rounding error bound it went beyond
+    partitions: tuple[int, ...] = ()  # the devices it departs on (per-device SPMD steps)
 
 
 @dataclass(frozen=True)

@@ -126,26 +126,48 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
 def with_noise(truth: Truth, noise: Noise) -> Truth:
     """`truth` with each element's bound widened by `C` times how far the random-rounding
     samples of the reference (`hlo/noise.py`) strayed from the truth there: no array-wide
-    term, so noise that crosses a discontinuity widens the bound only downstream of it."""
-    return Truth(truth.value, _noisy(truth.value, truth.bound, noise.low, noise.high),
-                 noise.discontinuities)
+    term, so noise that crosses a discontinuity widens the bound only downstream of it.
+
+    Rounding may decide whether an element is finite at all (`sqrt` of an operand within
+    rounding of 0): where the truth is not finite but some samples are, the samples' middle
+    stands for the truth, `C` times their half range for its bound, and a NaN is legal
+    wherever the truth or some sample was NaN."""
+    nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
+    parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen)
+    return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2))
 
 
-def _noisy(value: Any, bound: Any, low: Any, high: Any) -> Any:
+def _none_like(value: Any) -> Any:
+    return tuple(_none_like(v) for v in value) if isinstance(value, tuple) else None
+
+
+def _pick(parts: Any, index: int) -> Any:
+    if isinstance(parts, list):
+        return tuple(_pick(part, index) for part in parts)
+    return parts[index]
+
+
+def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any) -> Any:
+    """(value, bound, NaN legal) per array, in lists with the structure of `value`."""
     if isinstance(value, tuple):
         if not isinstance(low, tuple) or len(low) != len(value):
             raise ValueError("the random-rounding result has another structure")
-        return tuple(_noisy(v, b, lo, hi) for v, b, lo, hi in zip(value, bound, low, high,
-                                                                   strict=True))
+        return [_noisy(v, b, lo, hi, n) for v, b, lo, hi, n in zip(value, bound, low, high,
+                                                                     nan_seen, strict=True)]
     if bound is None:
-        return None
+        return (value, None, None)
     t = np.asarray(value)
     lo, hi = np.asarray(low), np.asarray(high)
     if lo.shape != t.shape:
         raise ValueError(f"the random-rounding result has shape {lo.shape}, the truth "
                          f"{t.shape}")
     with np.errstate(invalid="ignore", over="ignore"):
+        decided = ~np.isfinite(t) & np.isfinite(lo) & np.isfinite(hi)
+        t = np.where(decided, (lo + hi) / 2, t)
         spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
         spread = np.where(np.isfinite(spread), spread, 0.0)
         widened = np.asarray(bound) + C * spread
-    return np.where(np.isfinite(widened), widened, bound)
+    legal_nan = np.isnan(np.asarray(value))
+    if nan_seen is not None:
+        legal_nan = legal_nan | np.asarray(nan_seen)
+    return (t, np.where(np.isfinite(widened), widened, bound), legal_nan)

@@ -28,10 +28,10 @@ def localize_backend_steps(backend: Backend, before: Step, after: Step,
     if backend.name == "hlo":
         if any(backend.per_device(step, arguments)  # type: ignore[attr-defined]
                for step in (before, after)):
-            raise LocalizeError(
-                f"{after.label} or the step before it is a per-device program of a partitioned "
-                "module: its instructions are not localized (bisection names the step; "
-                "`replay` shows its joined result)")
+            from workbench.replay.localize.partitioned import localize_partitioned
+
+            return localize_partitioned(backend, before, after,  # type: ignore[arg-type]
+                                        arguments)
         return localize_steps(backend.root, before, after, arguments)
     if backend.name == "mlir":
         texts = backend.text(before), backend.text(after)  # type: ignore[attr-defined]
@@ -80,5 +80,5 @@ def with_instruction(culprit: Culprit, localization: Localization | str) -> Culp
     instruction = CulpritInstruction(
         found.name, found.computation, found.opcode, found.op_name, found.source,
         None if comparison is None else float(comparison.max_abs_error),
-        None if bound is None else float(bound))
+        None if bound is None else float(bound), localization.partitions)
     return replace(culprit, localized=True, instruction=instruction)

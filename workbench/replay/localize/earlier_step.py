@@ -4,6 +4,7 @@ only about as far as the later one gets.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,9 @@ class EarlierStep:
         self.stopped = self.finished = False
         self.result: LiteralValue | None = None
         self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._evaluate, name="earlier step", daemon=True)
+        # in the caller's context (an SPMD device set by `spmd.as_device` holds there too)
+        self.thread = threading.Thread(target=contextvars.copy_context().run,
+                                       args=(self._evaluate,), name="earlier step", daemon=True)
         self.thread.start()
 
     def _evaluate(self) -> None:

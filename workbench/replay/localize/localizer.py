@@ -285,6 +285,7 @@ class Localizer:
                               unmatched=[s.label for s in matching.unmatched_after],
                               beyond_tolerance=search.judged_by_bound,
                               departing=search.departing)
+        result.legal_rewrites = [self._rewrite_text(key) for key in search.legal_rewrites()]
         if search.culprit is None:
             assert before_result is not None and after_result is not None
             result.outputs = self._judge_outputs(before_result, after_result)
@@ -337,6 +338,14 @@ class Localizer:
                      "ran a different number of times?)")
         return text
 
+    def _rewrite_text(self, key: DynKey) -> str:
+        """A legal rewrite in words: `name (opcode) <- name (opcode), matched by ...`."""
+        matching = self.matching
+        after = matching.sites_after[key[0]].instruction
+        before = matching.sites_before[matching.counterpart[key[0]]].instruction
+        return (f"{after.name} ({after.opcode}) <- {before.name} ({before.opcode}), matched by "
+                f"{matching.matched_by(key[0])}")
+
     def _found(self, result: Localization, key: DynKey, comparison: Comparison,
                after: LiteralValue, truth: Truth | None, operands: list[DynKey]) -> None:
         matching = self.matching
@@ -346,6 +355,7 @@ class Localizer:
         other = matching.sites_before[before_key[0]]
         result.instruction = describe(self.after, site, key[1])
         result.counterpart = describe(self.before, other, key[1])
+        result.matched_by = matching.matched_by(key[0])
         result.comparison = comparison
         result.elements = differing_elements(before_values[before_key], after, comparison,
                                              truth)

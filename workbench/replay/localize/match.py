@@ -71,9 +71,23 @@ class Matching:
     alias_after: dict[Key, Key]
     counterpart: dict[Key, Key] = field(default_factory=dict)
     weak: set[Key] = field(default_factory=set)  # matched by a looser key than structure
+    how: dict[Key, str] = field(default_factory=dict)  # a weak match: what decided it
     users: dict[Key, list[Key]] = field(default_factory=dict)  # later-step site -> consumers
     unmatched_after: list[Site] = field(default_factory=list)
     root_after: Key = ((), "")
+
+    def matched_by(self, key: Key) -> str:
+        """How the later step's site `key` was matched to its counterpart, in words."""
+        if self.sites_after[key].instruction.opcode == "parameter":
+            return "the same parameter"
+        return self.how.get(key, STRUCTURE)
+
+
+STRUCTURE = "structure (the same opcode, shape, attributes and operands)"
+OPCODE_CHANGED = "its operands, shape and attributes (the pass changed the opcode)"
+ATTRIBUTES_CHANGED = "its operands, opcode, shape and name (the pass changed an attribute)"
+BY_NAME = "its name, opcode and shape (its operands have no counterparts)"
+BY_OP_NAME = "its op_name, opcode and shape (its operands have no counterparts)"
 
 
 def _shape_key(shape: Shape) -> Any:
@@ -213,23 +227,29 @@ def match_modules(before: HloModule, after: HloModule) -> Matching:
                               site, sites_before)
                 if found is None and mapped:
                     found = _pick(loose.get((shape, mapped, details), []), site, sites_before)
+                    how = OPCODE_CHANGED
                     if found is None:  # the same instruction with other attributes
                         found = _pick(renamed.get((shape, mapped, instruction.opcode,
                                                    instruction.name), []), site, sites_before)
+                        how = ATTRIBUTES_CHANGED
                     if found is not None:
                         matching.weak.add(key)
+                        matching.how[key] = how
             # Names and op_names decide only where the operands have no counterparts: an
             # instruction whose operands all match but no instruction of the same structure
             # is new (a rewrite's result), and pairing it by name would cry wolf.
             if found is None and not structural:
                 named = by_name.get((instruction.name, instruction.opcode, shape), [])
                 found = named[0] if len(named) == 1 else None
+                matching.how[key] = BY_NAME
             if (found is None and not structural and instruction.metadata
                     and instruction.metadata.op_name):
                 same = by_op_name.get((instruction.metadata.op_name, instruction.opcode,
                                        shape), [])
                 found = same[0] if len(same) == 1 else None
+                matching.how[key] = BY_OP_NAME
         if found is None:
+            matching.how.pop(key, None)
             matching.unmatched_after.append(site)
         else:
             counterpart[key] = found

@@ -77,6 +77,8 @@ class Localization:
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
     kept_bytes: int = 0  # the most bytes of values held at once
+    matched_by: str = ""  # how the culprit was matched to its counterpart (`Matching.how`)
+    legal_rewrites: list[str] = field(default_factory=list)  # "after <- before" judged legal
     # What the reducer needs: both sites, the earlier step's values of the later
     # instruction's operands and of the earlier instruction's operands, and its own value.
     site: Site | None = None
@@ -87,6 +89,7 @@ class Localization:
     shapes: dict[DynKey, Shape] = field(default_factory=dict)
     culprit_loops: tuple[int, ...] | None = None  # the loop iterations it departed in
     mlir: MlirCulprit | None = None  # the same for an MLIR culprit (`reduce_mlir`)
+    partitions: tuple[int, ...] = ()  # the devices it departs on (per-device SPMD steps)
 
     @property
     def expected(self) -> LiteralValue | None:

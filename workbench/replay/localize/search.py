@@ -42,6 +42,7 @@ class Search:
     culprit: Found | None = None
     candidates: dict[DynKey, Found] = field(default_factory=dict)  # weak, not yet absorbed
     waiting: dict[DynKey, int] = field(default_factory=dict)  # candidate -> consumers to see
+    absorbed: list[DynKey] = field(default_factory=list)  # candidates a consumer absorbed
 
     def known(self, key: DynKey) -> Any:
         """The earlier step's value of an instruction that computes the same thing
@@ -127,7 +128,8 @@ class Search:
         if comparison.ok:
             self.agrees[key] = True  # within the tolerance, or within the rounding error bound
             for operand in weak:
-                self.candidates.pop(operand, None)  # a rewrite this value absorbs
+                if self.candidates.pop(operand, None) is not None:  # a rewrite it absorbs
+                    self.absorbed.append(operand)
             return
         if weak:
             self.agrees[key] = False
@@ -148,6 +150,13 @@ class Search:
             found = next(iter(self.candidates.values()))  # the candidate in its bodies
         self.culprit = found
         raise Enough()
+
+    def legal_rewrites(self) -> list[DynKey]:
+        """Values the pass rewrote (matched by less than structure) judged legal: within
+        the rounding error bound of their counterparts, or absorbed by a consumer that is."""
+        weak = self.localizer.matching.weak
+        agreeing = [k for k, state in self.agrees.items() if state is True and k[0] in weak]
+        return list(dict.fromkeys([*agreeing, *self.absorbed]))
 
     def _consumer_departs(self, weak: list[DynKey]) -> None:
         """A consumer of candidates departed too: once every consumer of one has, nothing

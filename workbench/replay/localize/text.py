@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from workbench.replay.localize.result import InstructionRef, Localization
 
 NEIGHBOURS = 2  # lines shown on each side of the instruction
+MAX_REWRITES = 10  # legal rewrites listed by name
 
 
 def _definition(name: str) -> re.Pattern[str]:
@@ -86,9 +87,11 @@ def localization_summary(result: Localization) -> str:
         numbers = f": max abs error {c.max_abs_error:.3g}"
         if c.bound is not None:
             numbers += f", bound {c.bound.bound:.3g}"
+    devices = (f" on partition(s) {', '.join(map(str, result.partitions))}"
+               if result.partitions else "")
     return (f"{ref.name} ({ref.opcode}{op_name}) in {ref.computation}{source} departs from "
-            f"{result.counterpart.name if result.counterpart else '?'} while its operands "
-            f"agree{numbers}")
+            f"{result.counterpart.name if result.counterpart else '?'}{devices} while its "
+            f"operands agree{numbers}")
 
 
 def localization_lines(result: Localization) -> list[str]:
@@ -99,14 +102,25 @@ def localization_lines(result: Localization) -> list[str]:
              f"{result.matched} instructions matched, {len(result.unmatched)} without a "
              f"counterpart, {result.beyond_tolerance} values beyond the tolerance, "
              f"{result.departing} departing."]
+    if result.legal_rewrites:
+        more = len(result.legal_rewrites) - MAX_REWRITES
+        lines.append(f"{len(result.legal_rewrites)} rewrite(s) judged legal (within the "
+                     "rounding error bound, or absorbed by a consumer that is):")
+        lines.extend(f"  {text}" for text in result.legal_rewrites[:MAX_REWRITES])
+        if more > 0:
+            lines.append(f"  and {more} more")
     ref, other = result.instruction, result.counterpart
     if ref is None or other is None:
         lines.append(f"no culprit instruction: {result.explanation}")
         return lines
     lines.append(f"culprit instruction: {ref.name} ({ref.opcode}) in {ref.computation} "
                  f"[{ref.context}]")
+    if result.partitions:
+        lines.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
     lines.append(f"  op_name: {ref.op_name or '(none)'}")
     lines.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
+    if result.matched_by:
+        lines.append(f"  matched to {other.name} by {result.matched_by}")
     if result.comparison is not None:
         lines.append(f"  {result.comparison.summary}")
     for title, r in (("before the pass", other), ("after the pass", ref)):

@@ -28,7 +28,7 @@ from workbench.replay.judge.compare import compare
 from workbench.replay.localize.match import Site
 from workbench.replay.localize.result import Localization, LocalizeError
 from workbench.replay.localize.text import instruction_line, step_lines
-from workbench.replay.reduce.reduction import Reduction, bisect_folder
+from workbench.replay.reduce.reduction import README, Reduction, bisect_folder, readme_text
 
 
 def _block(lines: list[str], name: str) -> list[str]:
@@ -207,6 +207,9 @@ def reduce_to_folder(root: Path, result: Localization, module_name: str, out: Pa
         folder.write(files[0], before_text)
         folder.write(files[1], after_text)
         folder.write(files[2], snapshot.SerializeToString())
+        what = f"instruction {site.instruction.name}"
+        folder.write(README, readme_text(root, out, module_name, files, what,
+                                         result.after.pass_name))
     reduced_before = _evaluate_text(before_text, arguments, files[0])
     reference_check = compare(expected, reduced_before)
     status, culprit, detail = bisect_folder(out)

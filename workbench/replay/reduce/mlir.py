@@ -33,7 +33,7 @@ from workbench.hlo_ir import Shape, numpy_dtype
 from workbench.replay.judge.compare import compare
 from workbench.replay.localize.mlir import Key, op_keys, operand_key
 from workbench.replay.localize.result import Localization, LocalizeError
-from workbench.replay.reduce.reduction import Reduction, bisect_folder
+from workbench.replay.reduce.reduction import README, Reduction, bisect_folder, readme_text
 
 _ELEMENT_TYPES = ("pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16",
                   "f32", "f64", "c64", "c128")
@@ -189,6 +189,8 @@ def reduce_mlir_to_folder(root: Path, result: Localization, module_name: str, ou
     with OutputFolder(out) as folder:
         folder.write(files[0], trace.SerializeToString())
         folder.write(files[1], snapshot.SerializeToString())
+        folder.write(README, readme_text(root, out, module_name, files, f"op {after_op.name}",
+                                         result.after.pass_name))
     try:
         reduced_before = evaluate_mlir(before_text, values, function_name)
     except (EvaluationError, Unsupported) as error:

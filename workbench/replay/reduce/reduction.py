@@ -1,5 +1,5 @@
-"""What a reduction wrote and what its checks found, for either reducer (`reduce.py` for HLO,
-`reduce_mlir.py` for MLIR): the folder is bisected as `workbench bisect` would."""
+"""What a reduction wrote and what its checks found, for either reducer (`hlo.py`, `mlir.py`):
+the folder is bisected as `workbench bisect` would, and says in its README how to run it."""
 
 from __future__ import annotations
 
@@ -30,6 +30,25 @@ class Reduction:
     @property
     def reproduces(self) -> bool:
         return self.reference_check.ok and self.verdict_status == "mismatch"
+
+
+README = "README.txt"  # what a reproducer folder is and how to run it, beside its dump files
+
+
+def readme_text(source: Path, out: Path, module: str, files: list[str], what: str,
+                pass_name: str) -> str:
+    """The README of reproducer folder `out`: what it holds and the commands that check it."""
+    listed = "\n".join(f"  {name}" for name in files)
+    return (f"Reproducer of a miscompile found by workbench in {source}, module {module}:\n"
+            f"the culprit {what} alone, before and after pass {pass_name}, and a snapshot of\n"
+            f"its inputs.\n\n"
+            f"Files:\n{listed}\n\n"
+            f"Check that it still fails (names the pass):\n"
+            f"  workbench bisect {out} {module}\n"
+            f"Compare the two versions (exit status 1: they differ):\n"
+            f"  workbench diff {out} {module} 0 1\n"
+            f"Open it in the terminal app:\n"
+            f"  workbench {out}\n")
 
 
 def bisect_folder(out: Path) -> tuple[str, str, str]:

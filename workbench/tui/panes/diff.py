@@ -9,6 +9,7 @@ never queues work; the view is the virtualized `IrView`. Unified or side by side
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -19,8 +20,10 @@ from textual.widget import Widget
 
 from workbench.diff.ir_diff import IRDiff, section_counts
 from workbench.diff.normalize import NormalizeOptions
+from workbench.diff.render import unified
 from workbench.diff.steps import diff_steps
 from workbench.model import Module, Step
+from workbench.output.safe_text import visible
 from workbench.sources import ReadError, read_text
 from workbench.tui.book import step_key
 from workbench.tui.data_widgets import DataStatic
@@ -28,8 +31,10 @@ from workbench.tui.diff_document import diff_document
 from workbench.tui.filter_input import FilterInput
 from workbench.tui.focus import move_focus
 from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_document
+from workbench.tui.outside import editor_command, open_outside, tool_command
 from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
+from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -102,6 +107,15 @@ class DiffPane(Pane):
         Binding("o", "toggle_raw", "Raw/norm"),
         Binding("c", "pick_section", "Computation"),
         Binding("slash", "search", "Search"),
+        Binding("colon", "go_to_line", "Go to line", show=False,
+                tooltip="Go to a line of the step's IR (of the newer step in a diff)"),
+        Binding("Y", "copy_hunk", "Copy hunk", show=False,
+                tooltip="Copy the change (hunk) at the top of the view, as - and + lines "
+                "(y still copies the last finding)"),
+        Binding("P", "pager", "Pager", show=False,
+                tooltip="Open the diff (or the step's IR) in $PAGER (less)"),
+        Binding("E", "editor", "Editor", show=False,
+                tooltip="Open a read-only copy of the step's IR file in $VISUAL / $EDITOR (vi)"),
     ]
 
     class Loaded(Message):
@@ -127,6 +141,7 @@ class DiffPane(Pane):
         self.header = DataStatic("", id="diff-header")
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
+        self.line_box = FilterInput(placeholder="go to line (a number, Enter)", id="diff-line")
         self.finding = DataStatic("", id="diff-finding")  # what `L` found, over the diff
         self.finding_step: str | None = None
 
@@ -135,6 +150,7 @@ class DiffPane(Pane):
         yield self.finding
         yield self.view
         yield self.search
+        yield self.line_box
 
     def show_finding(self, lines: list[str], step: Step) -> None:
         """Show a localization's report (instruction, op_name, source line, values) above
@@ -278,10 +294,86 @@ class DiffPane(Pane):
     def action_search(self) -> None:
         self.search.open()
 
+    def _step_text(self, step: Step) -> tuple[str, str] | None:
+        """The step's IR text and its file's name; None (said) when it cannot be read."""
+        from workbench.formats.hlo_print import printed_source
+
+        source = printed_source(step)
+        if source is None:
+            self.notify(f"{step.label}: no printed IR for this step", timeout=4)
+            return None
+        try:
+            text = read_text(self.context.dump.root, source)
+        except ReadError as error:
+            self.notify(str(error), timeout=6)
+            return None
+        name = Path(source.file).name
+        return text, name if source.entry is None else f"{name}.txt"
+
+    def action_pager(self) -> None:
+        """The diff shown (as `diff -u`), or the step's text when there is no diff."""
+        request = self.request
+        if request is None:
+            self.notify("select a step in the timeline first", timeout=3)
+            return
+        diff = self.diff if self.shown_step == step_key(request.step) else None
+        if diff is not None and request.base is not None and not diff.equal:
+            lines = unified(diff, request.base.label, request.step.label)
+            text, name = "\n".join(lines) + "\n", f"{request.step.label}.diff"
+        else:
+            found = self._step_text(request.step)
+            if found is None:
+                return
+            text, name = found
+        open_outside(self.app, tool_command("PAGER", "less"), name, text)
+
+    def action_editor(self) -> None:
+        if self.request is None:
+            self.notify("select a step in the timeline first", timeout=3)
+            return
+        found = self._step_text(self.request.step)
+        if found is not None:
+            open_outside(self.app, editor_command(), found[1], found[0])
+
     def on_input_changed(self, event: FilterInput.Changed) -> None:
         event.stop()
-        self.view.search = event.value
+        if event.input is self.search:
+            self.view.search = event.value
 
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
         event.stop()
+        if event.filter_input is self.line_box:
+            self._go_to_line(self.line_box.value.strip())
+            self.line_box.value = ""  # a line number is used once: the box closes
+            self.line_box.remove_class("-open")
         move_focus(self.view)
+
+    def action_go_to_line(self) -> None:
+        self.line_box.open()
+
+    def _go_to_line(self, typed: str) -> None:
+        if not typed:
+            return
+        if not typed.isdigit():
+            self.notify(f"not a line number: {visible(typed)}", timeout=3)
+            return
+        found = self.view.line_row(int(typed))
+        if found is None:
+            self.notify(f"no line {typed}: the text is shorter", timeout=3)
+            return
+        line, row = found
+        self.view.go_to_row(row)
+        self.header.update(f"{self.header_text}  ·  line {line}")
+
+    def action_copy_hunk(self) -> None:
+        """The change at the view's top, through the app's clipboard (OSC 52, over SSH too);
+        with no change shown, the last finding (as `y`). Not `y` itself: `b` and `L` leave
+        the diff focused, and `y` then copies their verdict or instruction."""
+        k = self.view.hunk_here()
+        if k is None:
+            self.app.action_copy()
+            return
+        text = self.view.hunk_text(k)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied change {k + 1}/{len(self.view.document.hunks)} "
+                    f"({plural(len(text.splitlines()), 'line')})", timeout=3)
