@@ -262,7 +262,8 @@ class WorkbenchApp(App[int]):
         app.tcss: reverse for the cursor, bold, underline). Under a locale that is not UTF-8
         every glyph is drawn in ASCII (`glyphs.py`). In a 16-colour terminal every text is
         drawn in a pair of standard colours that reads at 4.5:1 (`contrast.py`)."""
-        filters = [NO_COLOR_FILTER] if self.no_color else list(super().get_line_filters())
+        filters: list[LineFilter] = ([NO_COLOR_FILTER] if self.no_color
+                                     else list(super().get_line_filters()))
         if not self.no_color and self.console.color_system == "standard":
             filters.append(LEGIBLE_16_FILTER)
         return [*filters, ASCII_FILTER] if self.ascii else filters

@@ -365,13 +365,13 @@ class DiffPane(Pane):
         self.view.go_to_row(row)
         self.header.update(f"{self.header_text}  ·  line {line}")
 
-    def action_copy_hunk(self) -> None:
+    async def action_copy_hunk(self) -> None:
         """The change at the view's top, through the app's clipboard (OSC 52, over SSH too);
         with no change shown, the last finding (as `y`). Not `y` itself: `b` and `L` leave
         the diff focused, and `y` then copies their verdict or instruction."""
         k = self.view.hunk_here()
         if k is None:
-            self.app.action_copy()
+            await self.app.run_action("copy")  # the app's copy of the last finding
             return
         text = self.view.hunk_text(k)
         self.app.copy_to_clipboard(text)
