@@ -71,6 +71,32 @@ class Backend(Protocol):
         ...
 
 
+# What a backend may also do (`HloBackend` does all; the MLIR backend has a shadow only).
+@runtime_checkable
+class EvaluatesShadow(Protocol):
+    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        """`step` with every float type computed in f64, on widened arguments."""
+        ...
+
+
+@runtime_checkable
+class EvaluatesNoise(Protocol):
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
+        """`step` evaluated with random rounding: the rounding noise inside it."""
+        ...
+
+
+@runtime_checkable
+class EvaluatesFlushed(Protocol):
+    def evaluate_flushed(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        """`step` with subnormals read and written as zero."""
+        ...
+
+    def platform(self) -> str | None:
+        """The platform the module was compiled for; None when the dump does not say."""
+        ...
+
+
 # name -> "module:function"; the function maps (root, module) to a Backend or None.
 BACKENDS: dict[str, str] = {
     "hlo": "workbench.replay.backends:open_hlo_backend",

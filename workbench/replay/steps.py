@@ -34,7 +34,14 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module, Step
-from workbench.replay.backends import Backend, StepEvaluator, open_backend
+from workbench.replay.backends import (
+    Backend,
+    EvaluatesFlushed,
+    EvaluatesNoise,
+    EvaluatesShadow,
+    StepEvaluator,
+    open_backend,
+)
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.inputs import (
     InputError,
@@ -192,8 +199,10 @@ class ShadowBackend:
         return self.inner.steps()
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        # Optional backend method; a backend without it fails here, reported as an error.
-        return self.inner.evaluate_shadow(step, arguments)  # type: ignore[attr-defined]
+        inner = self.inner
+        if not isinstance(inner, EvaluatesShadow):
+            raise EvaluationError(f"the {inner.name} backend has no f64 evaluation")
+        return inner.evaluate_shadow(step, arguments)
 
 
 @dataclass(frozen=True)
@@ -206,8 +215,10 @@ class NoiseBackend(ShadowBackend):
         return f"{self.inner.name} (random rounding)"
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
-        # Optional backend method; a backend without it fails here, reported as an error.
-        return self.inner.evaluate_noise(step, arguments)  # type: ignore[attr-defined]
+        inner = self.inner
+        if not isinstance(inner, EvaluatesNoise):
+            raise EvaluationError(f"the {inner.name} backend has no random-rounding evaluation")
+        return inner.evaluate_noise(step, arguments)
 
 
 @dataclass(frozen=True)
@@ -220,8 +231,10 @@ class FlushedBackend(ShadowBackend):
         return f"{self.inner.name} (subnormals as zero)"
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        # Optional backend method; a backend without it fails here, reported as an error.
-        return self.inner.evaluate_flushed(step, arguments)  # type: ignore[attr-defined]
+        inner = self.inner
+        if not isinstance(inner, EvaluatesFlushed):
+            raise EvaluationError(f"the {inner.name} backend cannot flush subnormals")
+        return inner.evaluate_flushed(step, arguments)
 
 
 @dataclass
@@ -398,9 +411,9 @@ class Replay:
         from workbench.replay.hlo.float_environment import PLATFORMS_THAT_FLUSH, either_way
 
         backend = self.backend
-        if not hasattr(backend, "evaluate_flushed"):
+        if not isinstance(backend, EvaluatesFlushed):
             return
-        platform = backend.platform()  # type: ignore[attr-defined]
+        platform = backend.platform()
         if platform is not None and platform not in PLATFORMS_THAT_FLUSH:
             return
         evaluation = self.runner.evaluate(FlushedBackend(backend), self.steps[0],

@@ -24,19 +24,19 @@ if TYPE_CHECKING:
 def localize_backend_steps(backend: Backend, before: Step, after: Step,
                            arguments: Sequence[LiteralValue]) -> Localization:
     """Localize between two steps a replay backend evaluates: HLO (instructions, with the
-    reducer's data) or MLIR (op results, `localize_mlir.py`). Raises `LocalizeError`."""
-    if backend.name == "hlo":
-        if any(backend.per_device(step, arguments)  # type: ignore[attr-defined]
-               for step in (before, after)):
+    reducer's data) or MLIR (op results, `mlir.py`). Raises `LocalizeError`."""
+    from workbench.replay.backends import HloBackend
+    from workbench.replay.mlir.backend import MlirBackend
+
+    if isinstance(backend, HloBackend):
+        if any(backend.per_device(step, arguments) for step in (before, after)):
             from workbench.replay.localize.partitioned import localize_partitioned
 
-            return localize_partitioned(backend, before, after,  # type: ignore[arg-type]
-                                        arguments)
+            return localize_partitioned(backend, before, after, arguments)
         return localize_steps(backend.root, before, after, arguments)
-    if backend.name == "mlir":
-        texts = backend.text(before), backend.text(after)  # type: ignore[attr-defined]
-        return localize_mlir(*texts, arguments, before, after,
-                             backend.entry_point)  # type: ignore[attr-defined]
+    if isinstance(backend, MlirBackend):
+        texts = backend.text(before), backend.text(after)
+        return localize_mlir(*texts, arguments, before, after, backend.entry_point)
     raise LocalizeError(f"the {backend.name} backend's steps cannot be localized")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.interpreter import (
     InterpreterFunctions,
     ReturnedValues,
@@ -34,33 +35,35 @@ from workbench.replay.mlir.interpreter import ReplayInterpreter
 from workbench.replay.mlir.interpreters.structured import index_stack, run_structured
 
 
-def _split(op: Operation, args: tuple[Any, ...]) -> tuple[list[Any], list[np.ndarray]]:
-    count = len(op.inputs)  # type: ignore[attr-defined]
+def _split(op: LinalgStructuredOperation,
+           args: tuple[Any, ...]) -> tuple[list[Any], list[np.ndarray]]:
+    count = len(op.inputs)
     return list(args[:count]), list(args[count:])
 
 
-def _destinations(op: Operation, outputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+def _destinations(op: LinalgStructuredOperation, outputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Where results go: fresh copies for tensors, the buffers themselves for memrefs."""
     return [
         output if isinstance(value.type, MemRefType) else np.array(output, copy=True)
-        for output, value in zip(outputs, op.outputs, strict=True)  # type: ignore[attr-defined]
+        for output, value in zip(outputs, op.outputs, strict=True)
     ]
 
 
-def _results(op: Operation, destinations: Sequence[np.ndarray]) -> tuple[Any, ...]:
+def _results(op: LinalgStructuredOperation, destinations: Sequence[np.ndarray]) -> tuple[Any, ...]:
     return tuple(destinations) if op.results else ()
 
 
-def _maps(op: Operation) -> list[AffineMap]:
-    return [attr.data for attr in op.get_indexing_maps()]  # type: ignore[attr-defined]
+def _maps(op: LinalgStructuredOperation) -> list[AffineMap]:
+    return [attr.data for attr in op.get_indexing_maps()]
 
 
-def _iterators(op: Operation) -> list[str]:
-    return [attr.data.value for attr in op.get_iterator_types()]  # type: ignore[attr-defined]
+def _iterators(op: LinalgStructuredOperation) -> list[str]:
+    return [attr.data.value for attr in op.get_iterator_types()]
 
 
 def _run_with_body(
-    interpreter: ReplayInterpreter, op: Operation, args: tuple[Any, ...], body: Any
+    interpreter: ReplayInterpreter, op: LinalgStructuredOperation, args: tuple[Any, ...],
+    body: Any,
 ) -> tuple[Any, ...]:
     inputs, outputs = _split(op, args)
     destinations = _destinations(op, outputs)
@@ -160,7 +163,7 @@ class LinalgFunctions(InterpreterFunctions):
 
 
 def _run_contraction(
-    interpreter: ReplayInterpreter, op: Operation, args: tuple[Any, ...]
+    interpreter: ReplayInterpreter, op: LinalgStructuredOperation, args: tuple[Any, ...]
 ) -> tuple[Any, ...]:
     """`out += cast(lhs) * cast(rhs)` (matmul and kin), in the output's element type."""
     cast = op.properties.get("cast") or op.attributes.get("cast")
@@ -179,7 +182,7 @@ def _contraction(op_type: type[Operation]) -> Any:
     def run(
         self: InterpreterFunctions,
         interpreter: ReplayInterpreter,
-        op: Operation,
+        op: LinalgStructuredOperation,
         args: tuple[Any, ...],
     ) -> tuple[Any, ...]:
         return _run_contraction(interpreter, op, args)
@@ -200,10 +203,10 @@ def _elementwise_named(op_type: type[Operation]) -> Any:
     def run(
         self: InterpreterFunctions,
         interpreter: ReplayInterpreter,
-        op: Operation,
+        op: LinalgStructuredOperation,
         args: tuple[Any, ...],
     ) -> tuple[Any, ...]:
-        return _run_with_body(interpreter, op, args, op.body)  # type: ignore[attr-defined]
+        return _run_with_body(interpreter, op, args, op.body)
 
     return impl(op_type)(run)
 
