@@ -21,6 +21,8 @@ from workbench.model import Source, Step
 from workbench.output.json_shapes import diff_json, print_json
 from workbench.sources import ReadError, read_text
 
+TEXT_KINDS: dict[str, TextKind] = {"hlo": "hlo", "mlir": "mlir", "text": "text"}  # --ir
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -50,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="unchanged lines around each change (default 3)")
     parser.add_argument("--summary", action="store_true",
                         help="only the per-computation/function summary")
-    parser.add_argument("--ir", choices=("hlo", "mlir", "text"),
+    parser.add_argument("--ir", choices=tuple(TEXT_KINDS),
                         help="kind of text (default: detected)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
@@ -116,7 +118,7 @@ def _diff_files(paths: list[str], ir: str | None, options: NormalizeOptions
         if path.is_dir():
             raise ReadError(name, "is a folder; give DIR MODULE A B to diff two steps")
         texts.append(read_text(path.parent, Source(path.name)))
-    kind: TextKind | None = ir  # type: ignore[assignment]
+    kind = TEXT_KINDS[ir] if ir is not None else None
     a = normalize(texts[0], kind, options)
     b = normalize(texts[1], kind or a.kind, options)
     return diff_normalized(a, b), paths[0], paths[1]

@@ -158,7 +158,7 @@ def hlo_signatures(lines: list[str]) -> list[str | None]:
         return []
     heads = list(map(itemgetter(0), map(str.partition, lines, repeat("("))))
     text = "\n".join(heads)
-    signatures: list[str | None] = text.translate(_KEY_DELETES).split("\n")  # type: ignore
+    signatures: list[str | None] = [*text.translate(_KEY_DELETES).split("\n")]
     if not text.isascii() or any(start in text for start in _STRIPPED_STARTS):
         for index, head in enumerate(heads):
             if not head.isascii() or any(start in head for start in _STRIPPED_STARTS):

@@ -8,6 +8,7 @@ the line diff only the others.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from itertools import pairwise
 from operator import add, itemgetter
 
@@ -39,12 +40,14 @@ def pair_sections(a: NormalizedText, b: NormalizedText) -> list[tuple[int, int]]
     pairs: list[tuple[int, int]] = [(0, 0)]
     lines_a = list(map(a.raw.__getitem__, map(itemgetter(0), heads_a)))
     lines_b = list(map(b.raw.__getitem__, map(itemgetter(0), heads_b)))
+    keys_a: Sequence[Hashable] = lines_a
+    keys_b: Sequence[Hashable] = lines_b
     if len(set(lines_a)) < len(lines_a) or len(set(lines_b)) < len(lines_b):
-        lines_a = _numbered(list(map(add, outer_names(a)[1:], lines_a)))  # type: ignore
-        lines_b = _numbered(list(map(add, outer_names(b)[1:], lines_b)))  # type: ignore
+        keys_a = _numbered(list(map(add, outer_names(a)[1:], lines_a)))
+        keys_b = _numbered(list(map(add, outer_names(b)[1:], lines_b)))
     # Every section but the first has a header: heads_a[x] is section x + 1.
     next_x = next_y = 0
-    for x, y, n in [*matching_blocks(lines_a, lines_b), (len(heads_a), len(heads_b), 0)]:
+    for x, y, n in [*matching_blocks(keys_a, keys_b), (len(heads_a), len(heads_b), 0)]:
         if x > next_x and y > next_y:
             pairs += [(u[1], v[1]) for u, v in _pair_leftovers(a, b, heads_a[next_x:x],
                                                                 heads_b[next_y:y])]

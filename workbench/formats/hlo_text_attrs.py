@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 from functools import lru_cache
+from typing import Any
 
 from workbench.hlo_ir import (
     ConvolutionDimensionNumbers,
@@ -223,7 +224,7 @@ def metadata_value(text: str) -> Metadata:
     Keys the workbench does not model (profile information) are skipped: they say nothing
     about what the instruction computes or where it came from.
     """
-    fields: dict[str, str | int] = {}
+    fields: dict[str, Any] = {}  # each key's own type, checked as it is parsed
     inner = braced_inner(text)
     pairs = ((m[1], m[2], m.start(2) + 1) for m in _PAIR.finditer(inner)) if "{" not in inner \
         else key_values(inner, 1)
@@ -235,7 +236,7 @@ def metadata_value(text: str) -> Metadata:
                 raise AttributeTextError(f"metadata {key} is not an integer", offset) from None
         elif key in _METADATA_STRINGS:
             fields[key] = unquote(value) if value.startswith('"') else value
-    return Metadata(**fields)  # type: ignore[arg-type]
+    return Metadata(**fields)
 
 
 def key_values(inner: str, base: int = 0) -> list[tuple[str, str, int]]:

@@ -142,9 +142,8 @@ def shape_spec(shape: Shape) -> ParamSpec | None:
     """The parameter type of an HLO shape; None for tokens and other non-data types."""
     if shape.is_tuple:
         parts = [shape_spec(s) for s in shape.tuple_shapes]
-        if any(part is None for part in parts):
-            return None
-        return tuple(parts)  # type: ignore[arg-type]
+        known = [part for part in parts if part is not None]
+        return tuple(known) if len(known) == len(parts) else None
     if not shape.is_array:
         return None
     try:
@@ -241,9 +240,8 @@ class HloBackend:
 
         entry = load_step_hlo(self.root, steps[0]).entry
         specs = [shape_spec(parameter.shape) for parameter in entry.parameters]
-        if any(spec is None for spec in specs):
-            return None
-        return specs  # type: ignore[return-value]
+        known = [spec for spec in specs if spec is not None]
+        return known if len(known) == len(specs) else None
 
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
         from workbench.loader import load_snapshot, load_step_hlo

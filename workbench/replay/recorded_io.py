@@ -92,7 +92,7 @@ def load_recorded(execution: Execution, specs: list[ParamSpec] | None,
     try:
         raw = load_npy_inputs(tuple(paths), None)
         if specs is not None:
-            raw = [_typed(a, s) for a, s in zip(raw, specs, strict=False)]  # type: ignore[arg-type]
+            raw = [_typed(np.asarray(a), s) for a, s in zip(raw, specs, strict=False)]
             _check(paths, raw, specs)
     except InputError as error:
         raise ReadError(str(folder), str(error)) from None
@@ -103,7 +103,7 @@ def load_recorded(execution: Execution, specs: list[ParamSpec] | None,
         values = load_npy_inputs(tuple(outputs), None)
     except InputError as error:
         raise ReadError(str(folder), str(error)) from None
-    values = [_typed(v, s) if s is not None else v  # type: ignore[arg-type]
+    values = [_typed(np.asarray(v), s) if s is not None else v
               for v, s in zip(values, result_specs, strict=False)]
     if len(values) != len(result_specs):
         raise ReadError(str(folder / "outputs"), f"{len(values)} {name}.outK.npy files; the "

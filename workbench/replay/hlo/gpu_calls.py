@@ -157,7 +157,10 @@ def conv_forward(interpreter: Interpreter, instruction: Instruction,
             total = total + side * np.asarray(operands[3]).astype(work)
     if len(operands) > 2:
         bias = np.asarray(operands[2]).astype(work)
-        feature = instruction.convolution_dimension_numbers.output_feature_dimension  # type: ignore[union-attr]
+        numbers = instruction.convolution_dimension_numbers
+        if numbers is None:
+            raise EvaluationError(f"{instruction.name}: a convolution without dim_labels")
+        feature = numbers.output_feature_dimension
         total = total + np.expand_dims(bias, [d for d in range(total.ndim) if d != feature])
     mode = config.get("activation_mode", "kNone")
     if mode not in _ACTIVATIONS:

@@ -408,9 +408,10 @@ def _check_result(step: _Step, value: Value, declared: object) -> None:
             if value.shape == dims and value.dtype == dtype:
                 return
         raise _wrong_result(step, value)
-    if not isinstance(value, tuple) or len(value) != len(declared):  # type: ignore[arg-type]
+    if not isinstance(value, tuple) or not isinstance(declared, tuple) \
+            or len(value) != len(declared):
         raise _wrong_result(step, value)
-    for element, expected in zip(value, declared, strict=True):  # type: ignore[call-overload]
+    for element, expected in zip(value, declared, strict=True):
         if expected is not None:
             _check_result(step, element, expected)
 

@@ -143,9 +143,8 @@ class _Truths:
             arguments = (perturb(self.arguments) if perturbed
                          else [widen(a) for a in self.arguments])
             self.evaluations += 1
-            # MLIR arguments are arrays; perturb and widen are typed for HLO's tuples too.
-            self.made[perturbed] = _record(shadow_text(self.text), arguments,  # type: ignore[arg-type]
-                                           self.entry_point)[0]
+            arrays = [np.asarray(a) for a in arguments]  # MLIR arguments are arrays
+            self.made[perturbed] = _record(shadow_text(self.text), arrays, self.entry_point)[0]
         return self.made[perturbed]
 
 

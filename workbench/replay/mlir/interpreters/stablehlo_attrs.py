@@ -92,6 +92,7 @@ def dimension_numbers(op: Operation, name: str) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if isinstance(attribute, DictionaryAttr):
         for key, value in attribute.data.items():
+            # xDSL types a DictionaryAttr's values as Attribute; here they are dense arrays.
             fields[key] = [int(v) for v in value.get_values()]  # type: ignore[attr-defined]
         return fields
     if isinstance(attribute, UnregisteredAttr):

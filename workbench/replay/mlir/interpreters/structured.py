@@ -156,7 +156,8 @@ def _run_vectorized(
     # Each output seen in parallel-dimension order: writing to the view writes the output.
     views = []
     for output, output_map in zip(outputs, maps[len(inputs) :], strict=True):
-        positions = [expr.position for expr in output_map.results]  # type: ignore[attr-defined]
+        # Every output map is a permutation of dims (checked before this vectorized path).
+        positions = [e.position for e in output_map.results if isinstance(e, AffineDimExpr)]
         views.append(output.transpose([positions.index(dim) for dim in parallel]))
     identity = [AffineDimExpr(dim) for dim in parallel]
     stack = index_stack(interpreter)
