@@ -161,7 +161,11 @@ def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selectio
     except NoBackend as error:
         raise UsageError(str(error)) from None
     except (InputError, ReadError) as error:
-        raise UsageError(f"cannot get the inputs: {error}") from None
+        from workbench.formats.xla_devices import no_snapshot_note
+
+        note = None if execution is not None else \
+            no_snapshot_note(dump.root, module, "--inputs/--recorded")
+        raise UsageError(f"cannot get the inputs: {note or error}") from None
     if not replay.steps:
         raise UsageError(f"{module.key} has no steps the {replay.backend.name} backend can "
                          "replay")
