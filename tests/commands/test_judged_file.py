@@ -18,3 +18,13 @@ def test_the_culprit_names_the_proto_it_judged(capsys: pytest.CaptureFixture[str
     culprits = [r["culprit"] for r in payload["results"] if r["culprit"] is not None]
     assert culprits and all(c["file"].endswith(".hlo.pb") for c in culprits)
     assert (EXAMPLE / culprits[0]["file"]).is_file()
+
+
+def test_replay_json_says_which_file_each_step_was_judged_from(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status, payload = run_json(capsys, "replay", EXAMPLE, "module_0010", "--json")
+    assert status == 1
+    for entry in payload["results"]:
+        assert entry["judged_file"].endswith(".hlo.pb"), entry
+        assert entry["file"].endswith(".txt")  # the text, as `ls --json` names the step
+        assert (EXAMPLE / entry["judged_file"]).is_file()

@@ -299,12 +299,18 @@ def run(args: argparse.Namespace) -> int:
     recorded = replay.recorded_comparison
     mismatch = bool(failing) or (recorded is not None and not recorded.ok)
     if args.json:
+        from workbench.loader import judged_file
         from workbench.output.json_shapes import replay_json
 
-        json.dump(replay_json(module.key, module.name,
+        payload = replay_json(module.key, module.name,
                               selection.execution.id if selection.execution else None,
                               replay.inputs.origin, len(replay.steps), recorded, results,
-                              replay.shadow_evaluations), sys.stdout, indent=1)
+                              replay.shadow_evaluations)
+        for result, entry in zip(results, payload["results"], strict=True):
+            # `file` is the step's text, as `ls --json` names it; this is what was judged.
+            entry["judged_file"] = judged_file(selection.dump.root, result.step)[0] \
+                if result.step.ir == "hlo" else result.step.file
+        json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 1 if mismatch else 0
     counts = {kind: sum(1 for r in results if r.kind == kind) for kind in Kind}
