@@ -9,8 +9,10 @@ underscore in its module's (`mlir-replay` lives in `commands/mlir_replay.py`).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import io
+import os
 import sys
 from contextlib import nullcontext
 
@@ -64,15 +66,30 @@ def main(argv: list[str] | None = None) -> int:
     streams = nullcontext() if getattr(args, "json", False) else visible_standard_streams()
     try:
         with streams:
-            return args.func(args)
+            status = args.func(args)
+            sys.stdout.flush()  # a full disk shows here, not at exit
+            return status
     except BrokenPipeError:  # `workbench ls DIR | head`
         sys.stderr.close()
         return 0
     except OutputError as error:  # disk full, no permission: the writer cleaned up
         print(f"workbench {args.command}: {error}", file=sys.stderr)
         return OUTPUT_ERROR_STATUS
+    except OSError as error:
+        if error.errno not in _OUTPUT_FULL:
+            raise
+        # `workbench ls DIR > /dev/full`: what is still buffered can never be written either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"workbench {args.command}: cannot write the output: {error.strerror}",
+              file=sys.stderr)
+        return OUTPUT_ERROR_STATUS
     except KeyboardInterrupt:
         return 130
+
+
+# Errors of a full or failing output device (a command's own output files are written by
+# `workbench.destinations`, which reports them as `OutputError`).
+_OUTPUT_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 
 def _print_names_as_they_are(stream: object) -> None:

@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
             from workbench.replay.localize.culprit import with_instruction
 
             payload["culprit"] = culprit_json(
-                with_instruction(Culprit.of_step(verdict.culprit.step), localization))
+                with_instruction(Culprit.of_step(verdict.culprit.step, selection.dump.root),
+                                 localization))
         json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status

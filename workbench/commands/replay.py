@@ -161,7 +161,11 @@ def open_replay(args: argparse.Namespace, keep_values: bool = False) -> Selectio
     except NoBackend as error:
         raise UsageError(str(error)) from None
     except (InputError, ReadError) as error:
-        raise UsageError(f"cannot get the inputs: {error}") from None
+        from workbench.formats.xla_devices import no_snapshot_note
+
+        note = None if execution is not None else \
+            no_snapshot_note(dump.root, module, "--inputs/--recorded")
+        raise UsageError(f"cannot get the inputs: {note or error}") from None
     if not replay.steps:
         raise UsageError(f"{module.key} has no steps the {replay.backend.name} backend can "
                          "replay")
@@ -295,12 +299,18 @@ def run(args: argparse.Namespace) -> int:
     recorded = replay.recorded_comparison
     mismatch = bool(failing) or (recorded is not None and not recorded.ok)
     if args.json:
+        from workbench.loader import judged_file
         from workbench.output.json_shapes import replay_json
 
-        json.dump(replay_json(module.key, module.name,
+        payload = replay_json(module.key, module.name,
                               selection.execution.id if selection.execution else None,
                               replay.inputs.origin, len(replay.steps), recorded, results,
-                              replay.shadow_evaluations), sys.stdout, indent=1)
+                              replay.shadow_evaluations)
+        for result, entry in zip(results, payload["results"], strict=True):
+            # `file` is the step's text, as `ls --json` names it; this is what was judged.
+            entry["judged_file"] = judged_file(selection.dump.root, result.step)[0] \
+                if result.step.ir == "hlo" else result.step.file
+        json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 1 if mismatch else 0
     counts = {kind: sum(1 for r in results if r.kind == kind) for kind in Kind}

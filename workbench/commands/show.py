@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table
 
+    from workbench.formats.xla_devices import no_snapshot_note
     from workbench.output.safe_text import plain, terminal_console
     from workbench.output.short_names import with_short_name
 
@@ -64,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
     console.print(table)
     for execution in module.executions:
         console.print(plain(f"execution {execution.id}: {short(execution.file)}"))
+    note = no_snapshot_note(dump.root, module, "--inputs/--recorded")
+    if note is not None:
+        console.print(plain(f"executions: none, {note}"))
     for artifact in module.artifacts:
         label = f" ({artifact.label})" if artifact.label else ""
         console.print(plain(f"artifact {artifact.kind}{label}: {short(artifact.file)}"))

@@ -16,6 +16,7 @@ from workbench.replay.judge.outcome import KIND_ORDER, Kind
 from workbench.replay.triage.run import TriageResult
 
 if TYPE_CHECKING:
+    from workbench.model import Dump
     from workbench.replay.judge.culprit import CulpritInstruction
     from workbench.replay.triage.dask_engine import DaskSettings
 
@@ -176,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
             workers = "in this process" if jobs == 0 else f"{min(jobs, count) or 1} worker(s)"
         print(f"Triaging {count} execution(s) of {len(dump.modules)} module(s) in {dump.root} "
               f"({workers}).", flush=True)
+        if not args.fake_data:
+            _say_why_not_triaged(dump)
 
     with Progress("triage", count, wanted(args.json)) as progress:
 
@@ -222,3 +225,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"    {result.detail}")
         print(f"    dig in: {dig_command(args.dir, result)}")
     return exit_status
+
+
+def _say_why_not_triaged(dump: Dump) -> None:
+    """A line for each multi-device module left out for want of a snapshot."""
+    from workbench.formats.xla_devices import no_snapshot_note
+
+    for module in dump.modules:
+        note = no_snapshot_note(dump.root, module, "--recorded")
+        if note is not None:
+            print(f"{module.key} ({module.name}): {note}", flush=True)

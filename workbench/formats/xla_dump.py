@@ -2,7 +2,10 @@
 
 A module's timeline: `module.mlir` (the StableHLO JAX handed to XLA, when the PJRT folder is
 there), `before_optimizations`, the per-pass steps in XLA step order, then
-`<platform>_after_optimizations`.
+`<platform>_after_optimizations`. Shardy's stage dumps (`shardy/<module>/NN.<stage>.mlir`:
+its input, before and after propagation, after the partitioner, its output) are MLIR steps
+of the module, placed where the `shardy-xla` pass ran: before the step after that pass, or
+after `before_optimizations` when no per-pass step shows it.
 
 Modules are grouped by (folder, timestamp prefix, module id): the same `module_0000` in two
 sub-folders, or from two timestamped runs, are different modules.
@@ -27,6 +30,8 @@ from typing import Literal
 from workbench.formats.xla_names import (
     MODULE_FOLDER_FILES,
     MODULE_RE,
+    SHARDY_FOLDER,
+    SHARDY_STAGE_RE,
     parse_xla_name,
     split_module_prefix,
     split_pass_stem,
@@ -69,6 +74,8 @@ class _PendingModule:
     executions: list[Execution] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     kernel_files: list[tuple[str, str, str]] = field(default_factory=list)
+    # Shardy's stage dumps: (stage number, stage name, path)
+    shardy_stages: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def _pass_key(step: Step) -> tuple:
@@ -252,6 +259,20 @@ def _collect(paths: list[str], *, by_name: bool
                     module.artifacts.append(Artifact(kind=role, file=path))
                 continue
 
+        stage = SHARDY_STAGE_RE.fullmatch(basename)
+        if stage is not None:
+            shardy_folder, _, head_name = folder.rpartition("/")
+            head = MODULE_RE.match(head_name)
+            dump_folder, _, shardy = shardy_folder.rpartition("/")
+            if head is not None and shardy == SHARDY_FOLDER:
+                module = module_for(dump_folder, head["ts"], f"module_{head['num']}",
+                                    head["rest"])
+                if head["rest"]:
+                    module.names.add(head["rest"])
+                module.shardy_stages.append((int(stage["number"]), stage["stage"], path))
+                module.step_files.append(path)
+                continue
+
         info = parse_xla_name(basename)
         if info is None or info.kind == "unknown":
             unclaimed.append(path)
@@ -366,7 +387,13 @@ def _finish(pending: _PendingModule) -> Module:
     def make_steps() -> list[Step]:
         ends = sorted(pending.ends.items())
         steps = [step for order, step in ends if order[0] < _PASS]
-        steps += [step for _, step in sorted(_passes(pending).items(), key=_BY_KEY)]
+        passes = [step for _, step in sorted(_passes(pending).items(), key=_BY_KEY)]
+        shardy = next((at for at, step in enumerate(passes) if step.pass_name == "shardy-xla"),
+                      0)
+        steps += passes[:shardy]
+        steps += [Step(0, name, "mlir", "stage", Source(path), pipeline="shardy")
+                  for _, name, path in sorted(pending.shardy_stages)]
+        steps += passes[shardy:]
         steps += [step for order, step in ends if order[0] > _PASS]
         for index, step in enumerate(steps):
             step.index = index
@@ -374,7 +401,8 @@ def _finish(pending: _PendingModule) -> Module:
 
     per_pass = len(pending.pairs) if not pending.passes else \
         len(pending.passes.keys() | pending.pairs.keys())
-    module.defer_steps(make_steps, len(pending.ends) + per_pass, per_pass,
+    count = len(pending.ends) + per_pass + len(pending.shardy_stages)
+    module.defer_steps(make_steps, count, per_pass,
                        tuple(pending.step_files))
     module.executions = sorted(pending.executions, key=_BY_FILE)
     module.artifacts = sorted(pending.artifacts, key=_BY_FILE)

@@ -84,6 +84,10 @@ _KERNEL_SUFFIXES = (
     ("-post-lowering.mlir", "emitter-post-lowering"),
 )
 # Files in the per-module folder JAX's PJRT path writes: module_NNNN.<name>/<file>.
+# Shardy's stage dumps: `<dump>/shardy/<module head>/NN.<stage>.mlir`.
+SHARDY_FOLDER = "shardy"
+SHARDY_STAGE_RE = re.compile(r"(?P<number>\d+)\.(?P<stage>[\w.-]+)\.mlir")
+
 MODULE_FOLDER_FILES = {
     "module.mlir": "input",
     "compile_options.pb": "compile-options",

@@ -7,6 +7,7 @@ cache); `output/json_shapes.py` writes their JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.model import Step
 
@@ -39,5 +40,12 @@ class Culprit:
     instruction_note: str = ""  # why no instruction was named (when localized)
 
     @classmethod
-    def of_step(cls, step: Step) -> Culprit:
-        return cls(step.index, step.pass_name, step.xla_step, step.file)
+    def of_step(cls, step: Step, root: Path | None = None) -> Culprit:
+        """The culprit `step`; with the dump's `root`, named by the file its replay judged
+        (an HLO step's proto where it reads, not its text)."""
+        file = step.file
+        if root is not None and step.ir == "hlo":
+            from workbench.loader import judged_file
+
+            file = judged_file(root, step)[0] or file
+        return cls(step.index, step.pass_name, step.xla_step, file)

@@ -95,7 +95,8 @@ def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
     with replay:
         verdict = bisect_replay(replay, linear=options.linear)
     result.status = verdict.status
-    result.culprit = None if verdict.culprit is None else Culprit.of_step(verdict.culprit.step)
+    if verdict.culprit is not None:
+        result.culprit = Culprit.of_step(verdict.culprit.step, root)
     if options.localize and result.culprit is not None:
         from workbench.replay.localize.culprit import localized_culprit
 
