@@ -162,6 +162,15 @@ class DiffPane(Pane):
     def focus_target(self) -> Widget:
         return self.view
 
+    def module_selected(self, app: PaneContext, module: Module | None) -> None:
+        """A module selected, selected again (its files changed) or gone: what the pane shows
+        is read again, even from a file rewritten under the same name, or cleared."""
+        self.request = None
+        if module is None:
+            self.shown_step = None
+            self.view.show(message_document("select a module"))
+            self.header.update("")
+
     def step_selected(self, app: PaneContext, module: Module, step: Step | None) -> None:
         if step is None or step_key(step) != self.finding_step:
             self.finding.remove_class("-shown")
