@@ -1,7 +1,7 @@
 """Index speed against `find DIR -type f`, measured in the same run.
 
     python benchmarks/index_bench.py [--files 100000] [--repeat 5] [--runs 3] [--dump DIR ...]
-                                     [--reference CHECKOUT]
+                                     [--reference CHECKOUT] [--stages]
 
 Folders: the real corpus (tests/data/corpus/xla), a generated folder of N empty files whose
 names are copied from the real dumps with fresh module ids (names are all indexing reads), and
@@ -17,6 +17,10 @@ With --reference, the two commands are timed from that checkout too (a plain cop
 revision, e.g. `git archive main | tar -x -C /tmp/main`), in the same run.
 With --runs R the whole measurement is made R times and the range of each ratio is printed
 too, with the load average. The issue's target: both `ls` forms within 2x of find.
+With --stages, the CPU time of each stage of `ls --json` on the generated folder is printed
+too, per file and against find: the least a Python walk of the folder costs (`os.scandir`,
+names only), `list_files`, claiming the listing, making the steps, writing the JSON. With the
+start-up floor it says how much of find's time is left for the work per file.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workbench.index import scan  # noqa: E402
+from workbench.index import claim_paths, list_files, scan  # noqa: E402
+from workbench.model import Dump  # noqa: E402
+from workbench.output.json_shapes import write_dump_json  # noqa: E402
 
 CORPUS_XLA = REPO / "tests" / "data" / "corpus" / "xla"
 MODULE_NUMBER = re.compile(r"module_\d{4}")
@@ -138,6 +144,53 @@ def measure(label: str, folder: Path, repeat: int,
     return ratios
 
 
+def bare_walk(folder: Path) -> list[str]:
+    """Every entry name under `folder` by `os.scandir`, with no test: the least a walk in
+    Python costs."""
+    names: list[str] = []
+    stack = [os.fspath(folder)]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                names.append(entry.name)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+    return names
+
+
+def measure_stages(folder: Path, repeat: int) -> None:
+    """Print the best CPU time of each stage of `ls --json` on `folder`, against find."""
+    files = sum(1 for p in folder.rglob("*") if p.is_file())
+    _, find_cpu = best_of(repeat, lambda: subprocess.run(
+        f"find '{folder}' -type f | wc -l", shell=True, check=True, stdout=subprocess.DEVNULL))
+    paths = list_files(folder, [])
+
+    def claimed() -> Dump:
+        return claim_paths(Dump(root=folder), list(paths))
+
+    def make_steps(dump: Dump) -> None:
+        for module in dump.modules:
+            module.steps  # noqa: B018 (made when first read)
+
+    claim_cpu = best_of(repeat, claimed)[1]
+    written = claimed()
+    make_steps(written)
+    stages = {
+        "os.scandir walk (bare)": best_of(repeat, lambda: bare_walk(folder))[1],
+        "list_files": best_of(repeat, lambda: list_files(folder, []))[1],
+        "claim the listing": claim_cpu,
+        "make the steps": best_of(repeat, lambda: make_steps(claimed()))[1] - claim_cpu,
+        "write the JSON": best_of(repeat, lambda: write_dump_json(written, len))[1],
+    }
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"stages of ls --json in process: {files} files (best of {repeat}; load average "
+          f"{load})")
+    print(f"  find -type f | wc -l    {find_cpu * 1e3:7.1f} ms CPU  1.00x")
+    for stage, cpu in stages.items():
+        print(f"  {stage:<22}  {cpu * 1e3:7.1f} ms CPU {cpu / find_cpu:5.2f}x "
+              f"{cpu / files * 1e6:6.2f} us/file")
+
+
 def print_ranges(label: str, runs: list[dict[str, tuple[float, float]]]) -> None:
     print(f"{label}: ratio to find over {len(runs)} runs (min-max)")
     for row in [row for row in [*ROWS, *REFERENCE_ROWS, FLOOR_ROW] if row in runs[0]]:
@@ -156,6 +209,8 @@ def main() -> None:
                         help="a real dump folder to measure too (repeatable)")
     parser.add_argument("--reference", type=Path,
                         help="another checkout whose `ls` commands are timed too")
+    parser.add_argument("--stages", action="store_true",
+                        help="time each stage of `ls --json` on the generated folder too")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="workbench-index-bench-") as tmp:
         generated = Path(tmp) / "dump"
@@ -169,6 +224,8 @@ def main() -> None:
             for label, folder in folders:
                 results.setdefault(label, []).append(measure(label, folder, args.repeat,
                                                                args.reference))
+            if args.stages:
+                measure_stages(generated, args.repeat)
         shutil.rmtree(generated)
     if args.runs > 1:
         for label, runs in results.items():
