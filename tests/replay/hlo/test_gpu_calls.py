@@ -121,7 +121,8 @@ BF16 = ml_dtypes.bfloat16
 QKV = "bf16[1,32,4,64]"
 
 
-def fmha(scale: float, mask: str, dropout: float = 0.0) -> np.ndarray:
+def fmha(scale: float, mask: str, dropout: float = 0.0,
+         bias: np.ndarray | None = None) -> np.ndarray:
     config = json.dumps({"cudnn_fmha_backend_config": {
         "bmm1_dot_dimension_numbers": {
             "lhs_batch_dimensions": ["0", "2"], "lhs_contracting_dimensions": ["3"],
@@ -131,16 +132,26 @@ def fmha(scale: float, mask: str, dropout: float = 0.0) -> np.ndarray:
             "rhs_batch_dimensions": ["0", "2"], "rhs_contracting_dimensions": ["1"]},
         "dropout_rate": dropout, "fmha_scale": scale, "mask_type": mask}})
     q, k, v = (load(f"attention_{n}").view(BF16) for n in "qkv")
+    if bias is None:
+        return np.asarray(evaluate(
+            f"  q = {QKV} parameter(0)\n  k = {QKV} parameter(1)\n  v = {QKV} parameter(2)\n"
+            f"  c = (bf16[1,4,32,64], u8[0]) custom-call(q, k, v), "
+            f"custom_call_target=\"__cudnn$fmhaSoftmax\", backend_config={config}\n"
+            f"  ROOT r = bf16[1,4,32,64] get-tuple-element(c), index=0", q, k, v))
     return np.asarray(evaluate(
         f"  q = {QKV} parameter(0)\n  k = {QKV} parameter(1)\n  v = {QKV} parameter(2)\n"
-        f"  c = (bf16[1,4,32,64], u8[0]) custom-call(q, k, v), "
-        f"custom_call_target=\"__cudnn$fmhaSoftmax\", backend_config={config}\n"
-        f"  ROOT r = bf16[1,4,32,64] get-tuple-element(c), index=0", q, k, v))
+        f"  b = bf16[1,4,32,32] parameter(3)\n"
+        f"  c = (bf16[1,4,32,64], u8[0]) custom-call(q, k, v, b), "
+        f"custom_call_target=\"__cudnn$fmhaScaleBiasSoftmax\", backend_config={config}\n"
+        f"  ROOT r = bf16[1,4,32,64] get-tuple-element(c), index=0", q, k, v, bias))
 
 
-def attention_written_out(scale: float, causal: bool) -> np.ndarray:
+def attention_written_out(scale: float, causal: bool,
+                          bias: np.ndarray | None = None) -> np.ndarray:
     q, k, v = (load(f"attention_{n}").view(BF16).astype(np.float64) for n in "qkv")
     scores = np.einsum("bqhd,bkhd->bhqk", q, k) * scale
+    if bias is not None:
+        scores = scores + bias.astype(np.float64)
     if causal:
         scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
     p = np.exp(scores - scores.max(-1, keepdims=True))
@@ -156,6 +167,19 @@ def test_fmha_softmax_is_softmax_attention(scale: float, mask: str) -> None:
     assert np.max(np.abs(got - expected)) <= 4 * 2**-8 * np.max(np.abs(expected))
     other = attention_written_out(scale * 2, mask == "CAUSAL")
     assert np.max(np.abs(got - other)) > 4 * 2**-8 * np.max(np.abs(expected))
+
+
+@pytest.mark.parametrize("mask", ["NO_MASK", "CAUSAL"])
+def test_fmha_scale_bias_softmax_adds_its_bias_to_the_scores(mask: str) -> None:
+    """`__cudnn$fmhaScaleBiasSoftmax`: softmax(scale * Q K^T + bias) V, the bias read from its
+    fourth operand (one value per head, query and key)."""
+    rng = np.random.default_rng(7)
+    bias = rng.normal(0, 2, (1, 4, 32, 32)).astype(BF16)
+    got = fmha(0.125, mask, bias=bias).astype(np.float64)
+    expected = attention_written_out(0.125, mask == "CAUSAL", bias)
+    assert np.max(np.abs(got - expected)) <= 4 * 2**-8 * np.max(np.abs(expected))
+    unbiased = attention_written_out(0.125, mask == "CAUSAL")
+    assert np.max(np.abs(got - unbiased)) > 4 * 2**-8 * np.max(np.abs(expected))
 
 
 def test_fmha_with_dropout_is_unsupported() -> None:
