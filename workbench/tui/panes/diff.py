@@ -130,6 +130,7 @@ class DiffPane(Pane):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.request: DiffRequest | None = None
+        self.selected_module: Module | None = None  # the module object last selected
         self.diff: IRDiff | None = None
         self.raw = False
         self.side_by_side = False
@@ -163,8 +164,12 @@ class DiffPane(Pane):
         return self.view
 
     def module_selected(self, app: PaneContext, module: Module | None) -> None:
-        """A module selected, selected again (its files changed) or gone: what the pane shows
-        is read again, even from a file rewritten under the same name, or cleared."""
+        """Another module, the module read again (its files changed: a new object) or none:
+        what the pane shows is read again, even from a file rewritten under the same name, or
+        cleared. The same module selected again (the cursor came back to it) changes nothing."""
+        if module is self.selected_module:
+            return
+        self.selected_module = module
         self.request = None
         if module is None:
             self.shown_step = None
