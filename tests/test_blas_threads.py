@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.patience import PATIENCE
+
 REPO = Path(__file__).resolve().parent.parent
 PROBE = (
     "import os, sys\n"
@@ -31,7 +33,7 @@ def test_cli_sets_one_blas_thread_unless_given(
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE,
     )
     assert done.returncode == 0, done.stderr
     assert f"threads {expected}" in done.stderr

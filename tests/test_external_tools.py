@@ -183,6 +183,6 @@ def test_installed_command_finds_the_tools_with_path_not_containing_the_venv(
     env = {**os.environ, "PATH": path or os.defpath}
     done = subprocess.run([os.fspath(command), "iree",
                            os.fspath(corpus / "iree" / "jit_f" / "jit_f.ireereplay")],
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=PATIENCE)
     assert done.returncode == 0, done.stderr
     assert "not found" not in done.stderr

@@ -350,7 +350,7 @@ dump = scan({str(log)!r})
 print(len(dump.modules[0].steps), [p.reason for p in dump.problems])
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=PATIENCE, check=False)
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert done.stdout.startswith("0 ["), done.stdout
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.patience import PATIENCE
 from workbench.destinations import OUTPUT_ERROR_STATUS
 
 DUMP = Path(__file__).parent.parent / "data" / "producers" / "shardy_stages"
@@ -27,7 +28,7 @@ COMMANDS = [
 def test_a_full_standard_output_is_a_clear_error(argv: list[object]) -> None:
     with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-m", "workbench", *map(str, argv)],
-                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=PATIENCE)
     assert done.returncode == OUTPUT_ERROR_STATUS, done.stderr
     assert "cannot write the output: No space left on device" in done.stderr
     assert "Traceback" not in done.stderr

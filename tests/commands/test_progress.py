@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.patience import PATIENCE
 from workbench.output.progress import Progress
 
 DUMP = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
@@ -33,7 +34,7 @@ def run_with_terminal_stderr(*words: str) -> tuple[int, str, str]:
         if not chunk:
             break
         terminal += chunk
-    stdout, _ = process.communicate(timeout=120)
+    stdout, _ = process.communicate(timeout=PATIENCE)
     os.close(leader)
     return process.returncode, stdout.decode(), terminal.decode(errors="replace")
 
@@ -53,7 +54,7 @@ def test_triage_progress_only_on_a_terminal_and_not_with_json(json_output: bool)
 
 def test_no_progress_into_a_pipe() -> None:
     done = subprocess.run([sys.executable, "-m", "workbench", "triage", str(DUMP), "--jobs",
-                           "0", "--no-cache"], capture_output=True, text=True, timeout=120)
+                           "0", "--no-cache"], capture_output=True, text=True, timeout=PATIENCE)
     assert done.returncode == 1
     assert done.stderr == ""
     assert "1 mismatch" in done.stdout

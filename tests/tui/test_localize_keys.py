@@ -22,7 +22,7 @@ async def write_reproducer(pilot: Pilot, app: WorkbenchApp,
     """Press `W`, wait for the log line saying where the folder went, note the folder."""
     await pilot.press("W")
     await until(pilot, lambda: any("wrote " in line for line in app.pane(ReplayLogPane).lines)
-                and not app.jobs.busy, timeout=120)
+                and not app.jobs.busy)
     line = next(x for x in app.pane(ReplayLogPane).lines if "wrote " in x)
     match = re.search(r"wrote (\S+) ", line)
     assert match is not None

@@ -125,7 +125,7 @@ def test_plain_terminal_ascii_locale_no_color(terminal: Terminal, example: Path,
     assert parameters and not colours  # 39 and 49 are the terminal's default colours
     assert 7 in parameters  # reverse marks the cursor instead of a colour
     terminal.keys("q")
-    terminal.wait_for(lambda s: "exit=0" in s, timeout=20)
+    terminal.wait_for(lambda s: "exit=0" in s)
     alternate = terminal.tmux("display", "-p", "-t", "smoke", "#{alternate_on}").strip()
     assert alternate == "0"
 
