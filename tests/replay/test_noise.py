@@ -16,6 +16,7 @@ their per-pass steps, as `.hlo.pb`, and the snapshot):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -184,3 +185,98 @@ def test_random_rounding_draws_as_uniform_does(dtype: type, shape: tuple[int, ..
     got = randomly_rounded(np.random.default_rng(9), value, eps)
     assert got.dtype == expected.dtype and got.shape == np.shape(expected)
     assert np.array_equal(got.reshape(-1).view(np.uint8), np.reshape(expected, -1).view(np.uint8))
+
+
+DOT = """HloModule dot_in_{type}
+ENTRY main {{
+  a = {type}[8,1024] parameter(0)
+  b = {type}[1024,8] parameter(1)
+  ROOT d = {type}[8,8] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def _dot_truth(type_name: str, a: np.ndarray, b: np.ndarray) -> tuple[Any, Any]:
+    """The strict reference of `DOT` in `type_name` and its truth with the noise stage."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import evaluate_module
+    from workbench.replay.hlo.shadow import widened_module
+    from workbench.replay.judge.compare import Truth
+    from workbench.replay.judge.error_bound import perturb, truth_of, with_noise
+
+    module = parse_hlo_text(DOT.format(type=type_name))
+    strict = evaluate_module(module, [a, b])
+    shadow = widened_module(module)
+    base = truth_of(strict, evaluate_module(shadow, [widen(a), widen(b)]),
+                    evaluate_module(shadow, perturb([a, b])))
+    truth: Truth = with_noise(base, noise_of(module, [widen(a), widen(b)]))
+    return strict, truth
+
+
+def _accumulated_in_bf16(a: np.ndarray, b: np.ndarray, block: int) -> np.ndarray:
+    """a @ b as a CPU kernel may run a bf16 dot: `block` products at a time summed in f32,
+    the running sum kept in bf16."""
+    import ml_dtypes
+
+    left, right = a.astype(np.float32), b.astype(np.float32)
+    total = np.zeros((left.shape[0], right.shape[1]), ml_dtypes.bfloat16)
+    for start in range(0, left.shape[1], block):
+        part = left[:, start:start + block] @ right[start:start + block]
+        total = (total.astype(np.float32) + part).astype(ml_dtypes.bfloat16)
+    return total
+
+
+def test_a_bf16_dot_may_accumulate_in_bf16(monkeypatch: pytest.MonkeyPatch) -> None:
+    """XLA CPU runs a dot that stays bf16 with bf16 partial sums: on a contraction whose
+    running sum climbs to about 500 and comes back to about 10, that is far beyond one
+    rounding of the exact sum, and legal. The noise stage accepts it; without the
+    accumulation model it would not."""
+    import ml_dtypes
+
+    from workbench.replay.hlo import noise
+    from workbench.replay.judge.compare import compare
+
+    rng = np.random.default_rng(5)
+    magnitude = rng.uniform(0.5, 1.5, (8, 1024))
+    a = (magnitude * np.repeat([1.0, -1.0], 512)).astype(ml_dtypes.bfloat16)
+    b = rng.uniform(0.5, 1.5, (1024, 8)).astype(ml_dtypes.bfloat16)
+    legal = _accumulated_in_bf16(a, b, block=4)
+    strict, truth = _dot_truth("bf16", a, b)
+    assert compare(strict, legal, truth=truth).ok
+    monkeypatch.setattr(noise, "ACCUMULATION_BLOCKS", 1)
+    strict, one_rounding = _dot_truth("bf16", a, b)
+    assert not compare(strict, legal, truth=one_rounding).ok
+
+
+def test_a_wrong_bf16_dot_is_still_caught() -> None:
+    """Where the sum does not cancel, 1,024 roundings of the running sum move it by a few
+    percent (the bound allows C times that): an element off by half its value is a
+    mismatch."""
+    import ml_dtypes
+
+    from workbench.replay.judge.compare import compare
+
+    rng = np.random.default_rng(5)
+    a = rng.uniform(0.5, 1.5, (8, 1024)).astype(ml_dtypes.bfloat16)
+    b = rng.uniform(0.5, 1.5, (1024, 8)).astype(ml_dtypes.bfloat16)
+    legal = _accumulated_in_bf16(a, b, block=4)
+    strict, truth = _dot_truth("bf16", a, b)
+    assert compare(strict, legal, truth=truth).ok
+    wrong = legal.copy()
+    wrong[3, 5] = ml_dtypes.bfloat16(float(legal[3, 5]) * 1.5)
+    assert not compare(strict, wrong, truth=truth).ok
+
+
+def test_an_f32_dot_keeps_one_rounding() -> None:
+    """Only a dot declared narrower than f32 accumulates in its type: an f32 dot's noise is
+    the few ulps of its own rounding, at every element."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((8, 1024)).astype(np.float32)
+    b = rng.standard_normal((1024, 8)).astype(np.float32)
+    from workbench.formats.hlo_text import parse_hlo_text
+
+    module = parse_hlo_text(DOT.format(type="f32"))
+    found = noise_of(module, [widen(a), widen(b)])
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    spread = np.maximum(found.high - exact, exact - found.low)
+    assert np.all(spread <= 2 * np.finfo(np.float32).eps * np.abs(exact))

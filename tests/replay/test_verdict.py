@@ -73,7 +73,9 @@ def test_planted_bug_behind_a_precision_change_is_named(
     culprit = next(r for r in payload["results"] if r["index"] == payload["culprit"]["index"])
     comparison = culprit["comparison"]
     assert comparison["judged_by"] == "error bound"
-    assert comparison["bound"]["ratio"] > 10  # far beyond what rounding explains
+    # Far beyond what rounding explains (11.8x before bf16 dots could accumulate in bf16,
+    # 9.3x since: the legal noise of the attention dots widened the bound by 27%)
+    assert comparison["bound"]["ratio"] > 5
     assert "beyond the rounding error bound" in comparison["summary"]
     # The recording is real XLA's correct result: it matches the reference.
     assert payload["recorded"]["ok"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -130,6 +131,8 @@ _FLOAT_TYPES = frozenset(
 )
 
 
+ACCUMULATION_BLOCKS = 8  # partial sums of a dot that accumulates in its narrow declared type
+_F32_EPS = float(np.finfo(np.float32).eps)
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
 TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips and jumps
 
@@ -159,7 +162,7 @@ class Noise:
     """The samples' per-element range (`low`, `high`, in f64, with the reference's structure;
     NaN only where every sample was), where some sample was NaN (`nan_seen`, boolean arrays;
     None for the non-float parts and when not known) and where the noise decided values
-    (discontinuities first, then jumps in evaluation order)."""
+    (discontinuities first, then jumps; each by how many elements, most first)."""
 
     low: Any
     high: Any
@@ -282,9 +285,10 @@ class _NoisyInterpreter(Interpreter):
         if original is None:
             return handler
         if original.opcode not in _EXACT and _is_float(original):
-            return self._rounding(
-                handler, _eps(original.shape.element_type), None if batched else computation.name
-            )
+            eps = _eps(original.shape.element_type)
+            if original.opcode == "dot" and eps > _F32_EPS:
+                handler = _accumulating(handler, eps, self)
+            return self._rounding(handler, eps, None if batched else computation.name)
         if original.opcode in DISCONTINUOUS and not batched and self._discrete(original):
             return self._recording(handler, computation.name)
         return handler
@@ -314,6 +318,49 @@ class _NoisyInterpreter(Interpreter):
             return value
 
         return recorded
+
+
+def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter) -> Handler:
+    """A dot declared in a type narrower than f32 may accumulate in that type (XLA CPU runs a
+    bf16 dot that stays bf16 with bf16 partial sums), one product at a time at worst: `k`
+    roundings of half an ulp of the running sum. Their spread, sqrt(k) / 2 ulps of the running
+    sum's root mean square, is estimated from the running sums after each of
+    `ACCUMULATION_BLOCKS` blocks of the contraction; each sample moves the exact sum by that
+    much, up or down at random (every sample by the whole amount: eight samples drawing a
+    size each would leave some elements with a spread far below it by chance)."""
+
+    def accumulated(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+        numbers = instruction.dot_dimension_numbers
+        lhs, rhs = np.asarray(operands[0]), np.asarray(operands[1])
+        if numbers is None or not numbers.lhs_contracting_dims:
+            return handler(interpreter, instruction, operands)
+        left, right = numbers.lhs_contracting_dims[0], numbers.rhs_contracting_dims[0]
+        k = lhs.shape[left]
+        blocks = min(k, ACCUMULATION_BLOCKS)
+        if blocks < 2:
+            return handler(interpreter, instruction, operands)
+        total: np.ndarray | None = None
+        squares: np.ndarray | None = None
+        bounds = np.linspace(0, k, blocks + 1).astype(int)
+        for start, stop in pairwise(bounds):
+            partial = np.asarray(handler(interpreter, instruction, [
+                _part(lhs, left, start, stop), _part(rhs, right, start, stop)]))
+            total = partial if total is None else total + partial
+            magnitude = np.abs(total) ** 2 if total.dtype.kind == "c" else total * total
+            squares = magnitude if squares is None else squares + magnitude
+        assert total is not None and squares is not None
+        spread = (eps / 2) * np.sqrt(squares * (k / blocks))
+        signs = noisy.rng.integers(0, 2, size=total.shape) * 2 - 1
+        return (total + signs * spread).astype(total.dtype, copy=False)
+
+    return accumulated
+
+
+def _part(array: np.ndarray, axis: int, start: int, stop: int) -> np.ndarray:
+    """`array[start:stop]` along `axis`, a view."""
+    index = [slice(None)] * array.ndim
+    index[axis] = slice(start, stop)
+    return array[tuple(index)]
 
 
 def randomly_rounded(rng: np.random.Generator, value: np.ndarray, eps: float) -> np.ndarray:
@@ -355,7 +402,7 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
         if not any((key[0], operand) in recorder.nan_flips for operand in instruction.operands):
             found.append(_discontinuity(instruction, key[0], count, flipped=True))
     jumps = recorder.jumps()
-    for key, count in jumps.items():
+    for key, count in sorted(jumps.items(), key=lambda item: -item[1]):
         instruction = recorder.instructions[key]
         if any((key[0], operand) in jumps for operand in instruction.operands):
             continue  # downstream of a jump: the jump is named, not what follows it
