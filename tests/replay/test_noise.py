@@ -42,10 +42,11 @@ def test_a_sign_flip_within_noise_is_ok_and_named(capsys: pytest.CaptureFixture[
     assert all(r["status"] == "ok" for r in payload["results"])
     assert payload["noise_evaluations"] == 1
     # The step that computes bf16 in f32 needed the noise stage, and says where noise decides:
-    # AdamW's divide m / (sqrt(v) + eps), whose samples jump by about 2 lr.
+    # AdamW's divide m / (sqrt(v) + eps), about sign(m), whose numerator is within its noise
+    # of zero at some elements: the split sample moves it across there, the update by 2 lr.
     normalized = next(r for r in payload["results"] if r["xla_step"] == 8)
     widened = normalized["comparison"]["widened_by"]
-    assert widened and widened[0]["opcode"] == "divide" and widened[0]["how"] == "jumps"
+    assert widened and widened[0]["opcode"] == "divide" and widened[0]["how"] == "flips"
     assert widened[0]["op_name"].endswith("/div")
     assert "rounding noise inside the program" in normalized["comparison"]["summary"]
     assert widened[0]["instruction"] in normalized["comparison"]["summary"]
@@ -109,8 +110,8 @@ def test_an_argmax_tie_within_noise_is_found_and_ok(capsys: pytest.CaptureFixtur
         noise = noise_of(hlo, [widen(a) for a in replay.inputs.arguments])
     flipped = [d for d in noise.discontinuities if d.flipped]
     # argmax is a variadic reduce (value, index): its index flips for the near-tied tokens.
-    assert flipped and flipped[0].opcode == "reduce" and flipped[0].computation.startswith("argmax")
-    assert 0 < flipped[0].elements < 32
+    argmax = [d for d in flipped if d.opcode == "reduce" and d.computation.startswith("argmax")]
+    assert argmax and 0 < argmax[0].elements < 32
     # The samples differ from each other (fixed seeds: the same on every run).
     again = noise_of(hlo, [widen(a) for a in replay.inputs.arguments])
     assert all(np.array_equal(a, b) for a, b in zip(noise.low, again.low, strict=True))
@@ -155,7 +156,7 @@ ENTRY main {
 
 def test_noise_names_the_compare_an_operand_within_noise_flips() -> None:
     """d = x * y - b is about 0 at element 0 (within the noise of rounding x * y to bf16),
-    far from it elsewhere: the compare flips there only, the spread is there only."""
+    far from it elsewhere: the compare (and sign) flip there only, the spread is there only."""
     from workbench.formats.hlo_text import parse_hlo_text
 
     module = parse_hlo_text(SIGN_OF_A_CANCELLATION)
@@ -164,7 +165,8 @@ def test_noise_names_the_compare_an_operand_within_noise_flips() -> None:
     b = np.array([1.0, 0.5, 1.0, 3.0])  # d[0] = 2^-12: inside a bf16 ulp (2^-7) of 1
     noise = noise_of(module, [x, y, b])
     flipped = [d for d in noise.discontinuities if d.flipped]
-    assert [d.name for d in flipped] == ["p"] and flipped[0].elements == 1
+    # The compare flips between samples; the split sample moves d across zero for sign too.
+    assert sorted((d.name, d.elements) for d in flipped) == [("p", 1), ("s", 1)]
     spread = noise.high - noise.low
     assert spread[0] >= 1.0  # either side: 1 (d > 0) or sign(d) = -1
     # Far from the threshold: the same side in every sample (select's 1).
@@ -280,3 +282,68 @@ def test_an_f32_dot_keeps_one_rounding() -> None:
     exact = a.astype(np.float64) @ b.astype(np.float64)
     spread = np.maximum(found.high - exact, exact - found.low)
     assert np.all(spread <= 2 * np.finfo(np.float32).eps * np.abs(exact))
+
+
+ADAM_LIKE = """HloModule adam_like
+
+ENTRY main {
+  x = bf16[4] parameter(0)
+  y = bf16[4] parameter(1)
+  b = bf16[4] parameter(2)
+  a = bf16[4] multiply(x, y)
+  g = bf16[4] subtract(a, b)
+  m = f32[4] convert(g)
+  magnitude = f32[4] abs(m)
+  eps = f32[] constant(1e-8)
+  epsilons = f32[4] broadcast(eps), dimensions={}
+  denominator = f32[4] add(magnitude, epsilons)
+  update = f32[4] divide(m, denominator)
+  two = f32[] constant(2)
+  twos = f32[4] broadcast(two), dimensions={}
+  half = f32[4] divide(m, twos)
+  e = f32[4] exponential(m)
+  total = f32[] constant(4)
+  totals = f32[4] broadcast(total), dimensions={}
+  share = f32[4] divide(e, totals)
+  ROOT r = (f32[4], f32[4], f32[4]) tuple(update, half, share)
+}
+"""
+
+
+def test_the_split_sample_moves_a_gradient_within_noise_across_zero() -> None:
+    """g = x * y - b is 2^-6 at element 0: rounding x * y to bf16 may move it by up to one bf16
+    ulp (2^-7 there), so no random-rounding sample reaches zero, but the bound lets a legal
+    g stray `REACH` times as far (real XLA's bf16 sums stray further than one rounding), and
+    far from zero elsewhere. update = g / (|g| + eps) is +1 in every random-rounding sample
+    there, so without the split sample nothing would show that real XLA may land on -1. The
+    split sample moves g across where it is made, at element 0 only (the divide is steep
+    there, not where g is far from zero), and never exp(g), which cannot be negative."""
+    from workbench.formats.hlo_text import parse_hlo_text
+
+    module = parse_hlo_text(ADAM_LIKE)
+    x = np.array([1.0 + 2**-6, 1.0, 2.0, -3.0])
+    y = np.ones(4)
+    b = np.array([1.0, 0.5, 1.0, 3.0])
+    found = noise_of(module, [x, y, b])
+    update_low, update_high = found.low[0], found.high[0]
+    assert update_high[0] == pytest.approx(1.0, abs=1e-4) and update_low[0] < -0.9  # either side
+    assert np.all(update_high[1:] - update_low[1:] < 1e-6)  # decided elsewhere
+    assert [(d.name, d.elements) for d in found.discontinuities if d.flipped] == [("update", 1)]
+    # g moved where it is made, so g / 2 follows it at element 0 (a legal g, halved), and
+    # keeps its side where g is far from zero.
+    assert found.low[1][0] < 0 < found.high[1][0]
+    assert np.all(np.sign(found.low[1][1:]) == np.sign(found.high[1][1:]))
+    assert np.all(found.low[2] > 0)  # exp is never moved below zero
+
+
+def test_without_the_split_sample_the_flip_is_missed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case above with `REACH` 0 (the split sample moves nothing): the random-rounding
+    samples alone keep update at +1, so the test above can fail."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    monkeypatch.setattr(noise, "REACH", 0.0)
+    module = parse_hlo_text(ADAM_LIKE)
+    x = np.array([1.0 + 2**-6, 1.0, 2.0, -3.0])
+    found = noise_of(module, [x, np.ones(4), np.array([1.0, 0.5, 1.0, 3.0])])
+    assert found.low[0][0] > 0.9

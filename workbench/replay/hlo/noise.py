@@ -16,8 +16,16 @@ is the noise, large exactly downstream of such an element and about the rounding
 A domain boundary is such a discontinuity too: `sqrt`, `log` or `pow` of an operand within
 rounding of it is NaN in some samples and finite in others (AdamW's second moment near 0
 on random data), so a float result whose NaN-ness differs between samples flips as well.
+Random samples rarely land a value that is within its noise of a threshold on its other side,
+yet real XLA may (its bf16 sums stray further than one rounding). A last, deterministic *split
+sample* goes there: the f64 reference without random rounding, where a float compare whose
+operands are within `REACH` times their samples' spread of each other answers the other way,
+and a value whose sign a decided steep op follows (AdamW's m / (sqrt(v) + eps)) is moved
+across zero where it is made (`split_candidates`).
+
 `Noise` keeps the per-element range of the samples (not the samples), where some sample was
-NaN, and the discontinuities whose outputs differed between samples, by instruction.
+NaN, and the discontinuities whose outputs differed between samples or that the split sample
+moved, by instruction.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue
 from workbench.replay.hlo.interpreter import Interpreter
-from workbench.replay.hlo.registry import Handler, Value
+from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
 
 SAMPLES = 8  # random-rounding evaluations of the reference
 SEED = 20261126
@@ -131,9 +139,16 @@ _FLOAT_TYPES = frozenset(
 )
 
 
+# How far past its samples' midpoint an operand may legally lie, in half ranges of its samples
+# (as far as the verdict's bound lets a legal value stray: `error_bound.C`).
+REACH = 4.0
+# Ops steep where an operand crosses zero: AdamW's m / (sqrt(v) + eps) is about sign(m).
+STEEP_AT_ZERO = frozenset(("divide", "sign"))
 ACCUMULATION_BLOCKS = 8  # partial sums of a dot that accumulates in its narrow declared type
 _F32_EPS = float(np.finfo(np.float32).eps)
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
+# Where the split sample may move a value: all elements, and each steep op's share of them.
+Candidate = tuple[np.ndarray, list[tuple[np.ndarray, tuple[str, str]]]]
 TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips and jumps
 
 
@@ -199,8 +214,10 @@ class _Recorder:
     occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
     sample: int = 0
     tracked: int = 0
+    # Kept beyond `TRACKED_BYTES`: what the split sample reads (steep ops and their operands).
+    needed: set[tuple[str, str]] = field(default_factory=set)
 
-    def _occurrence(self, computation: str, instruction: Instruction) -> tuple[str, str, int]:
+    def occurrence(self, computation: str, instruction: Instruction) -> tuple[str, str, int]:
         key = (computation, instruction.name)
         occurrence = self.occurrences.get(key, 0)
         self.occurrences[key] = occurrence + 1
@@ -209,7 +226,7 @@ class _Recorder:
         return (*key, occurrence)
 
     def see(self, computation: str, instruction: Instruction, value: Value) -> None:
-        key = self._occurrence(computation, instruction)
+        key = self.occurrence(computation, instruction)
         parts = value if isinstance(value, tuple) else (value,)
         discrete = tuple(np.array(p, copy=True) for p in parts if np.asarray(p).dtype.kind in "biu")
         if not discrete:
@@ -228,12 +245,13 @@ class _Recorder:
             self.differing[key[:2]] = max(self.differing.get(key[:2], 0), count)
 
     def see_float(self, computation: str, instruction: Instruction, value: np.ndarray) -> None:
-        key = self._occurrence(computation, instruction)
+        key = self.occurrence(computation, instruction)
         if value.dtype.kind != "f":
             return
         known = self.ranges.get(key)
         if known is None:
-            if self.sample != 0 or self.tracked + 2 * value.nbytes + value.size > TRACKED_BYTES:
+            over = self.tracked + 2 * value.nbytes + value.size > TRACKED_BYTES
+            if self.sample != 0 or (over and key[:2] not in self.needed):
                 return
             self.tracked += 2 * value.nbytes + value.size
             self.ranges[key] = (np.array(value, copy=True), np.array(value, copy=True))
@@ -244,6 +262,11 @@ class _Recorder:
             self.nan_flips[key[:2]] = max(self.nan_flips.get(key[:2], 0), count)
         np.fmin(known[0], value, out=known[0])
         np.fmax(known[1], value, out=known[1])
+
+    def latest_range(self, computation: str, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The samples' range of the latest value of `name` in `computation`, if tracked."""
+        occurrence = self.occurrences.get((computation, name), 0) - 1
+        return self.ranges.get((computation, name, occurrence))
 
     def jumps(self) -> dict[tuple[str, str], int]:
         """Elements whose sample range exceeds `JUMP` of their array's magnitude, by
@@ -267,16 +290,29 @@ class _NoisyInterpreter(Interpreter):
     declared type, and reports the discontinuities' outputs to a recorder."""
 
     def __init__(
-        self, shadow: HloModule, declared: dict[tuple[str, str], Instruction], recorder: _Recorder
+        self, shadow: HloModule, declared: dict[tuple[str, str], Instruction],
+        recorder: _Recorder, non_negative: set[tuple[str, str]] | None = None,
     ) -> None:
         super().__init__(shadow)
         self.declared = declared
+        self.non_negative = non_negative or set()
         self.recorder = recorder
         self.rng = np.random.default_rng(SEED)
+        self.splitting = False  # the split sample: no random rounding, values moved across
+        self.candidates: dict[tuple[str, str, int], Candidate] = {}
+        self.split: dict[tuple[str, str], int] = {}  # elements moved across, by steep op
 
     def reseed(self, sample: int) -> None:
         self.rng = np.random.default_rng((SEED, sample))
         self.recorder.sample = sample
+        self.recorder.occurrences.clear()
+
+    def start_split(self, candidates: dict[tuple[str, str, int], Candidate]) -> None:
+        """The next evaluation is the split sample (`noise_of`): the f64 shadow, without random
+        rounding, with the `candidates` (`split_candidates`) moved across zero where they are
+        within their noise of it."""
+        self.splitting = True
+        self.candidates = candidates
         self.recorder.occurrences.clear()
 
     def _handler(self, computation: Any, instruction: Instruction, batched: bool) -> Handler:
@@ -302,6 +338,10 @@ class _NoisyInterpreter(Interpreter):
     def _rounding(self, handler: Handler, eps: float, computation: str | None) -> Handler:
         def rounded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
             value = np.asarray(handler(interpreter, instruction, operands))
+            if self.splitting:
+                if computation is None:
+                    return value
+                return self._across(self.recorder.occurrence(computation, instruction), value)
             if value.dtype.kind not in "fc":
                 return value
             value = randomly_rounded(self.rng, value, eps)
@@ -314,46 +354,116 @@ class _NoisyInterpreter(Interpreter):
     def _recording(self, handler: Handler, computation: str) -> Handler:
         def recorded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
             value = handler(interpreter, instruction, operands)
+            if self.splitting:
+                self.recorder.occurrence(computation, instruction)
+                if instruction.opcode == "compare":
+                    return self._compare_across(handler, interpreter, instruction, operands,
+                                                np.asarray(value), computation)
+                return value
             self.recorder.see(computation, instruction, value)
             return value
 
         return recorded
 
+    def _moved(self, computation: str, name: str, count: int) -> None:
+        key = (computation, name)
+        self.split[key] = self.split.get(key, 0) + count
+
+    def _across(self, key: tuple[str, str, int], value: np.ndarray) -> np.ndarray:
+        """`value` moved across zero, as far as the bound lets it stray (`REACH` times its
+        samples' spread), where it is a candidate, within that reach of zero, and not moved
+        across yet (by an ancestor): still on the side of its samples' middle."""
+        found = self.candidates.get(key)
+        if found is None or value.dtype.kind != "f" or found[0].shape != value.shape:
+            return value
+        mask, steeps = found
+        low, high = self.recorder.ranges[key]
+        with np.errstate(invalid="ignore"):
+            reach = REACH * _spread(value, low, high)
+            unmoved = value * (low + high) > 0
+            move = mask & (reach > 0) & (np.abs(value) <= reach) & unmoved
+        if not np.any(move):
+            return value
+        credited = np.zeros(move.shape, dtype=bool)
+        for decided, (computation, name) in steeps:
+            here = move & decided & ~credited
+            credited |= here
+            if np.any(here):
+                self._moved(computation, name, int(np.count_nonzero(here)))
+        return np.where(move, value - np.sign(value) * reach, value)
+
+    def _compare_across(self, handler: Handler, interpreter: Interpreter,
+                        instruction: Instruction, operands: list, value: np.ndarray,
+                        computation: str) -> np.ndarray:
+        """A float compare whose operands' difference is within their noise of zero and that
+        still answers as their samples' midpoints do: answered the other way."""
+        arrays = [np.asarray(operand) for operand in operands]
+        if any(array.dtype.kind != "f" for array in arrays):
+            return value
+        reach = np.zeros(value.shape)
+        middles = list(arrays)
+        for index, (name, array) in enumerate(zip(instruction.operands, arrays, strict=True)):
+            known = self.recorder.latest_range(computation, name)
+            if known is not None and known[0].shape == array.shape:
+                with np.errstate(invalid="ignore"):
+                    reach = reach + REACH * _spread(array, *known)
+                middles[index] = (known[0] + known[1]) / 2
+        with np.errstate(invalid="ignore"):
+            undecided = (reach > 0) & (np.abs(arrays[0] - arrays[1]) <= reach)
+        if not np.any(undecided):
+            return value
+        # Not answered the other way yet: as the samples' middles answer.
+        across = undecided & (value == np.asarray(handler(interpreter, instruction, middles)))
+        count = int(np.count_nonzero(across))
+        if not count:
+            return value
+        self._moved(computation, instruction.name, count)
+        return np.where(across, ~value, value)
+
 
 def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter) -> Handler:
     """A dot declared in a type narrower than f32 may accumulate in that type (XLA CPU runs a
     bf16 dot that stays bf16 with bf16 partial sums), one product at a time at worst: `k`
-    roundings of half an ulp of the running sum. Their spread, sqrt(k) / 2 ulps of the running
-    sum's root mean square, is estimated from the running sums after each of
-    `ACCUMULATION_BLOCKS` blocks of the contraction; each sample moves the exact sum by that
-    much, up or down at random (every sample by the whole amount: eight samples drawing a
-    size each would leave some elements with a spread far below it by chance)."""
+    roundings (k products in all contracted dimensions) of half an ulp of the running sum.
+    Their spread, sqrt(k) / 2 ulps of the running sum's root mean square, is estimated from
+    the running sums after each of `ACCUMULATION_BLOCKS` blocks of the longest contracted
+    dimension; each sample moves the exact sum by that much, up or down at random (every
+    sample by the whole amount: eight samples drawing a size each leave some elements a
+    spread far below it by chance)."""
 
     def accumulated(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
         numbers = instruction.dot_dimension_numbers
         lhs, rhs = np.asarray(operands[0]), np.asarray(operands[1])
-        if numbers is None or not numbers.lhs_contracting_dims:
+        if noisy.splitting or numbers is None or not numbers.lhs_contracting_dims:
             return handler(interpreter, instruction, operands)
-        left, right = numbers.lhs_contracting_dims[0], numbers.rhs_contracting_dims[0]
-        k = lhs.shape[left]
-        blocks = min(k, ACCUMULATION_BLOCKS)
+        pairs = list(zip(numbers.lhs_contracting_dims, numbers.rhs_contracting_dims,
+                         strict=True))
+        k = int(np.prod([lhs.shape[d] for d, _ in pairs], dtype=np.int64))
+        left, right = max(pairs, key=lambda pair: lhs.shape[pair[0]])  # split the longest
+        blocks = min(lhs.shape[left], ACCUMULATION_BLOCKS)
         if blocks < 2:
             return handler(interpreter, instruction, operands)
         total: np.ndarray | None = None
         squares: np.ndarray | None = None
-        bounds = np.linspace(0, k, blocks + 1).astype(int)
+        bounds = np.linspace(0, lhs.shape[left], blocks + 1).astype(int)
         for start, stop in pairwise(bounds):
             partial = np.asarray(handler(interpreter, instruction, [
                 _part(lhs, left, start, stop), _part(rhs, right, start, stop)]))
             total = partial if total is None else total + partial
-            magnitude = np.abs(total) ** 2 if total.dtype.kind == "c" else total * total
+            magnitude = np.abs(total) ** 2
             squares = magnitude if squares is None else squares + magnitude
         assert total is not None and squares is not None
-        spread = (eps / 2) * np.sqrt(squares * (k / blocks))
+        spread = (eps / 2) * np.sqrt(k * squares / blocks)
         signs = noisy.rng.integers(0, 2, size=total.shape) * 2 - 1
         return (total + signs * spread).astype(total.dtype, copy=False)
 
     return accumulated
+
+
+def _spread(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """How far the samples strayed from `value` (the truth, in the split sample), per element:
+    what the verdict's bound multiplies (`error_bound.py`)."""
+    return np.maximum(high - value, value - low)
 
 
 def _part(array: np.ndarray, axis: int, start: int, stop: int) -> np.ndarray:
@@ -377,6 +487,95 @@ def randomly_rounded(rng: np.random.Generator, value: np.ndarray, eps: float) ->
     return factor.astype(value.dtype, copy=False)
 
 
+# Ops whose result is never negative, whatever their operands; and ops that keep their
+# operands' non-negativity.
+_NON_NEGATIVE = frozenset(("exponential", "sqrt", "rsqrt", "abs", "logistic"))
+_KEEP_ALL = frozenset(("add", "multiply", "divide", "select", "concatenate", "clamp"))
+_KEEP_FIRST = frozenset(("broadcast", "reshape", "transpose", "convert", "copy", "slice",
+                         "reduce", "reduce-window", "bitcast", "power", "dynamic-slice",
+                         "reverse", "pad"))
+
+
+def non_negative(module: HloModule) -> set[tuple[str, str]]:
+    """The float values that cannot be negative by construction ((computation, name)):
+    `exp`, `sqrt`, `abs` and what sums, products, moves and reductions make of them. Their
+    noise is relative, so they never cross zero (a softmax's exp is not AdamW's gradient)."""
+    found: set[tuple[str, str]] = set()
+    for computation in module.computations:
+        for instruction in computation.instructions:
+            known = [(computation.name, operand) in found for operand in instruction.operands]
+            opcode = instruction.opcode
+            if opcode == "select":
+                known = known[1:]  # the predicate is no value
+            if (opcode in _NON_NEGATIVE
+                    or (opcode in _KEEP_ALL and known and all(known))
+                    or (opcode in _KEEP_FIRST and known and known[0])
+                    or (opcode == "maximum" and any(known))
+                    or (opcode == "multiply" and len(set(instruction.operands)) == 1)):
+                found.add((computation.name, instruction.name))
+    return found
+
+
+def _steep_ancestors(
+    declared: dict[tuple[str, str], Instruction], signless: set[tuple[str, str]]
+) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Each value whose sign a steep op follows, with those ops ((computation, name) all): a
+    steep op's first operand, and through element-wise ops of the same shape, their operands,
+    back to where the value is made (a dot, a reduce, a parameter). Values that cannot be
+    negative are left out, and so is what lies behind them."""
+    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for (computation, name), instruction in declared.items():
+        if instruction.opcode not in STEEP_AT_ZERO or not _is_float(instruction):
+            continue
+        seen: set[str] = set()
+        work = [instruction.operands[0]]
+        while work:
+            operand = work.pop()
+            key = (computation, operand)
+            made = declared.get(key)
+            if made is None or key in signless or operand in seen or not _is_float(made):
+                continue
+            seen.add(operand)
+            found.setdefault(key, []).append((computation, name))
+            if made.opcode in ELEMENTWISE:
+                work.extend(o for o in made.operands
+                            if (other := declared.get((computation, o))) is not None
+                            and other.shape.dims == made.shape.dims)
+    return found
+
+
+def split_candidates(
+    declared: dict[tuple[str, str], Instruction], recorder: _Recorder,
+    signless: set[tuple[str, str]],
+) -> dict[tuple[str, str, int], Candidate]:
+    """Where the split sample may move a value across zero, by (computation, name, occurrence),
+    with the steep ops it answers to: the elements of a steep op's sign-following ancestors
+    (`_steep_ancestors`) where the op itself is decided, far from zero in its samples (beyond
+    `REACH` times their half range: g / (|g| + eps) is +-1 in every sample, g / 2 is not),
+    each op with the elements where it is.
+    Whether an element moves is decided as the split sample makes it (`_across`)."""
+    ancestors = _steep_ancestors(declared, signless)
+    found: dict[tuple[str, str, int], Candidate] = {}
+    for (computation, name, occurrence), (low, _) in recorder.ranges.items():
+        mask: np.ndarray | None = None
+        steeps: list[tuple[np.ndarray, tuple[str, str]]] = []
+        for steep in ancestors.get((computation, name), ()):
+            if declared[steep].opcode == "sign":
+                decided: np.ndarray = np.ones(low.shape, dtype=bool)
+            else:
+                known = recorder.ranges.get((*steep, occurrence))
+                if known is None or known[0].shape != low.shape:
+                    continue
+                with np.errstate(invalid="ignore"):
+                    decided = np.abs(known[0] + known[1]) > REACH * (known[1] - known[0])
+            if np.any(decided):
+                mask = decided if mask is None else mask | decided
+                steeps.append((decided, steep))
+        if mask is not None:
+            found[(computation, name, occurrence)] = (mask, steeps)
+    return found
+
+
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
     """The reference `module` evaluated `samples` times in f64 with random rounding at each
     op's declared precision, on `arguments` already widened to the shadow's types."""
@@ -386,7 +585,13 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     shadow = widened_module(module)
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
     recorder = _Recorder()
-    interpreter = _NoisyInterpreter(shadow, declared, recorder)
+    signless = non_negative(module)
+    recorder.needed = {(computation, name) for (computation, _), instruction in declared.items()
+                       if instruction.opcode == "compare"
+                       for name in (instruction.name, *instruction.operands)}
+    recorder.needed |= set(_steep_ancestors(declared, signless))
+    recorder.needed |= {(c, i.name) for (c, _), i in declared.items() if i.opcode in STEEP_AT_ZERO}
+    interpreter = _NoisyInterpreter(shadow, declared, recorder, signless)
     low = high = nan_seen = None
     for sample in range(samples):
         interpreter.reseed(sample)
@@ -394,9 +599,15 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
         low = value if low is None else _combine(low, value, np.fmin)
         high = value if high is None else _combine(high, value, np.fmax)
         nan_seen = _nans(value, nan_seen)
-    found = []
-    for key, count in sorted(recorder.differing.items(), key=lambda item: -item[1]):
-        found.append(_discontinuity(recorder.instructions[key], key[0], count, flipped=True))
+    interpreter.start_split(split_candidates(declared, recorder, signless))
+    value = evaluate_module(shadow, arguments, interpreter=interpreter)
+    low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
+    nan_seen = _nans(value, nan_seen)
+    flips = dict(recorder.differing)  # flipped between samples, or in the split sample
+    for key, count in interpreter.split.items():
+        flips[key] = max(flips.get(key, 0), count)
+    found = [_discontinuity(declared[key], key[0], count, flipped=True)
+             for key, count in sorted(flips.items(), key=lambda item: -item[1])]
     for key, count in recorder.nan_flips.items():
         instruction = recorder.instructions[key]
         if not any((key[0], operand) in recorder.nan_flips for operand in instruction.operands):
