@@ -347,3 +347,42 @@ def test_without_the_split_sample_the_flip_is_missed(monkeypatch: pytest.MonkeyP
     x = np.array([1.0 + 2**-6, 1.0, 2.0, -3.0])
     found = noise_of(module, [x, np.ones(4), np.array([1.0, 0.5, 1.0, 3.0])])
     assert found.low[0][0] > 0.9
+
+
+STEPS = """HloModule steps
+
+ENTRY main {
+  x = bf16[4] parameter(0)
+  y = bf16[4] parameter(1)
+  a = bf16[4] multiply(x, y)
+  f = bf16[4] floor(a)
+  i = s32[4] convert(a)
+  r = bf16[4] round-nearest-even(a)
+  ROOT t = (bf16[4], s32[4], bf16[4]) tuple(f, i, r)
+}
+"""
+
+
+def test_the_split_sample_steps_floor_convert_and_round_across(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """a = x * y is 3 + 2^-5 at element 0 (floor and truncation 3): rounding to bf16 moves it
+    by at most one ulp of the bf16 type at 3 (0.024), so no random sample goes below 3, but
+    the bound's reach does; 2.5 + 2^-5 at element 1 (round: 3), as near its step; far from
+    any step at elements 2 and 3. With `REACH` 0 nothing steps across."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    module = parse_hlo_text(STEPS)
+    x = np.array([3.0 + 2**-5, 2.5 + 2**-5, 5.25, -7.25])
+    found = noise_of(module, [x, np.ones(4)])
+    floor_low, floor_high = found.low[0], found.high[0]
+    assert (floor_low[0], floor_high[0]) == (2.0, 3.0)
+    assert np.array_equal(floor_low[2:], floor_high[2:])
+    round_low, round_high = found.low[2], found.high[2]
+    assert (round_low[1], round_high[1]) == (2.0, 3.0)
+    assert np.array_equal(round_low[2:], round_high[2:])
+    named = {d.name for d in found.discontinuities if d.flipped}
+    assert {"f", "i", "r"} <= named
+    monkeypatch.setattr(noise, "REACH", 0.0)
+    alone = noise_of(module, [x, np.ones(4)])
+    assert alone.low[0][0] == 3.0 and alone.high[2][1] == alone.low[2][1] == 3.0

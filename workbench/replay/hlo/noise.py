@@ -20,8 +20,9 @@ Random samples rarely land a value that is within its noise of a threshold on it
 yet real XLA may (its bf16 sums stray further than one rounding). A last, deterministic *split
 sample* goes there: the f64 reference without random rounding, where a float compare whose
 operands are within `REACH` times their samples' spread of each other answers the other way,
-and a value whose sign a decided steep op follows (AdamW's m / (sqrt(v) + eps)) is moved
-across zero where it is made (`split_candidates`).
+floor, ceil, round and a convert to an integer whose operand is that near a step answer from
+its other side, and a value whose sign a decided steep op follows (AdamW's
+m / (sqrt(v) + eps)) is moved across zero where it is made (`split_candidates`).
 
 `Noise` keeps the per-element range of the samples (not the samples), where some sample was
 NaN, and the discontinuities whose outputs differed between samples or that the split sample
@@ -142,6 +143,8 @@ _FLOAT_TYPES = frozenset(
 # How far past its samples' midpoint an operand may legally lie, in half ranges of its samples
 # (as far as the verdict's bound lets a legal value stray: `error_bound.C`).
 REACH = 4.0
+# Ops whose result steps where the operand crosses an integer (a half-integer for round).
+STEPS = frozenset(("floor", "ceil", "round-nearest-afz", "round-nearest-even"))
 # Ops steep where an operand crosses zero: AdamW's m / (sqrt(v) + eps) is about sign(m).
 STEEP_AT_ZERO = frozenset(("divide", "sign"))
 ACCUMULATION_BLOCKS = 8  # partial sums of a dot that accumulates in its narrow declared type
@@ -327,6 +330,8 @@ class _NoisyInterpreter(Interpreter):
             return self._rounding(handler, eps, None if batched else computation.name)
         if original.opcode in DISCONTINUOUS and not batched and self._discrete(original):
             return self._recording(handler, computation.name)
+        if original.opcode in STEPS and not batched:
+            return self._stepping(handler, computation.name)
         return handler
 
     @staticmethod
@@ -359,11 +364,50 @@ class _NoisyInterpreter(Interpreter):
                 if instruction.opcode == "compare":
                     return self._compare_across(handler, interpreter, instruction, operands,
                                                 np.asarray(value), computation)
+                if instruction.opcode == "convert":  # to an integer: truncation's steps
+                    return self._step_across(handler, interpreter, instruction, operands,
+                                             np.asarray(value), computation)
                 return value
             self.recorder.see(computation, instruction, value)
             return value
 
         return recorded
+
+    def _stepping(self, handler: Handler, computation: str) -> Handler:
+        def stepped(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+            value = handler(interpreter, instruction, operands)
+            if not self.splitting:
+                return value
+            return self._step_across(handler, interpreter, instruction, operands,
+                                     np.asarray(value), computation)
+
+        return stepped
+
+    def _step_across(self, handler: Handler, interpreter: Interpreter, instruction: Instruction,
+                     operands: list, value: np.ndarray, computation: str) -> np.ndarray:
+        """floor, ceil, round or a convert to an integer whose operand is within `REACH`
+        times its samples' spread of a step (an integer; a half-integer for round) and that
+        still answers as the samples' middle does: answered from the step's other side."""
+        x = np.asarray(operands[0])
+        known = self.recorder.latest_range(computation, instruction.operands[0])
+        if x.dtype.kind != "f" or known is None or known[0].shape != x.shape:
+            return value
+        low, high = known
+        with np.errstate(invalid="ignore"):
+            step = np.floor(x) + 0.5 if instruction.opcode.startswith("round") else np.round(x)
+            margin, reach = x - step, REACH * _spread(x, low, high)
+            undecided = (reach > 0) & (np.abs(margin) <= reach)
+        if not np.any(undecided):
+            return value
+        other = step - np.where(margin >= 0, 1.0, -1.0) * np.maximum(np.abs(margin), reach / 2)
+        moved = np.asarray(handler(interpreter, instruction, [np.where(undecided, other, x)]))
+        expected = np.asarray(handler(interpreter, instruction, [(low + high) / 2]))
+        across = undecided & (value == expected) & (moved != value)
+        count = int(np.count_nonzero(across))
+        if not count:
+            return value
+        self._moved(computation, instruction.name, count)
+        return np.where(across, moved, value)
 
     def _moved(self, computation: str, name: str, count: int) -> None:
         key = (computation, name)
@@ -587,7 +631,8 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     recorder = _Recorder()
     signless = non_negative(module)
     recorder.needed = {(computation, name) for (computation, _), instruction in declared.items()
-                       if instruction.opcode == "compare"
+                       if instruction.opcode in STEPS | {"compare"}
+                       or (instruction.opcode == "convert" and not _is_float(instruction))
                        for name in (instruction.name, *instruction.operands)}
     recorder.needed |= set(_steep_ancestors(declared, signless))
     recorder.needed |= {(c, i.name) for (c, _), i in declared.items() if i.opcode in STEEP_AT_ZERO}
