@@ -386,3 +386,36 @@ def test_the_split_sample_steps_floor_convert_and_round_across(
     monkeypatch.setattr(noise, "REACH", 0.0)
     alone = noise_of(module, [x, np.ones(4)])
     assert alone.low[0][0] == 3.0 and alone.high[2][1] == alone.low[2][1] == 3.0
+
+
+TIES = """HloModule ties
+
+ENTRY main {
+  x = bf16[2,4] parameter(0)
+  y = bf16[2,4] parameter(1)
+  logits = bf16[2,4] multiply(x, y)
+  best = (bf16[2,1], s32[2,1]) topk(logits), k=1, largest=true
+  index = s32[2,1] get-tuple-element(best), index=1
+  ROOT chosen = f32[2,1] convert(index)
+}
+"""
+
+
+def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Row 0's two best logits are 3 and 3.0625: rounding each to bf16 moves it by at most
+    0.024, so no random sample reorders them, but the bound's reach does; the chosen index,
+    1, may legally be 0. Row 1 has no near tie. With `REACH` 0 nothing is reordered."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    module = parse_hlo_text(TIES)
+    x = np.array([[3.0, 3.0625, 1.0, 0.0], [1.0, 5.0, 2.0, 0.0]])
+    found = noise_of(module, [x, np.ones((2, 4))])
+    near = pytest.approx  # the convert to f32 rounds too: by f32 ulps
+    assert (found.low[0, 0], found.high[0, 0]) == (near(0.0, abs=1e-6), near(1.0))
+    assert found.low[1, 0] == near(1.0) and found.high[1, 0] == near(1.0)
+    assert [(d.name, d.elements) for d in found.discontinuities if d.flipped] == [("best", 1)]
+    monkeypatch.setattr(noise, "REACH", 0.0)
+    alone = noise_of(module, [x, np.ones((2, 4))])
+    assert alone.low[0, 0] == near(1.0)

@@ -21,7 +21,8 @@ yet real XLA may (its bf16 sums stray further than one rounding). A last, determ
 sample* goes there: the f64 reference without random rounding, where a float compare whose
 operands are within `REACH` times their samples' spread of each other answers the other way,
 floor, ceil, round and a convert to an integer whose operand is that near a step answer from
-its other side, and a value whose sign a decided steep op follows (AdamW's
+its other side, a sort, top-k or argmax whose keys nearly tie runs with them swapped, and a
+value whose sign a decided steep op follows (AdamW's
 m / (sqrt(v) + eps)) is moved across zero where it is made (`split_candidates`).
 
 `Noise` keeps the per-element range of the samples (not the samples), where some sample was
@@ -115,6 +116,7 @@ DISCONTINUOUS = frozenset(
         "round-nearest-even",
         "convert",
         "sort",
+        "topk",
         "reduce",
         "is-finite",
     )
@@ -196,6 +198,13 @@ def _eps(element_type: str) -> float:
     dtype = dtype_of(element_type)
     base = np.float32 if dtype == np.complex64 else np.float64 if dtype.kind == "c" else dtype
     return float(ml_dtypes.finfo(base).eps)
+
+
+def _has_discrete(instruction: Instruction) -> bool:
+    """Whether some array of the result is integer or pred (an argmax's index)."""
+    shape = instruction.shape
+    parts = shape.tuple_shapes if shape.is_tuple else (shape,)
+    return any(p.is_array and p.element_type not in _FLOAT_TYPES for p in parts)
 
 
 def _is_float(instruction: Instruction) -> bool:
@@ -336,9 +345,7 @@ class _NoisyInterpreter(Interpreter):
 
     @staticmethod
     def _discrete(instruction: Instruction) -> bool:
-        shape = instruction.shape
-        parts = shape.tuple_shapes if shape.is_tuple else (shape,)
-        return any(p.is_array and p.element_type not in _FLOAT_TYPES for p in parts)
+        return _has_discrete(instruction)
 
     def _rounding(self, handler: Handler, eps: float, computation: str | None) -> Handler:
         def rounded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
@@ -367,6 +374,9 @@ class _NoisyInterpreter(Interpreter):
                 if instruction.opcode == "convert":  # to an integer: truncation's steps
                     return self._step_across(handler, interpreter, instruction, operands,
                                              np.asarray(value), computation)
+                if instruction.opcode in ("reduce", "sort", "topk"):  # argmax, top-k
+                    return self._ties_across(handler, interpreter, instruction, operands,
+                                             value, computation)
                 return value
             self.recorder.see(computation, instruction, value)
             return value
@@ -409,23 +419,54 @@ class _NoisyInterpreter(Interpreter):
         self._moved(computation, instruction.name, count)
         return np.where(across, moved, value)
 
+    def _ties_across(self, handler: Handler, interpreter: Interpreter,
+                     instruction: Instruction, operands: list, value: Value,
+                     computation: str) -> Value:
+        """A sort or top-k (its keys, the first operand) or a variadic reduce (argmax) whose
+        keys nearly tie, within `REACH` times their samples' spread: evaluated again with the
+        tied keys swapped, so the tie resolves the other way (a sort: each near-tied pair
+        of neighbours in sorted order; a reduce: the largest pair, and the smallest where
+        there are four keys or more)."""
+        keys = np.asarray(operands[0])
+        known = self.recorder.latest_range(computation, instruction.operands[0])
+        if keys.dtype.kind != "f" or known is None or known[0].shape != keys.shape:
+            return value
+        if instruction.opcode == "sort":
+            axes: tuple[int, ...] = (instruction.dimensions or (0,))[0:1]
+        elif instruction.opcode == "topk":
+            axes = (keys.ndim - 1,)
+        else:
+            axes = tuple(instruction.dimensions or ())
+        if not axes or keys.ndim == 0:
+            return value
+        with np.errstate(invalid="ignore"):
+            reach = REACH * _spread(keys, *known)
+        swapped, count = _swap_ties(keys, reach, axes,
+                                    every_pair=instruction.opcode != "reduce")
+        if not count:
+            return value
+        self._moved(computation, instruction.name, count)
+        return handler(interpreter, instruction, [swapped, *operands[1:]])
+
     def _moved(self, computation: str, name: str, count: int) -> None:
         key = (computation, name)
         self.split[key] = self.split.get(key, 0) + count
 
     def _across(self, key: tuple[str, str, int], value: np.ndarray) -> np.ndarray:
-        """`value` moved across zero, as far as the bound lets it stray (`REACH` times its
-        samples' spread), where it is a candidate, within that reach of zero, and not moved
-        across yet (by an ancestor): still on the side of its samples' middle."""
+        """`value` moved across zero where it is a candidate, its samples' middle is within
+        `REACH` half ranges of zero, and no ancestor moved it across yet (it is still on the
+        middle's side): to the middle's mirror end of that reach. The same rule, on the steep
+        op's own samples, tells where it is decided (`split_candidates`), so a linear op
+        (g / 2) is never decided where its operand is not."""
         found = self.candidates.get(key)
         if found is None or value.dtype.kind != "f" or found[0].shape != value.shape:
             return value
         mask, steeps = found
         low, high = self.recorder.ranges[key]
         with np.errstate(invalid="ignore"):
-            reach = REACH * _spread(value, low, high)
-            unmoved = value * (low + high) > 0
-            move = mask & (reach > 0) & (np.abs(value) <= reach) & unmoved
+            middle, reach = (low + high) / 2, REACH * (high - low) / 2
+            unmoved = value * middle > 0
+            move = mask & (reach > 0) & (np.abs(middle) <= reach) & unmoved
         if not np.any(move):
             return value
         credited = np.zeros(move.shape, dtype=bool)
@@ -434,7 +475,7 @@ class _NoisyInterpreter(Interpreter):
             credited |= here
             if np.any(here):
                 self._moved(computation, name, int(np.count_nonzero(here)))
-        return np.where(move, value - np.sign(value) * reach, value)
+        return np.where(move, middle - np.sign(middle) * reach, value)
 
     def _compare_across(self, handler: Handler, interpreter: Interpreter,
                         instruction: Instruction, operands: list, value: np.ndarray,
@@ -502,6 +543,52 @@ def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter) -> Han
         return (total + signs * spread).astype(total.dtype, copy=False)
 
     return accumulated
+
+
+def _swap_ties(keys: np.ndarray, reach: np.ndarray, axes: tuple[int, ...],
+               every_pair: bool) -> tuple[np.ndarray, int]:
+    """`keys` with near-tied neighbours in sorted order swapped along `axes` (their
+    difference within the sum of their reaches), and how many pairs were swapped: every
+    pair that does not overlap another (`every_pair`), or the largest pair and, with four
+    keys or more, the smallest."""
+    rest = [d for d in range(keys.ndim) if d not in axes]
+    order_axes = rest + list(axes)
+    rows = int(np.prod([keys.shape[d] for d in rest], dtype=np.int64))
+    flat = np.transpose(keys, order_axes).reshape(rows, -1).copy()
+    width = np.transpose(reach, order_axes).reshape(rows, -1)
+    n = flat.shape[1]
+    if n < 2:
+        return keys, 0
+    valid = ~np.any(np.isnan(flat), axis=1)
+    order = np.argsort(np.where(np.isnan(flat), 0.0, flat), axis=1, kind="stable")
+    ranked = np.take_along_axis(flat, order, axis=1)
+    ranked_reach = np.take_along_axis(width, order, axis=1)
+    with np.errstate(invalid="ignore"):
+        tie = (np.abs(np.diff(ranked, axis=1)) <= ranked_reach[:, 1:] + ranked_reach[:, :-1])
+    tie &= (ranked_reach[:, 1:] + ranked_reach[:, :-1] > 0) & valid[:, None]
+    if every_pair:
+        even = tie.copy()
+        even[:, 1::2] = False
+        odd = tie & ~even
+        odd[:, 0::2] = False
+        beside = np.zeros_like(even)
+        beside[:, 1:] |= even[:, :-1]
+        beside[:, :-1] |= even[:, 1:]
+        pairs = even | (odd & ~beside)
+    else:
+        pairs = np.zeros_like(tie)
+        pairs[:, -1] = tie[:, -1]  # the largest two
+        if n >= 4:
+            pairs[:, 0] = tie[:, 0]  # the smallest two
+    count = int(np.count_nonzero(pairs))
+    if not count:
+        return keys, 0
+    row, position = np.nonzero(pairs)
+    first, second = order[row, position], order[row, position + 1]
+    flat[row, first], flat[row, second] = flat[row, second], flat[row, first].copy()
+    shape = [keys.shape[d] for d in order_axes]
+    back = np.argsort(order_axes)
+    return np.transpose(flat.reshape(shape), back), count
 
 
 def _spread(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -632,7 +719,8 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     signless = non_negative(module)
     recorder.needed = {(computation, name) for (computation, _), instruction in declared.items()
                        if instruction.opcode in STEPS | {"compare"}
-                       or (instruction.opcode == "convert" and not _is_float(instruction))
+                       or (instruction.opcode in ("convert", "reduce", "sort", "topk")
+                           and _has_discrete(instruction))
                        for name in (instruction.name, *instruction.operands)}
     recorder.needed |= set(_steep_ancestors(declared, signless))
     recorder.needed |= {(c, i.name) for (c, _), i in declared.items() if i.opcode in STEEP_AT_ZERO}
