@@ -419,3 +419,19 @@ def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
     monkeypatch.setattr(noise, "REACH", 0.0)
     alone = noise_of(module, [x, np.ones((2, 4))])
     assert alone.low[0, 0] == near(1.0)
+
+
+def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The values a split reads are kept beyond the 256 MB of `TRACKED_BYTES`, but not beyond
+    `NEEDED_BYTES`: with no budget at all nothing is kept, and nothing is split."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    module = parse_hlo_text(ADAM_LIKE)
+    arguments = [np.array([1.0 + 2**-6, 1.0, 2.0, -3.0]), np.ones(4),
+                 np.array([1.0, 0.5, 1.0, 3.0])]
+    monkeypatch.setattr(noise, "TRACKED_BYTES", 0)
+    assert noise_of(module, arguments).low[0][0] < -0.9  # the split reads beyond it
+    monkeypatch.setattr(noise, "NEEDED_BYTES", 0)
+    assert noise_of(module, arguments).low[0][0] > 0.9

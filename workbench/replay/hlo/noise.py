@@ -155,6 +155,7 @@ JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a 
 # Where the split sample may move a value: all elements, and each steep op's share of them.
 Candidate = tuple[np.ndarray, list[tuple[np.ndarray, tuple[str, str]]]]
 TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips and jumps
+NEEDED_BYTES = 1024 * 2**20  # most bytes kept in all, what the split sample reads included
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ class _Recorder:
     occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
     sample: int = 0
     tracked: int = 0
-    # Kept beyond `TRACKED_BYTES`: what the split sample reads (steep ops and their operands).
+    # Kept beyond `TRACKED_BYTES` (up to `NEEDED_BYTES`): what the split sample reads.
     needed: set[tuple[str, str]] = field(default_factory=set)
 
     def occurrence(self, computation: str, instruction: Instruction) -> tuple[str, str, int]:
@@ -262,8 +263,9 @@ class _Recorder:
             return
         known = self.ranges.get(key)
         if known is None:
-            over = self.tracked + 2 * value.nbytes + value.size > TRACKED_BYTES
-            if self.sample != 0 or (over and key[:2] not in self.needed):
+            total = self.tracked + 2 * value.nbytes + value.size
+            limit = NEEDED_BYTES if key[:2] in self.needed else TRACKED_BYTES
+            if self.sample != 0 or total > limit:
                 return
             self.tracked += 2 * value.nbytes + value.size
             self.ranges[key] = (np.array(value, copy=True), np.array(value, copy=True))
