@@ -58,14 +58,24 @@ FUSION_ARGS = [np.array([[-1, 0, 0.5], [0.25, -0.5, 1]], np.float32),
                np.array([0.5, 2, 3], np.float32)]
 
 LOOP_HEADER = "HloModule t, entry_computation_layout={(f32[3]{0})->f32[3]{0}}\n\n"
-LOOP = LOOP_HEADER + """%cond (s: (s32[], f32[3])) -> pred[] {
+# Four iterations of %body on (counter, value); the entry returns the value.
+LOOP_CONDITION = """%cond (s: (s32[], f32[3])) -> pred[] {
   %s = (s32[], f32[3]{0}) parameter(0)
   %i = s32[] get-tuple-element(%s), index=0
   %n = s32[] constant(4)
   ROOT %lt = pred[] compare(%i, %n), direction=LT
 }
 
-%body (s.1: (s32[], f32[3])) -> (s32[], f32[3]) {
+"""
+LOOP_ENTRY = """ENTRY %main (x: f32[3]) -> f32[3] {
+  %x = f32[3]{0} parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[3]{0}) tuple(%zero, %x)
+  %w = (s32[], f32[3]{0}) while(%init), condition=%cond, body=%body
+  ROOT %out = f32[3]{0} get-tuple-element(%w), index=1
+}
+"""
+LOOP = LOOP_HEADER + LOOP_CONDITION + """%body (s.1: (s32[], f32[3])) -> (s32[], f32[3]) {
   %s.1 = (s32[], f32[3]{0}) parameter(0)
   %i.1 = s32[] get-tuple-element(%s.1), index=0
   %v = f32[3]{0} get-tuple-element(%s.1), index=1
@@ -78,14 +88,7 @@ LOOP = LOOP_HEADER + """%cond (s: (s32[], f32[3])) -> pred[] {
   ROOT %t = (s32[], f32[3]{0}) tuple(%i.2, %v.3)
 }
 
-ENTRY %main (x: f32[3]) -> f32[3] {
-  %x = f32[3]{0} parameter(0)
-  %zero = s32[] constant(0)
-  %init = (s32[], f32[3]{0}) tuple(%zero, %x)
-  %w = (s32[], f32[3]{0}) while(%init), condition=%cond, body=%body
-  ROOT %out = f32[3]{0} get-tuple-element(%w), index=1
-}
-"""
+""" + LOOP_ENTRY
 # In a loop body: sine became cosine.
 LOOP_BEFORE = LOOP.replace("SIN(", "sine(")
 LOOP_AFTER = LOOP.replace("SIN(", "cosine(")
@@ -127,14 +130,7 @@ UNMATCHED_AFTER = HEADER2 + """ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
 """
 
 # In a loop body, from the third iteration on: the compare's direction GE became GT.
-LATE_LOOP = LOOP_HEADER + """%cond (s: (s32[], f32[3])) -> pred[] {
-  %s = (s32[], f32[3]{0}) parameter(0)
-  %i = s32[] get-tuple-element(%s), index=0
-  %n = s32[] constant(4)
-  ROOT %lt = pred[] compare(%i, %n), direction=LT
-}
-
-%body (s.1: (s32[], f32[3])) -> (s32[], f32[3]) {
+LATE_LOOP = LOOP_HEADER + LOOP_CONDITION + """%body (s.1: (s32[], f32[3])) -> (s32[], f32[3]) {
   %s.1 = (s32[], f32[3]{0}) parameter(0)
   %i.1 = s32[] get-tuple-element(%s.1), index=0
   %v = f32[3]{0} get-tuple-element(%s.1), index=1
@@ -148,14 +144,7 @@ LATE_LOOP = LOOP_HEADER + """%cond (s: (s32[], f32[3])) -> pred[] {
   ROOT %t = (s32[], f32[3]{0}) tuple(%i.2, %v.2)
 }
 
-ENTRY %main (x: f32[3]) -> f32[3] {
-  %x = f32[3]{0} parameter(0)
-  %zero = s32[] constant(0)
-  %init = (s32[], f32[3]{0}) tuple(%zero, %x)
-  %w = (s32[], f32[3]{0}) while(%init), condition=%cond, body=%body
-  ROOT %out = f32[3]{0} get-tuple-element(%w), index=1
-}
-"""
+""" + LOOP_ENTRY
 LATE_LOOP_BEFORE = LATE_LOOP.replace("DIRECTION", "GE")
 LATE_LOOP_AFTER = LATE_LOOP.replace("DIRECTION", "GT")
 LATE_LOOP_ARGS = LOOP_ARGS

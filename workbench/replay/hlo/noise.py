@@ -161,7 +161,8 @@ NEEDED_BYTES = 1024 * 2**20  # most bytes kept in all, what the split sample rea
 @dataclass(frozen=True)
 class Discontinuity:
     """Where rounding noise inside the reference decides a value: a discontinuous instruction
-    whose output differed between samples (`flipped`), or one whose samples jump across more
+    whose output differed between samples or that the split sample moved (`flipped`; for a
+    value moved across zero, the steep op it answers to), or one whose samples jump across more
     than `JUMP` of its array's magnitude (the operand within its own noise; a steep function
     such as AdamW's first update g / (|g| + eps)); `elements` over all its runs."""
 
@@ -304,12 +305,10 @@ class _NoisyInterpreter(Interpreter):
     declared type, and reports the discontinuities' outputs to a recorder."""
 
     def __init__(
-        self, shadow: HloModule, declared: dict[tuple[str, str], Instruction],
-        recorder: _Recorder, non_negative: set[tuple[str, str]] | None = None,
+        self, shadow: HloModule, declared: dict[tuple[str, str], Instruction], recorder: _Recorder
     ) -> None:
         super().__init__(shadow)
         self.declared = declared
-        self.non_negative = non_negative or set()
         self.recorder = recorder
         self.rng = np.random.default_rng(SEED)
         self.splitting = False  # the split sample: no random rounding, values moved across
@@ -339,15 +338,11 @@ class _NoisyInterpreter(Interpreter):
             if original.opcode == "dot" and eps > _F32_EPS:
                 handler = _accumulating(handler, eps, self)
             return self._rounding(handler, eps, None if batched else computation.name)
-        if original.opcode in DISCONTINUOUS and not batched and self._discrete(original):
+        if original.opcode in DISCONTINUOUS and not batched and _has_discrete(original):
             return self._recording(handler, computation.name)
         if original.opcode in STEPS and not batched:
             return self._stepping(handler, computation.name)
         return handler
-
-    @staticmethod
-    def _discrete(instruction: Instruction) -> bool:
-        return _has_discrete(instruction)
 
     def _rounding(self, handler: Handler, eps: float, computation: str | None) -> Handler:
         def rounded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
@@ -679,7 +674,7 @@ def _steep_ancestors(
 
 def split_candidates(
     declared: dict[tuple[str, str], Instruction], recorder: _Recorder,
-    signless: set[tuple[str, str]],
+    ancestors: dict[tuple[str, str], list[tuple[str, str]]],
 ) -> dict[tuple[str, str, int], Candidate]:
     """Where the split sample may move a value across zero, by (computation, name, occurrence),
     with the steep ops it answers to: the elements of a steep op's sign-following ancestors
@@ -687,7 +682,6 @@ def split_candidates(
     `REACH` times their half range: g / (|g| + eps) is +-1 in every sample, g / 2 is not),
     each op with the elements where it is.
     Whether an element moves is decided as the split sample makes it (`_across`)."""
-    ancestors = _steep_ancestors(declared, signless)
     found: dict[tuple[str, str, int], Candidate] = {}
     for (computation, name, occurrence), (low, _) in recorder.ranges.items():
         mask: np.ndarray | None = None
@@ -718,15 +712,15 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     shadow = widened_module(module)
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
     recorder = _Recorder()
-    signless = non_negative(module)
+    ancestors = _steep_ancestors(declared, non_negative(module))
     recorder.needed = {(computation, name) for (computation, _), instruction in declared.items()
                        if instruction.opcode in STEPS | {"compare"}
                        or (instruction.opcode in ("convert", "reduce", "sort", "topk")
                            and _has_discrete(instruction))
                        for name in (instruction.name, *instruction.operands)}
-    recorder.needed |= set(_steep_ancestors(declared, signless))
+    recorder.needed |= set(ancestors)
     recorder.needed |= {(c, i.name) for (c, _), i in declared.items() if i.opcode in STEEP_AT_ZERO}
-    interpreter = _NoisyInterpreter(shadow, declared, recorder, signless)
+    interpreter = _NoisyInterpreter(shadow, declared, recorder)
     low = high = nan_seen = None
     for sample in range(samples):
         interpreter.reseed(sample)
@@ -734,7 +728,7 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
         low = value if low is None else _combine(low, value, np.fmin)
         high = value if high is None else _combine(high, value, np.fmax)
         nan_seen = _nans(value, nan_seen)
-    interpreter.start_split(split_candidates(declared, recorder, signless))
+    interpreter.start_split(split_candidates(declared, recorder, ancestors))
     value = evaluate_module(shadow, arguments, interpreter=interpreter)
     low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
     nan_seen = _nans(value, nan_seen)
