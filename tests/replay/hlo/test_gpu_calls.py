@@ -462,3 +462,45 @@ def test_fmha_backward_reads_its_scale_and_refuses_dropout() -> None:
     assert not np.allclose(run({"fmha_scale": 1.0}), data["dq"], rtol=1e-2)
     with pytest.raises(Unsupported, match="dropout"):
         run({"fmha_scale": 0.5, "dropout_rate": 0.1})
+
+
+FMHA_MASKS = DATA / "fmha_masks"
+# Each case's mask, and the same module with it taken away
+UNMASKED = {"padding": ('"mask_type": "PADDING"', '"mask_type": "NO_MASK"'),
+            "padding_causal": ('"mask_type": "PADDING_CAUSAL"', '"mask_type": "CAUSAL"'),
+            "window": ('"sliding_window_length": 4', '"sliding_window_length": 0'),
+            "bias": ('"mask_type": "CAUSAL"', '"mask_type": "NO_MASK"')}
+PARAMETERS = {"q": "q", "k": "k", "v": "v", "lengths_0_": "q_lengths",
+              "lengths_1_": "kv_lengths", "d": "d", "bias": "bias"}
+
+
+def masked_attention(case: str, text: str) -> tuple[np.ndarray, ...]:
+    """The module evaluated on the case's arguments, each parameter by its name."""
+    module = parse_hlo_text(text)
+    data = np.load(FMHA_MASKS / f"{case}.npz")
+    parameters = sorted(module.entry.parameters, key=lambda p: p.parameter_number)
+    got = evaluate_module(module, [data[PARAMETERS[p.name.split(".")[0]]] for p in parameters])
+    assert isinstance(got, tuple)
+    return tuple(np.asarray(x, np.float64) for x in got)
+
+
+@pytest.mark.parametrize("case", sorted(UNMASKED))
+def test_fmha_masks_are_jaxs_attention_masks(case: str) -> None:
+    """fmha_masks/<case>.txt: the module JAX 0.12 hands XLA for a GPU, cuDNN attention and its
+    gradient with sequence lengths (PADDING, PADDING_CAUSAL), a causal sliding window, or a
+    batch-shared bias (the backward call then also gives dbias); <case>.npz: its f16
+    arguments and JAX's XLA attention of them in f32 (`make.py`)."""
+    text = (FMHA_MASKS / f"{case}.txt").read_text()
+    data = np.load(FMHA_MASKS / f"{case}.npz")
+    got = masked_attention(case, text)
+    for name, value in zip(("out", "dq", "dk", "dv", "dbias"), got, strict=True):
+        expected = data[name].astype(np.float64)
+        # f16 results and f16 probabilities: a few f16 ulps of the largest value
+        assert np.abs(value - expected).max() <= 8 * 2**-11 * np.abs(expected).max(), name
+    assert np.abs(got[4]).max() > 0.1 if case == "bias" else not got[4].any()
+    if case.startswith("padding"):  # the first batch's queries after its length 5: zero
+        assert not got[0][0, 5:].any() and not got[1][0, 5:].any()
+    mask, none = UNMASKED[case]
+    assert mask in text
+    unmasked = masked_attention(case, text.replace(mask, none))
+    assert np.abs(unmasked[0] - data["out"]).max() > 0.05  # the mask is read

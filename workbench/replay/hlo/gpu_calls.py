@@ -11,12 +11,16 @@ Semantics as XLA defines them, read from the instruction:
   `activation(conv * conv_result_scale + side_input * side_input_scale + bias)`.
 - `__cudnn$fmhaSoftmax` (and its `...Bias`/`...Scale...` forms): softmax attention
   `softmax(fmha_scale * Q.K [+ bias] [masked]) . V` with both products' dot dimension numbers
-  from `cudnn_fmha_backend_config`; a dropout rate other than 0 is unsupported. The training
+  from `cudnn_fmha_backend_config`. Masks: `mask_type` CAUSAL, PADDING (the s32
+  q_seqlen, kv_seqlen operands after the bias; a padded query's output is zero) and
+  PADDING_CAUSAL, and `sliding_window_length` L (keys in (query - L, query]). Dropout (cuDNN's
+  own random numbers), packed segments and paged attention are unsupported. The training
   form's f32 second result is each row's logsumexp (cuDNN's softmax `Stats`).
 - `__cudnn$fmhaSoftmaxBackward` (and its Bias/Mask/Dropout forms): (dQ, dK, dV, workspace)
-  from (Q, K, V, stats, dO, [bias], O), the four backward products' dot dimension numbers from
-  the backend_config; dropout, padding masks (sequence-length operands) and dbias results are
-  unsupported.
+  from (Q, K, V, stats, dO, [bias], O, [q_seqlen, kv_seqlen]), the four backward products'
+  dot dimension numbers from the backend_config, masked as the forward call; with a bias, also
+  dbias (before the workspace): the scores' gradient summed where the bias is broadcast, as
+  the kernel sums a batch-shared bias's. Dropout is unsupported.
 - `__cublas$gemm`, `__cublas$lt$matmul`: `epilogue(alpha * dot(a, b) + beta * c + bias)` with
   `gemm_backend_config`'s dot dimension numbers; epilogues DEFAULT, BIAS, RELU, GELU (tanh
   form) and their BIAS forms; the AUX forms (a second output) are unsupported.
@@ -254,34 +258,81 @@ def _dot(interpreter: Interpreter, lhs: np.ndarray, rhs: np.ndarray,
                           [lhs.astype(np.float32), rhs.astype(np.float32)]))
 
 
+_CAUSAL_MASKS = ("CAUSAL", "PADDING_CAUSAL")
+_PADDING_MASKS = ("PADDING", "PADDING_CAUSAL")
+
+
+def _attention_mask(instruction: Instruction, config: dict[str, Any], shape: tuple[int, ...],
+                    lengths: list[np.ndarray]) -> np.ndarray | None:
+    """Which (query, key) scores of `shape` (batch..., queries, keys) take part, as cuDNN
+    reads `mask_type` (CAUSAL: key <= query; PADDING: query < its batch's q_seqlen and key <
+    kv_seqlen, the lengths indexing the first batch dimension; PADDING_CAUSAL both) and
+    `sliding_window_length` L (key in (query - L, query]); None when all do."""
+    target = instruction.custom_call_target
+    mask = config.get("mask_type", "NO_MASK")
+    if mask not in ("NO_MASK", *_CAUSAL_MASKS, *_PADDING_MASKS):
+        raise Unsupported(f"custom-call {target} mask_type {mask}")
+    if int(config.get("max_seg_per_batch", 1) or 1) > 1:
+        raise Unsupported(f"custom-call {target} with packed segments (max_seg_per_batch)")
+    if config.get("is_paged_attention"):
+        raise Unsupported(f"custom-call {target} with paged attention")
+    rows, cols = shape[-2:]
+    query, key = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    keep = np.ones((rows, cols), bool)
+    if mask in _CAUSAL_MASKS:
+        keep &= key <= query
+    window = int(config.get("sliding_window_length", 0) or 0)
+    if window:
+        keep &= key > query - window
+    if mask in _PADDING_MASKS:
+        if len(lengths) != 2:
+            raise EvaluationError(f"{instruction.name}: {target} with mask_type {mask} and "
+                                  f"{len(lengths)} sequence-length operands (2 expected)")
+        per_batch = (-1,) + (1,) * (len(shape) - 1)
+        q_lengths, kv_lengths = (np.asarray(x).reshape(per_batch) for x in lengths)
+        return keep & (query < q_lengths) & (key < kv_lengths)
+    return None if keep.all() else keep
+
+
+def _softmax(scores: np.ndarray, keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """Softmax over the last dimension of the scores that take part (`keep`), with each row's
+    maximum and sum of exponentials; a row where none does (a padded query) has all-zero
+    weights, so its output is zero, as cuDNN writes it."""
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)
+    maximum = scores.max(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        weights = np.exp(scores - np.where(np.isfinite(maximum), maximum, 0))
+    total = weights.sum(axis=-1, keepdims=True)
+    return weights / np.where(total > 0, total, 1), maximum, total
+
+
+def _split_operands(arrays: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The float operands, and the integer ones (q_seqlen, kv_seqlen), each in order."""
+    return ([a for a in arrays if a.dtype.kind not in "iu"],
+            [a for a in arrays if a.dtype.kind in "iu"])
+
+
 @handles_custom_call("__cudnn$fmhaSoftmax", "__cudnn$fmhaScaleBiasSoftmax",
                      "__cudnn$fmhaScaleMaskSoftmax", "__cudnn$fmhaSoftmaxDropout",
                      "__cudnn$fmhaScaleBiasSoftmaxDropout", "__cudnn$fmhaBiasSoftmax")
 def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
                  operands: list[Value]) -> Value:
+    """Softmax attention from (Q, K, V, [bias], [q_seqlen, kv_seqlen])."""
     config = json_config(instruction, "cudnn_fmha_backend_config")
     target = instruction.custom_call_target
     if float(config.get("dropout_rate", 0.0)) != 0.0:
         raise Unsupported(f"custom-call {target} with dropout")
-    q, k, v, *rest = (np.asarray(x) for x in operands)
+    (q, k, v, *rest), lengths = _split_operands([np.asarray(x) for x in operands])
     scores = _dot(interpreter, q, k, _dot_numbers(config, "bmm1_dot_dimension_numbers"))
     scores = scores * float(config.get("fmha_scale", 1.0))
     if "Bias" in (target or "") or (rest and rest[0].ndim == scores.ndim):
         if not rest:
             raise EvaluationError(f"{instruction.name}: {target} without its bias")
         scores = scores + np.broadcast_to(rest[0].astype(np.float32), scores.shape)
-    mask = config.get("mask_type", "NO_MASK")
-    if mask == "CAUSAL":
-        rows, cols = scores.shape[-2:]
-        scores = np.where(np.tril(np.ones((rows, cols), bool)), scores, -np.inf)
-    elif mask != "NO_MASK":
-        raise Unsupported(f"custom-call {target} mask_type {mask}")
-    if int(config.get("sliding_window_length", 0) or 0):
-        raise Unsupported(f"custom-call {target} with a sliding window")
-    maximum = scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores - maximum)
-    total = weights.sum(axis=-1, keepdims=True)
-    weights = weights / total
+    weights, maximum, total = _softmax(
+        scores, _attention_mask(instruction, config, scores.shape, lengths))
     result = _array_result(instruction)
     dtype = dtypes.dtype_of(result.element_type)
     weights = dtypes.convert(weights, dtype)  # cuDNN's second product reads P in the input type
@@ -294,7 +345,8 @@ def fmha_softmax(interpreter: Interpreter, instruction: Instruction,
     if len(shapes) == 3 and shapes[1].element_type == "f32":
         # The training form's second result: each row's softmax statistics, the log of the
         # sum of exp(scores) (cuDNN's logsumexp `Stats`), which the backward call reads.
-        stats = (maximum + np.log(total)).reshape(shapes[1].dims).astype(np.float32)
+        with np.errstate(divide="ignore"):
+            stats = (maximum + np.log(total)).reshape(shapes[1].dims).astype(np.float32)
         return (value[0], stats, *value[2:])
     return value
 
@@ -324,7 +376,8 @@ def _as_operand(value: np.ndarray, order: list[int], dims: tuple[int, ...]) -> n
                      "__cudnn$fmhaScaleBiasSoftmaxDropoutBackward")
 def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
                           operands: list[Value]) -> Value:
-    """(dQ, dK, dV, workspace) of softmax attention from (Q, K, V, stats, dO, [bias], O).
+    """(dQ, dK, dV, [dbias], workspace) of softmax attention from (Q, K, V, stats, dO,
+    [bias], O, [q_seqlen, kv_seqlen]), masked as the forward call is (`_attention_mask`).
 
     The four backward products' dot dimension numbers (`bmm1_grad_gemm1`: dS^T.Q = dK,
     `bmm1_grad_gemm2`: dS.K = dQ, `bmm2_grad_gemm1`: P^T.dO = dV, `bmm2_grad_gemm2`:
@@ -335,17 +388,13 @@ def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
     target = instruction.custom_call_target
     if float(config.get("dropout_rate", 0.0)) != 0.0:
         raise Unsupported(f"custom-call {target} with dropout")
-    mask = config.get("mask_type", "NO_MASK")
-    if mask not in ("NO_MASK", "CAUSAL") or int(config.get("sliding_window_length", 0) or 0):
-        raise Unsupported(f"custom-call {target} mask_type {mask}")
-    arrays = [np.asarray(x) for x in operands]
-    if any(a.dtype.kind in "iu" for a in arrays):
-        raise Unsupported(f"custom-call {target} with sequence lengths")
     shapes = instruction.shape.tuple_shapes
-    if len(shapes) != 4:
-        raise Unsupported(f"custom-call {target} with {len(shapes) - 1} results (dbias)")
-    q, k, v, _stats, d_out, *rest = arrays
+    (q, k, v, _stats, d_out, *rest), lengths = _split_operands(
+        [np.asarray(x) for x in operands])
     bias = rest[0] if "Bias" in (target or "") and len(rest) == 2 else None
+    if len(shapes) not in (4, 5) or (len(shapes) == 5 and bias is None):
+        raise EvaluationError(f"{instruction.name}: {target} with {len(shapes)} results and "
+                              f"{'a' if bias is not None else 'no'} bias")
     dk_numbers = _dot_numbers(config, "bmm1_grad_gemm1_dot_dimension_numbers")
     dq_numbers = _dot_numbers(config, "bmm1_grad_gemm2_dot_dimension_numbers")
     dv_numbers = _dot_numbers(config, "bmm2_grad_gemm1_dot_dimension_numbers")
@@ -359,14 +408,11 @@ def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
     scores = _dot(interpreter, q, k, scores_numbers) * scale
     if bias is not None:
         scores = scores + np.broadcast_to(bias.astype(np.float32), scores.shape)
-    if mask == "CAUSAL":
-        rows, cols = scores.shape[-2:]
-        scores = np.where(np.tril(np.ones((rows, cols), bool)), scores, -np.inf)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = weights / weights.sum(axis=-1, keepdims=True)
+    weights, _, _ = _softmax(scores, _attention_mask(instruction, config, scores.shape,
+                                                      lengths))
     d_weights = _dot(interpreter, d_out, v, dp_numbers)
-    d_scores = weights * (d_weights - (d_weights * weights).sum(axis=-1, keepdims=True))
-    d_scores = d_scores * scale
+    d_biased = weights * (d_weights - (d_weights * weights).sum(axis=-1, keepdims=True))
+    d_scores = d_biased * scale
     dtype = dtypes.dtype_of(shapes[0].element_type)
     d_q = _dot(interpreter, d_scores, k, dq_numbers)
     d_k = _dot(interpreter, d_scores, q, dk_numbers)
@@ -375,8 +421,24 @@ def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
     v_order = [*v_order[:batch], v_order[-1], v_order[batch]]  # V contracts its head dim
     results = (_as_operand(d_q, q_order, shapes[0].dims), _as_operand(d_k, k_order, shapes[1].dims),
                _as_operand(d_v, v_order, shapes[2].dims))
-    workspace = np.zeros(shapes[3].dims, dtypes.dtype_of(shapes[3].element_type))
-    return (*(dtypes.convert(r, dtype) for r in results), workspace)
+    if len(shapes) == 5:  # dbias: the scores' gradient summed where the bias is broadcast
+        results = (*results, _summed_to(d_biased, shapes[3].dims))
+    workspace = np.zeros(shapes[-1].dims, dtypes.dtype_of(shapes[-1].element_type))
+    converted = (dtypes.convert(r, dtypes.dtype_of(s.element_type))
+                 for r, s in zip(results, shapes, strict=False))
+    return (*converted, workspace)
+
+
+def _summed_to(value: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """`value` summed over the dimensions a value of `dims` is broadcast along to its shape
+    (a bias shared by the batch, or by the heads, gets the sum of their gradients)."""
+    lead = value.ndim - len(dims)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(dims)
+                                      if d == 1 and value.shape[lead + i] != 1)
+    summed = value.sum(axis=axes, keepdims=True) if axes else value
+    if summed.size != int(np.prod(dims)):
+        raise EvaluationError(f"a bias gradient of shape {value.shape} fits no result of {dims}")
+    return summed.reshape(dims)
 
 
 # --- cuBLAS and cuSOLVER ----------------------------------------------------------------------
