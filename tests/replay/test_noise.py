@@ -424,7 +424,8 @@ def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
 def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The values a split reads are kept beyond the 256 MB of `TRACKED_BYTES`, but not beyond
-    `NEEDED_BYTES`: with no budget at all nothing is kept, and nothing is split."""
+    `NEEDED_SHARE` of the memory limit: with no budget at all nothing is kept, nothing is
+    split, and the noise says so."""
     from workbench.formats.hlo_text import parse_hlo_text
     from workbench.replay.hlo import noise
 
@@ -432,6 +433,9 @@ def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
     arguments = [np.array([1.0 + 2**-6, 1.0, 2.0, -3.0]), np.ones(4),
                  np.array([1.0, 0.5, 1.0, 3.0])]
     monkeypatch.setattr(noise, "TRACKED_BYTES", 0)
-    assert noise_of(module, arguments).low[0][0] < -0.9  # the split reads beyond it
-    monkeypatch.setattr(noise, "NEEDED_BYTES", 0)
-    assert noise_of(module, arguments).low[0][0] > 0.9
+    split = noise_of(module, arguments)
+    assert split.low[0][0] < -0.9 and split.left_out is None  # the split reads beyond it
+    monkeypatch.setattr(noise, "NEEDED_SHARE", 0.0)
+    unsplit = noise_of(module, arguments)
+    assert unsplit.low[0][0] > 0.9
+    assert unsplit.left_out is not None and "beyond its memory budget" in unsplit.left_out

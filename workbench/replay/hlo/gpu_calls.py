@@ -413,16 +413,15 @@ def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
     d_weights = _dot(interpreter, d_out, v, dp_numbers)
     d_biased = weights * (d_weights - (d_weights * weights).sum(axis=-1, keepdims=True))
     d_scores = d_biased * scale
-    dtype = dtypes.dtype_of(shapes[0].element_type)
     d_q = _dot(interpreter, d_scores, k, dq_numbers)
     d_k = _dot(interpreter, d_scores, q, dk_numbers)
     d_v = _dot(interpreter, weights, d_out, dv_numbers)
     v_order = _operand_order(dp_numbers, v.ndim, rhs=True)
     v_order = [*v_order[:batch], v_order[-1], v_order[batch]]  # V contracts its head dim
-    results = (_as_operand(d_q, q_order, shapes[0].dims), _as_operand(d_k, k_order, shapes[1].dims),
-               _as_operand(d_v, v_order, shapes[2].dims))
+    results = [_as_operand(d_q, q_order, shapes[0].dims), _as_operand(d_k, k_order, shapes[1].dims),
+               _as_operand(d_v, v_order, shapes[2].dims)]
     if len(shapes) == 5:  # dbias: the scores' gradient summed where the bias is broadcast
-        results = (*results, _summed_to(d_biased, shapes[3].dims))
+        results.append(_summed_to(d_biased, shapes[3].dims))
     workspace = np.zeros(shapes[-1].dims, dtypes.dtype_of(shapes[-1].element_type))
     converted = (dtypes.convert(r, dtypes.dtype_of(s.element_type))
                  for r, s in zip(results, shapes, strict=False))

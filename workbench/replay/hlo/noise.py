@@ -155,7 +155,9 @@ JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a 
 # Where the split sample may move a value: all elements, and each steep op's share of them.
 Candidate = tuple[np.ndarray, list[tuple[np.ndarray, tuple[str, str]]]]
 TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips and jumps
-NEEDED_BYTES = 1024 * 2**20  # most bytes kept in all, what the split sample reads included
+# Most bytes kept in all, what the split sample reads included: this share of the memory
+# limit in force (`--memory-limit`; a quarter of the machine's memory by default).
+NEEDED_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -183,13 +185,15 @@ class Discontinuity:
 class Noise:
     """The samples' per-element range (`low`, `high`, in f64, with the reference's structure;
     NaN only where every sample was), where some sample was NaN (`nan_seen`, boolean arrays;
-    None for the non-float parts and when not known) and where the noise decided values
-    (discontinuities first, then jumps; each by how many elements, most first)."""
+    None for the non-float parts and when not known), where the noise decided values
+    (discontinuities first, then jumps; each by how many elements, most first), and what the
+    split sample could not cover within its memory budget (`left_out`, None when nothing)."""
 
     low: Any
     high: Any
     discontinuities: tuple[Discontinuity, ...] = ()
     nan_seen: Any = None
+    left_out: str | None = None
 
 
 def _eps(element_type: str) -> float:
@@ -228,8 +232,10 @@ class _Recorder:
     occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
     sample: int = 0
     tracked: int = 0
-    # Kept beyond `TRACKED_BYTES` (up to `NEEDED_BYTES`): what the split sample reads.
+    # Kept beyond `TRACKED_BYTES` (up to `needed_bytes`): what the split sample reads.
     needed: set[tuple[str, str]] = field(default_factory=set)
+    needed_bytes: int = 0
+    left_out: int = 0  # values the split sample would read, not kept: beyond `needed_bytes`
 
     def occurrence(self, computation: str, instruction: Instruction) -> tuple[str, str, int]:
         key = (computation, instruction.name)
@@ -265,8 +271,10 @@ class _Recorder:
         known = self.ranges.get(key)
         if known is None:
             total = self.tracked + 2 * value.nbytes + value.size
-            limit = NEEDED_BYTES if key[:2] in self.needed else TRACKED_BYTES
-            if self.sample != 0 or total > limit:
+            needed = key[:2] in self.needed
+            if self.sample != 0 or total > (self.needed_bytes if needed else TRACKED_BYTES):
+                if self.sample == 0 and needed:
+                    self.left_out += 1
                 return
             self.tracked += 2 * value.nbytes + value.size
             self.ranges[key] = (np.array(value, copy=True), np.array(value, copy=True))
@@ -711,7 +719,9 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
 
     shadow = widened_module(module)
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
-    recorder = _Recorder()
+    from workbench.sizes import format_size, memory_limit
+
+    recorder = _Recorder(needed_bytes=int(NEEDED_SHARE * memory_limit()))
     ancestors = _steep_ancestors(declared, non_negative(module))
     recorder.needed = {(computation, name) for (computation, _), instruction in declared.items()
                        if instruction.opcode in STEPS | {"compare"}
@@ -747,7 +757,12 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
         if any((key[0], operand) in jumps for operand in instruction.operands):
             continue  # downstream of a jump: the jump is named, not what follows it
         found.append(_discontinuity(instruction, key[0], count, flipped=False))
-    return Noise(low, high, tuple(found), nan_seen)
+    left_out = None
+    if recorder.left_out:
+        left_out = (f"the split sample did not cover {recorder.left_out} value(s) beyond its "
+                    f"memory budget ({format_size(recorder.needed_bytes)}, a quarter of the "
+                    "memory limit; raise it with --memory-limit)")
+    return Noise(low, high, tuple(found), nan_seen, left_out)
 
 
 def _nans(value: Any, seen: Any) -> Any:

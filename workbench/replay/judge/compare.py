@@ -154,6 +154,7 @@ class Comparison:
     bound: BoundCheck | None = None  # set when elements beyond the tolerance met the bound
     shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
     noise_problem: str | None = None  # why rounding noise inside the program was not modelled
+    noise_left_out: str | None = None  # what the noise stage left out, where it mattered
     # Where rounding noise inside the program decided values, when the bound that judged
     # some output had to include it (the noise stage; `hlo/noise.py`).
     widened_by: tuple[Discontinuity, ...] = ()
@@ -212,12 +213,14 @@ class Truth:
     """What judging by a bound needs: the higher-precision result and the per-element bound,
     both with the structure of the result (None for integer and pred arrays).
     `widened_by` names where rounding noise inside the program widened the bound;
-    `legal_nan` (boolean arrays, or None) where rounding may legally make a NaN."""
+    `legal_nan` (boolean arrays, or None) where rounding may legally make a NaN;
+    `noise_left_out` what the noise stage could not cover (`Noise.left_out`)."""
 
     value: Any
     bound: Any
     widened_by: tuple[Discontinuity, ...] = ()
     legal_nan: Any = None
+    noise_left_out: str | None = None
 
     def at(self, path: tuple[int, ...]) -> Truth:
         """The part for the output at tuple path `path`."""
@@ -225,7 +228,7 @@ class Truth:
         for index in path:
             value, bound = value[index], None if bound is None else bound[index]
             legal_nan = None if legal_nan is None else legal_nan[index]
-        return Truth(value, bound, self.widened_by, legal_nan)
+        return Truth(value, bound, self.widened_by, legal_nan, self.noise_left_out)
 
 
 # A stage of the bound: False (the reference's own rounding), True (and the conditioning on
@@ -421,6 +424,8 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
         if not np.any(still):
             break
     assert check is not None
+    if np.any(still) and part.noise_left_out:  # a mismatch the noise stage may not explain
+        result.noise_left_out = part.noise_left_out
     for discontinuity in check.widened_by:
         if discontinuity not in result.widened_by:
             result.widened_by += (discontinuity,)

@@ -134,7 +134,8 @@ def with_noise(truth: Truth, noise: Noise) -> Truth:
     wherever the truth or some sample was NaN."""
     nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
     parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen)
-    return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2))
+    return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2),
+                 noise.left_out)
 
 
 def _none_like(value: Any) -> Any:

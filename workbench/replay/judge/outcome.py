@@ -103,15 +103,17 @@ def bound_text(bound: BoundCheck) -> str:
 
 
 def noise_text(comparison: Comparison) -> str:
-    """Where rounding noise inside the program widened the bound ("" when it did not)."""
+    """Where rounding noise inside the program widened the bound, and what the noise stage
+    left out where that may matter ("" when nothing)."""
     found = comparison.widened_by
+    left_out = f"; {comparison.noise_left_out}" if comparison.noise_left_out else ""
     if not found:
         problem = comparison.noise_problem
-        return f"; no noise stage: {problem}" if problem and not comparison.ok else ""
+        return f"; no noise stage: {problem}" if problem and not comparison.ok else left_out
     listed = ", ".join(str(d) for d in found[:3])
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
     return (f"; the bound includes rounding noise inside the program, which decides values "
-            f"at {listed}{more}")
+            f"at {listed}{more}{left_out}")
 
 
 def comparison_text(comparison: Comparison) -> str:
