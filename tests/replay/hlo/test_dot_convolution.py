@@ -88,6 +88,29 @@ def test_convolution_matches_reference(stride: int, low: int, high: int, base: i
     np.testing.assert_allclose(result, expected.transpose(0, 2, 1), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize(("stride", "low", "high", "base"), [
+    (1, 1, 1, 1), (2, 2, 1, 1), (1, 1, 2, 2),
+])
+def test_non_finite_kernel_skips_padding_as_xla_does(stride: int, low: int, high: int,
+                                                     base: int) -> None:
+    """A kernel holding inf and NaN over padding and base-dilation holes: XLA skips the holes,
+    so they add no NaN (multiplying zeros in would, 0 * inf); zeros of the input itself do."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4, 7))
+    x[0, 1, 3] = 0.0
+    k = rng.standard_normal((4, 4, 3))
+    k[0, 1, 0], k[2, 3, 2], k[3, 0, 1] = np.inf, -np.inf, np.nan
+    with np.errstate(invalid="ignore"):  # 0 * inf, inf - inf: NaN, as XLA computes them
+        expected = reference_convolution(x, k, stride, low, high, base, 1, 1)
+    numbers = ConvolutionDimensionNumbers(0, 1, (2,), 1, 0, (2,), 0, 1, (2,))
+    window = (WindowDimension(3, stride, low, high, 1, base),)
+    result = run("convolution", array_shape("f64", *expected.shape), x, k,
+                 convolution_dimension_numbers=numbers, window=window)
+    np.testing.assert_array_equal(np.isnan(result), np.isnan(expected))
+    assert np.isfinite(expected).any() and np.isinf(expected).any() and np.isnan(expected).any()
+    np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_batch_group_convolution() -> None:
     rng = np.random.default_rng(2)
     x = rng.standard_normal((4, 1, 5))  # NCW, 2 batch groups of 2

@@ -3,9 +3,9 @@ dilation, window reversal, feature groups and batch groups, as one einsum over a
 view of the padded input.
 
 Padding and base-dilation holes are zeros multiplied into the sum; that equals XLA's skipping
-them unless the kernel holds inf or NaN (0 * inf is NaN), a case reported as unsupported
-rather than guessed. Types follow `dot`: operands in the result type, narrow floats
-accumulated in f32.
+them unless the kernel holds inf or NaN (0 * inf is NaN): then the kernel's non-finite
+elements are counted apart (`_skipping_holes`), as skipping gives. Types follow `dot`:
+operands in the result type, narrow floats accumulated in f32.
 """
 
 from __future__ import annotations
@@ -51,13 +51,28 @@ def convolution(interpreter: Interpreter, instruction: Instruction,
     reversed_axes = tuple(2 + i for i, w in enumerate(window) if w.window_reversal)
     if reversed_axes:
         k = np.flip(k, reversed_axes)
+    groups = (instruction.feature_group_count, instruction.batch_group_count)
+    padded = any(w.padding_low > 0 or w.padding_high > 0 or w.base_dilation > 1 for w in window)
+    if padded and not np.isfinite(k).all():
+        out = _skipping_holes(x, k, window, groups, instruction.name)
+    else:
+        out = _convolve(x, k, window, groups, instruction.name)
+    order = [numbers.output_batch_dimension, numbers.output_feature_dimension,
+             *numbers.output_spatial_dimensions]
+    return np.transpose(out, np.argsort(order)).astype(result_dtype, copy=False)
+
+
+def _convolve(x: np.ndarray, k: np.ndarray, window: tuple[WindowDimension, ...],
+              group_counts: tuple[int, int], name: str) -> np.ndarray:
+    """The convolution of x (N, C, spatial...) by k (O, I, spatial...) as (N, O, spatial...),
+    padding and base-dilation holes zeros multiplied into the sum; `group_counts` (feature
+    groups, batch groups)."""
+    spatial = len(window)
     low = [0, 0] + [w.padding_low for w in window]
     high = [0, 0] + [w.padding_high for w in window]
     interior = [0, 0] + [w.base_dilation - 1 for w in window]
     if any(low) or any(high) or any(interior):
-        if (any(v > 0 for v in low + high) or any(interior)) and not np.isfinite(k).all():
-            raise Unsupported("convolution of a non-finite kernel over padding")
-        x = pad_array(x, np.zeros((), x.dtype), low, high, interior, instruction.name)
+        x = pad_array(x, np.zeros((), x.dtype), low, high, interior, name)
     batch, channels = x.shape[:2]
     out_features, kernel_channels = k.shape[:2]
     sizes = k.shape[2:]
@@ -72,12 +87,11 @@ def convolution(interpreter: Interpreter, instruction: Instruction,
                  *(x.strides[2 + i] * w.window_dilation for i, w in enumerate(window))),
         writeable=False,
     )
-    groups = instruction.feature_group_count
-    batch_groups = instruction.batch_group_count
+    groups, batch_groups = group_counts
     if channels != kernel_channels * groups or out_features % (groups * batch_groups):
-        raise EvaluationError(f"{instruction.name}: feature groups do not divide the shapes")
+        raise EvaluationError(f"{name}: feature groups do not divide the shapes")
     if batch % batch_groups:
-        raise EvaluationError(f"{instruction.name}: batch groups do not divide the batch")
+        raise EvaluationError(f"{name}: batch groups do not divide the batch")
     letters = iter(string.ascii_uppercase)
     out_axes = "".join(next(letters) for _ in range(spatial))
     window_axes = "".join(next(letters) for _ in range(spatial))
@@ -90,6 +104,31 @@ def convolution(interpreter: Interpreter, instruction: Instruction,
     out = np.einsum(f"bngi{out_axes}{window_axes},bgoi{window_axes}->nbgo{out_axes}",
                     v, kk, optimize=True)
     out = out.reshape(batch // batch_groups, out_features, *out_spatial)
-    order = [numbers.output_batch_dimension, numbers.output_feature_dimension,
-             *numbers.output_spatial_dimensions]
-    return np.transpose(out, np.argsort(order)).astype(result_dtype, copy=False)
+    return out
+
+
+def _skipping_holes(x: np.ndarray, k: np.ndarray, window: tuple[WindowDimension, ...],
+                    groups: tuple[int, int], name: str) -> np.ndarray:
+    """The convolution as XLA defines it where the kernel holds inf or NaN: padding and
+    base-dilation holes are skipped, not multiplied (0 * inf would be NaN). The finite part of
+    the kernel is convolved as usual; each window's products with the non-finite part are
+    counted by kind (NaN, +inf, -inf; holes count none) and summed as IEEE sums them."""
+    if np.iscomplexobj(k) or np.isinf(x).any():
+        raise Unsupported("convolution of a non-finite kernel over padding, with a complex "
+                          "kernel or an input holding inf")
+    finite = np.isfinite(k)
+    base = _convolve(x, np.where(finite, k, 0), window, groups, name)
+
+    def count(where_x: np.ndarray, where_k: np.ndarray) -> np.ndarray:
+        return _convolve(where_x.astype(np.float64), where_k.astype(np.float64), window,
+                         groups, name)
+
+    k_nan, k_pos, k_neg = np.isnan(k), k == np.inf, k == -np.inf
+    x_pos, x_neg = x > 0, x < 0
+    nan = (count(np.ones(x.shape, bool), k_nan) + count(x == 0, ~finite & ~k_nan)
+           + count(np.isnan(x), ~finite))
+    pos = count(x_pos, k_pos) + count(x_neg, k_neg)
+    neg = count(x_pos, k_neg) + count(x_neg, k_pos)
+    special = np.where((nan > 0) | ((pos > 0) & (neg > 0)), np.nan,
+                       np.where(pos > 0, np.inf, np.where(neg > 0, -np.inf, 0.0)))
+    return (base + special).astype(base.dtype, copy=False)
