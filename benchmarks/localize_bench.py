@@ -140,8 +140,8 @@ def main() -> int:
         print(f"{case:>6}: {seconds:.3f} s = {ratio:.2f} evaluations (CPU "
               f"{cpu / evaluation_cpu:.2f}; {result.evaluations} evaluations run, culprit "
               f"{found}, {result.matched} matched, {len(result.unmatched)} unmatched); values "
-              f"kept at most {result.kept_bytes / 2**20:.1f} MB, traced peak "
-              f"{traced / 2**20:.1f} MB")
+              f"kept at most {result.kept_bytes / 2**20:.1f} MB (spilled "
+              f"{result.spilled_bytes / 2**20:.1f} MB), traced peak {traced / 2**20:.1f} MB")
     if "late" in cases:
         late = cases["late"][0]
         again, _ = interleaved_best(args.repeat, {"again": lambda: Localizer(

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print("\n".join(localization_lines(result)))
+        spilled = (f", {result.spilled_bytes / 2**20:.1f} MB spilled to disk beyond the memory "
+                   "limit" if result.spilled_bytes else "")
         print(f"{result.evaluations} evaluations, {result.seconds:.2f} s, "
-              f"{result.kept_bytes / 2**20:.1f} MB of values kept at most.")
+              f"{result.kept_bytes / 2**20:.1f} MB of values kept at most{spilled}.")
     return 1 if result.found else 0

@@ -423,6 +423,7 @@ def localization_json(r: Localization) -> dict[str, Any]:
         "evaluations": r.evaluations,
         "seconds": round(r.seconds, 6),
         "kept_bytes": r.kept_bytes,
+        "spilled_bytes": r.spilled_bytes,
     }
 
 

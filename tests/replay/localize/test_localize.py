@@ -115,24 +115,34 @@ def test_memory_limit_is_a_clear_error() -> None:
 
 
 def test_the_limit_is_the_memory_limit_and_counts_what_the_evaluations_hold(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No fixed cap: by default the limit in force (`--memory-limit` sets it), and the values
-    kept plus what the evaluations under way hold at once must fit in it."""
+    kept in memory plus what the evaluations under way hold at once fit in it: beyond it the
+    earlier step's values are spilled to a temporary folder, removed afterwards, and the same
+    culprit is found with the same numbers."""
+    import tempfile
+
     from workbench.replay.processes import memory
 
     step = Step(0, "p", "hlo", "after-pass")
     before, after = parse_hlo_text(cases.FUSION_BEFORE), parse_hlo_text(cases.FUSION_AFTER)
     monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, "8G")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     localizer = Localizer(before, after, cases.FUSION_ARGS)
     assert localizer.memory_limit == 8 << 30
-    assert localizer.run(step, step).instruction is not None
+    found = localizer.run(step, step)
+    assert found.instruction is not None and found.spilled_bytes == 0
     holds, kept = localizer.evaluations_hold, localizer.peak
     assert holds > 0 and kept > 0
     just_enough = Localizer(before, after, cases.FUSION_ARGS, memory_limit=holds + kept)
-    assert just_enough.run(step, step).instruction is not None
+    assert just_enough.run(step, step).spilled_bytes == 0
     short = Localizer(before, after, cases.FUSION_ARGS, memory_limit=holds + kept - 1)
-    with pytest.raises(LocalizeError, match=r"exceed the memory limit of .*--memory-limit"):
-        short.run(step, step)
+    spilled = short.run(step, step)
+    assert spilled.spilled_bytes > 0 and short.peak + short.evaluations_hold <= holds + kept - 1
+    assert spilled.instruction == found.instruction and spilled.elements == found.elements
+    assert spilled.comparison is not None and found.comparison is not None
+    assert spilled.comparison.max_abs_error == found.comparison.max_abs_error
+    assert not list(tmp_path.iterdir())  # the spill folder is gone
 
 
 def test_observer_sees_fusion_and_loop_values_and_changes_nothing() -> None:

@@ -59,9 +59,7 @@ class EarlierStep:
     def _keep(self, key: DynKey, instruction: Instruction, value: Any) -> None:
         localizer = self.localizer
         if key[0] in localizer.wanted:
-            plain = plain_value(value, instruction, localizer.sub_byte)
-            localizer.keep(plain)
-            self.values[key] = plain
+            localizer.keep_before(key, plain_value(value, instruction, localizer.sub_byte))
         self.made += 1
         if self.made >= self.allowed:
             with self.turn:

@@ -24,8 +24,10 @@ whatever the inputs; `unsettled_module`), judged as it is made up to the culprit
 kept (where the values turn out alike anyway, the earlier step's are taken, `Search.known`);
 and the regions of the values judged beyond the tolerance. Values kept are counted with what
 the evaluations running at once hold (`Interpreter.holds_at_once`: the earlier and the later
-step, and a shadow, each sized from its declared shapes), and beyond the memory limit
-(`--memory-limit`, `replay.memory`) localization stops with a clear error.
+step, and a shadow, each sized from its declared shapes) against the memory limit
+(`--memory-limit`, `replay.memory`): beyond it the earlier step's values are spilled to a
+temporary folder (`spill.KeptValues`), and anything else kept stops localization with a clear
+error.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from workbench.replay.localize.result import (
     differing_elements,
 )
 from workbench.replay.localize.search import Search
+from workbench.replay.localize.spill import KeptValues
 from workbench.replay.localize.truth import Shadows, ValueTruth, evaluation_errors
 
 if TYPE_CHECKING:
@@ -83,7 +86,7 @@ class Localizer:
         self.root_before = self.matching.alias_before.get(root, root)
         # The earlier-step sites to keep: counterparts, and the result (the outputs' truth).
         self.wanted = {*self.matching.counterpart.values(), self.root_before}
-        self.before_values: dict[DynKey, LiteralValue] = {}  # made by `earlier`
+        self.before_values = KeptValues()  # made by `earlier`
         self.earlier: EarlierStep | None = None
         self.shadows = Shadows(self, perturbed=False)
         self.perturbed = Shadows(self, perturbed=True)
@@ -99,6 +102,15 @@ class Localizer:
         self.evaluations = 0
         self.kept = 0
         self.peak = 0
+
+    def keep_before(self, key: DynKey, value: LiteralValue) -> None:
+        """Keep the earlier step's value at `key`: in memory within the limit, else spilled."""
+        size = value_bytes(value)
+        if (self.kept + self.evaluations_hold + size > self.memory_limit
+                and self.before_values.spill(key, value)):
+            return
+        self.before_values[key] = value
+        self.keep(value)
 
     def keep(self, value: Any) -> None:
         self.kept += value_bytes(value)
@@ -249,7 +261,7 @@ class Localizer:
         interpreters' observers and the shadows refer back to the localizer: left in place,
         the values would wait for a collection (the pause puts them in the oldest generation)
         instead of being freed with the localizer."""
-        self.before_values = {}
+        self.before_values.close()
         self.shadows.values.clear()
         self.perturbed.values.clear()
         self._interpreters.clear()
@@ -298,6 +310,7 @@ class Localizer:
             result.explanation = self._explanation(search, result.outputs)
         result.evaluations = self.evaluations
         result.kept_bytes = self.peak
+        result.spilled_bytes = self.before_values.spilled_bytes
         result.seconds = time.perf_counter() - start
         return result
 

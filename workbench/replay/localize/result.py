@@ -77,6 +77,7 @@ class Localization:
     evaluations: int = 0  # evaluations of a whole step (shadow runs count, even when cut short)
     seconds: float = 0.0
     kept_bytes: int = 0  # the most bytes of values held at once
+    spilled_bytes: int = 0  # the earlier step's values written to disk beyond the memory limit
     matched_by: str = ""  # how the culprit was matched to its counterpart (`Matching.how`)
     legal_rewrites: list[str] = field(default_factory=list)  # "after <- before" judged legal
     # What the reducer needs: both sites, the earlier step's values of the later
