@@ -439,3 +439,68 @@ def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
     unsplit = noise_of(module, arguments)
     assert unsplit.low[0][0] > 0.9
     assert unsplit.left_out is not None and "beyond its memory budget" in unsplit.left_out
+
+
+TWO_UPDATES = """HloModule two_updates
+
+ENTRY main {
+  x = bf16[4] parameter(0)
+  y = bf16[4] parameter(1)
+  b = bf16[4] parameter(2)
+  a = bf16[4] multiply(x, y)
+  g = bf16[4] subtract(a, b)
+  m = f32[4] convert(g)
+  magnitude = f32[4] abs(m)
+  eps = f32[] constant(1e-8)
+  epsilons = f32[4] broadcast(eps), dimensions={}
+  denominator = f32[4] add(magnitude, epsilons)
+  update = f32[4] divide(m, denominator)
+  x2 = bf16[4] parameter(3)
+  y2 = bf16[4] parameter(4)
+  b2 = bf16[4] parameter(5)
+  a2 = bf16[4] multiply(x2, y2)
+  g2 = bf16[4] subtract(a2, b2)
+  m2 = f32[4] convert(g2)
+  magnitude2 = f32[4] abs(m2)
+  denominator2 = f32[4] add(magnitude2, epsilons)
+  update2 = f32[4] divide(m2, denominator2)
+  ROOT r = (f32[4], f32[4]) tuple(update, update2)
+}
+"""
+
+
+def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two AdamW-like updates, each a cluster the split sample reads together (the divide and
+    the values whose sign it follows). With a budget that holds one cluster but not both, the
+    samples run once per cluster and each group's split sample moves its own: the same noise
+    as with room for both, and nothing left out; with room for neither, both are left out."""
+    from workbench import sizes
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    module = parse_hlo_text(TWO_UPDATES)
+    arguments = [np.array([1.0 + 2**-6, 1.0, 2.0, -3.0]), np.ones(4),
+                 np.array([1.0, 0.5, 1.0, 3.0])] * 2
+    whole = noise_of(module, arguments)
+    assert whole.left_out is None
+    assert sorted(d.name for d in whole.discontinuities if d.flipped) == ["update", "update2"]
+
+    declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
+    ancestors = noise._steep_ancestors(declared, noise.non_negative(module))
+    clusters = noise._needed(declared, ancestors)
+    assert len(clusters) == 2
+    one = max(17 * 4 * len(cluster) for cluster in clusters)  # f64 low, high and a NaN mask
+    monkeypatch.setattr(noise, "TRACKED_BYTES", 0)
+    monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / noise.NEEDED_SHARE))
+    assert len(noise._groups(clusters, declared, one)) == 2
+    grouped = noise_of(module, arguments)
+    assert grouped.left_out is None
+    for part in range(2):
+        np.testing.assert_array_equal(grouped.low[part], whole.low[part])
+        np.testing.assert_array_equal(grouped.high[part], whole.high[part])
+    assert grouped.discontinuities == whole.discontinuities
+
+    monkeypatch.setattr(sizes, "memory_limit", lambda: 0)
+    starved = noise_of(module, arguments)
+    assert starved.left_out is not None and starved.low[0][0] > 0.9 and starved.low[1][0] > 0.9

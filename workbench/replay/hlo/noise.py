@@ -713,23 +713,148 @@ def split_candidates(
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
     """The reference `module` evaluated `samples` times in f64 with random rounding at each
-    op's declared precision, on `arguments` already widened to the shadow's types."""
-    from workbench.replay.hlo import evaluate_module
+    op's declared precision, on `arguments` already widened to the shadow's types.
+
+    What the split sample reads (`_needed`) is kept within `NEEDED_SHARE` of the memory
+    limit: when it would not fit (sized from the declared shapes), it is split into groups
+    that do, each group's values kept while the samples run again for it and its own split
+    sample moves them. The random samples are the same each time (fixed seeds); the ranges
+    are their union with every group's split sample."""
     from workbench.replay.hlo.shadow import widened_module
+    from workbench.sizes import format_size, memory_limit
 
     shadow = widened_module(module)
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
-    from workbench.sizes import format_size, memory_limit
-
-    recorder = _Recorder(needed_bytes=int(NEEDED_SHARE * memory_limit()))
     ancestors = _steep_ancestors(declared, non_negative(module))
-    recorder.needed = {(computation, name) for (computation, _), instruction in declared.items()
-                       if instruction.opcode in STEPS | {"compare"}
-                       or (instruction.opcode in ("convert", "reduce", "sort", "topk")
-                           and _has_discrete(instruction))
-                       for name in (instruction.name, *instruction.operands)}
-    recorder.needed |= set(ancestors)
-    recorder.needed |= {(c, i.name) for (c, _), i in declared.items() if i.opcode in STEEP_AT_ZERO}
+    budget = int(NEEDED_SHARE * memory_limit())
+    found: _Found | None = None
+    left_out = 0
+    for needed in _groups(_needed(declared, ancestors), declared, budget):
+        recorder = _Recorder(needed=needed, needed_bytes=budget)
+        group = _sampled(shadow, declared, arguments, samples, recorder, ancestors)
+        found = group if found is None else found.merged(group)
+        left_out += recorder.left_out
+    assert found is not None
+    message = None
+    if left_out:
+        message = (f"the split sample did not cover {left_out} value(s) beyond its memory "
+                   f"budget ({format_size(budget)}, a quarter of the memory limit; raise it "
+                   "with --memory-limit)")
+    return Noise(found.low, found.high, found.discontinuities(declared), found.nan_seen,
+                 message)
+
+
+def _needed(declared: dict[tuple[str, str], Instruction],
+            ancestors: dict[tuple[str, str], list[tuple[str, str]]]
+            ) -> list[set[tuple[str, str]]]:
+    """What the split sample reads, as clusters that must be kept together: each steep op
+    with the values whose sign it follows, each compare, step, integer convert, sort, top-k
+    or argmax with its operands (overlapping clusters merged), in program order."""
+    clusters: list[set[tuple[str, str]]] = []
+    for (computation, _), instruction in declared.items():
+        if instruction.opcode in STEPS | {"compare"} or (
+                instruction.opcode in ("convert", "reduce", "sort", "topk")
+                and _has_discrete(instruction)):
+            clusters.append({(computation, name)
+                             for name in (instruction.name, *instruction.operands)})
+    steep: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for value, ops in ancestors.items():
+        for op in ops:
+            steep.setdefault(op, {op}).add(value)
+    clusters.extend(steep.values())
+    merged: list[set[tuple[str, str]]] = []
+    owner: dict[tuple[str, str], int] = {}
+    for cluster in clusters:
+        into = {owner[key] for key in cluster if key in owner}
+        if not into:
+            index = len(merged)
+            merged.append(set(cluster))
+        else:
+            index = min(into)
+            for other in sorted(into - {index}):
+                merged[index] |= merged[other]
+                merged[other] = set()
+            merged[index] |= cluster
+        for key in merged[index]:
+            owner[key] = index
+    order = {key: position for position, key in enumerate(declared)}
+    kept = [cluster for cluster in merged if cluster]
+    return sorted(kept, key=lambda c: min(order.get(key, 0) for key in c))
+
+
+def _groups(clusters: list[set[tuple[str, str]]], declared: dict[tuple[str, str], Instruction],
+            budget: int) -> list[set[tuple[str, str]]]:
+    """The clusters packed in order into groups whose values' ranges, sized from their
+    declared shapes, fit `budget` with the 256 MB tracked besides (one group when all fit;
+    a cluster larger than the budget alone is a group of its own)."""
+    def size(key: tuple[str, str]) -> int:
+        instruction = declared.get(key)
+        if instruction is None or not _is_float(instruction):
+            return 0
+        return 17 * int(np.prod(instruction.shape.dims, dtype=np.int64))
+
+    room = max(budget - TRACKED_BYTES, 0)
+    groups: list[set[tuple[str, str]]] = []
+    current: set[tuple[str, str]] = set()
+    used = 0
+    for cluster in clusters:
+        cost = sum(size(key) for key in cluster - current)
+        if current and used + cost > room:
+            groups.append(current)
+            current, used = set(), 0
+            cost = sum(size(key) for key in cluster)
+        current |= cluster
+        used += cost
+    groups.append(current)
+    return groups
+
+
+@dataclass
+class _Found:
+    """What the samples of one group found, merged over groups by `merged`."""
+
+    low: Any
+    high: Any
+    nan_seen: Any
+    flips: dict[tuple[str, str], int]
+    nan_flips: dict[tuple[str, str], int]
+    jumps: dict[tuple[str, str], int]
+    instructions: dict[tuple[str, str], Instruction]
+
+    def merged(self, other: _Found) -> _Found:
+        def most(a: dict[tuple[str, str], int], b: dict[tuple[str, str], int]
+                 ) -> dict[tuple[str, str], int]:
+            return {key: max(a.get(key, 0), b.get(key, 0)) for key in {**a, **b}}
+
+        return _Found(_combine(self.low, other.low, np.fmin),
+                      _combine(self.high, other.high, np.fmax),
+                      _either(self.nan_seen, other.nan_seen),
+                      most(self.flips, other.flips), most(self.nan_flips, other.nan_flips),
+                      most(self.jumps, other.jumps), {**other.instructions, **self.instructions})
+
+    def discontinuities(self, declared: dict[tuple[str, str], Instruction]
+                        ) -> tuple[Discontinuity, ...]:
+        """Flips (most elements first), domain boundaries crossed, then the first jumps."""
+        found = [_discontinuity(declared[key], key[0], count, flipped=True)
+                 for key, count in sorted(self.flips.items(), key=lambda item: -item[1])]
+        for key, count in self.nan_flips.items():
+            instruction = self.instructions[key]
+            if not any((key[0], operand) in self.nan_flips for operand in instruction.operands):
+                found.append(_discontinuity(instruction, key[0], count, flipped=True))
+        for key, count in sorted(self.jumps.items(), key=lambda item: -item[1]):
+            instruction = self.instructions[key]
+            if any((key[0], operand) in self.jumps for operand in instruction.operands):
+                continue  # downstream of a jump: the jump is named, not what follows it
+            found.append(_discontinuity(instruction, key[0], count, flipped=False))
+        return tuple(found)
+
+
+def _sampled(shadow: HloModule, declared: dict[tuple[str, str], Instruction],
+             arguments: Sequence[LiteralValue], samples: int, recorder: _Recorder,
+             ancestors: dict[tuple[str, str], list[tuple[str, str]]]) -> _Found:
+    """The random samples, then the split sample, with `recorder` keeping what it needs."""
+    from workbench.replay.hlo import evaluate_module
+
     interpreter = _NoisyInterpreter(shadow, declared, recorder)
     low = high = nan_seen = None
     for sample in range(samples):
@@ -745,24 +870,8 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     flips = dict(recorder.differing)  # flipped between samples, or in the split sample
     for key, count in interpreter.split.items():
         flips[key] = max(flips.get(key, 0), count)
-    found = [_discontinuity(declared[key], key[0], count, flipped=True)
-             for key, count in sorted(flips.items(), key=lambda item: -item[1])]
-    for key, count in recorder.nan_flips.items():
-        instruction = recorder.instructions[key]
-        if not any((key[0], operand) in recorder.nan_flips for operand in instruction.operands):
-            found.append(_discontinuity(instruction, key[0], count, flipped=True))
-    jumps = recorder.jumps()
-    for key, count in sorted(jumps.items(), key=lambda item: -item[1]):
-        instruction = recorder.instructions[key]
-        if any((key[0], operand) in jumps for operand in instruction.operands):
-            continue  # downstream of a jump: the jump is named, not what follows it
-        found.append(_discontinuity(instruction, key[0], count, flipped=False))
-    left_out = None
-    if recorder.left_out:
-        left_out = (f"the split sample did not cover {recorder.left_out} value(s) beyond its "
-                    f"memory budget ({format_size(recorder.needed_bytes)}, a quarter of the "
-                    "memory limit; raise it with --memory-limit)")
-    return Noise(low, high, tuple(found), nan_seen, left_out)
+    return _Found(low, high, nan_seen, flips, dict(recorder.nan_flips), recorder.jumps(),
+                  recorder.instructions)
 
 
 def _nans(value: Any, seen: Any) -> Any:
@@ -775,6 +884,15 @@ def _nans(value: Any, seen: Any) -> Any:
         return None
     found = np.isnan(array)
     return found if seen is None else seen | found
+
+
+def _either(a: Any, b: Any) -> Any:
+    """Where `a` or `b` is true (boolean arrays with a result's structure, None for none)."""
+    if a is None or b is None:
+        return a if b is None else b
+    if isinstance(a, tuple):
+        return tuple(_either(x, y) for x, y in zip(a, b, strict=True))
+    return a | b
 
 
 def _combine(a: Any, b: Any, pick: Any) -> Any:
