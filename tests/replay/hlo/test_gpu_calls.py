@@ -504,3 +504,33 @@ def test_fmha_masks_are_jaxs_attention_masks(case: str) -> None:
     assert mask in text
     unmasked = masked_attention(case, text.replace(mask, none))
     assert np.abs(unmasked[0] - data["out"]).max() > 0.05  # the mask is read
+
+
+def cub_order(x: float) -> tuple[int, float]:
+    """CUB's radix-sort order of a float, written out: a NaN with its sign bit set before
+    everything, one without after everything, -0.0 and +0.0 equal."""
+    if np.isnan(x):
+        return (-1, 0.0) if np.signbit(x) else (1, 0.0)
+    return (0, x + 0.0)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_cub_radix_sort_is_a_stable_sort_along_the_last_dimension(descending: bool) -> None:
+    """`__cub$DeviceRadixSort` of keys with ties, both zeros and NaNs of both signs, and
+    their positions as values, against Python's stable sort row by row."""
+    keys = np.array([[3.0, -0.0, 1.0, np.nan, 0.0, 1.0, -np.inf, 2.0],
+                     [-np.nan, 5.0, 5.0, -1.0, np.inf, 0.0, -0.0, 5.0]], np.float32)
+    positions = np.tile(np.arange(8, dtype=np.int32), (2, 1))
+    config = json.dumps({"descending": descending})
+    got_keys, got_positions = evaluate(
+        "  k = f32[2,8] parameter(0)\n  v = s32[2,8] parameter(1)\n"
+        "  c = (f32[2,8], s32[2,8], u8[64]) custom-call(k, v), "
+        f'custom_call_target="__cub$DeviceRadixSort", backend_config={config}\n'
+        "  a = f32[2,8] get-tuple-element(c), index=0\n"
+        "  b = s32[2,8] get-tuple-element(c), index=1\n"
+        "  ROOT r = (f32[2,8], s32[2,8]) tuple(a, b)", keys, positions)
+    for row in range(2):
+        expected = sorted(range(8), key=lambda i: cub_order(float(keys[row, i])),
+                          reverse=descending)
+        np.testing.assert_array_equal(got_positions[row], expected)
+        np.testing.assert_array_equal(got_keys[row], keys[row, expected])

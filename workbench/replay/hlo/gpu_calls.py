@@ -41,7 +41,12 @@ Semantics as XLA defines them, read from the instruction:
 - `cu_threefry2x32_ffi` (and the older `cu_threefry2x32`): (k0, k1, x0, x1) -> (y0, y1),
   Threefry-2x32 with 20 rounds as `jax.random` defines it, elementwise on uint32.
 
-Any other `__cudnn$`, `__cublas$` or `cu*` target is `unsupported: custom-call <target>`.
+- `__cub$DeviceRadixSort`: (keys, [values]) -> (sorted keys, [values alike], u8[] scratch), the
+  stable radix sort XLA's sort rewriter gives a large sort along its last dimension, descending
+  as `SortOptions` says; float keys in CUB's order (-0.0 and +0.0 equal, NaNs by sign bit).
+
+Any other `__cudnn$`, `__cublas$`, `__cub$` or `cu*` target is `unsupported: custom-call
+<target>`.
 """
 
 from __future__ import annotations
@@ -438,6 +443,44 @@ def _summed_to(value: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     if summed.size != int(np.prod(dims)):
         raise EvaluationError(f"a bias gradient of shape {value.shape} fits no result of {dims}")
     return summed.reshape(dims)
+
+
+# --- CUB ---------------------------------------------------------------------------------------
+
+@handles_custom_call("__cub$DeviceRadixSort")
+def cub_radix_sort(interpreter: Interpreter, instruction: Instruction,
+                   operands: list[Value]) -> Value:
+    """(keys, [values]) -> (keys sorted along their last dimension, [values in the same
+    order], u8[] scratch): the sort XLA's sort rewriter hands to CUB's stable radix sort,
+    batched over the leading dimensions, descending when `SortOptions.descending` says so."""
+    shapes = instruction.shape.tuple_shapes if instruction.shape.is_tuple else ()
+    arrays = [np.asarray(x) for x in operands]
+    if not arrays or len(shapes) != len(arrays) + 1:
+        raise EvaluationError(f"{instruction.name}: {instruction.custom_call_target} with "
+                              f"{len(arrays)} operands and {len(shapes)} results")
+    keys = _radix_keys(arrays[0])
+    if json_config(instruction).get("descending"):
+        last = keys.shape[-1] - 1
+        order = (last - np.argsort(keys[..., ::-1], axis=-1, kind="stable"))[..., ::-1]
+    else:
+        order = np.argsort(keys, axis=-1, kind="stable")
+    scratch = np.zeros(shapes[-1].dims, dtypes.dtype_of(shapes[-1].element_type))
+    return (*(np.take_along_axis(a, order, axis=-1) for a in arrays), scratch)
+
+
+def _radix_keys(keys: np.ndarray) -> np.ndarray:
+    """Keys that order as CUB's radix sort orders `keys`: integers as they are; floats by
+    their bits made monotonic (sign bit set: all bits flipped, else the sign bit set), -0.0
+    and +0.0 as equal, so NaNs order by their sign bit, before -inf or after +inf."""
+    if keys.dtype.kind in "biu":
+        return keys
+    if keys.dtype.kind == "c":
+        raise Unsupported("custom-call __cub$DeviceRadixSort of complex keys")
+    width = keys.dtype.itemsize * 8
+    bits = np.where(keys == 0, 0, keys.view(f"u{keys.dtype.itemsize}")).astype(np.uint64)
+    sign = np.uint64(1) << np.uint64(width - 1)
+    every = np.uint64((1 << width) - 1)
+    return np.where(bits & sign, ~bits & every, bits | sign)
 
 
 # --- cuBLAS and cuSOLVER ----------------------------------------------------------------------
