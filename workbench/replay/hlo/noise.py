@@ -536,16 +536,21 @@ def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter) -> Han
         total: np.ndarray | None = None
         squares: np.ndarray | None = None
         bounds = np.linspace(0, lhs.shape[left], blocks + 1).astype(int)
-        for start, stop in pairwise(bounds):
+        for start, stop in pairwise(bounds):  # in place: these are the stage's largest arrays
             partial = np.asarray(handler(interpreter, instruction, [
                 _part(lhs, left, start, stop), _part(rhs, right, start, stop)]))
-            total = partial if total is None else total + partial
-            magnitude = np.abs(total) ** 2
-            squares = magnitude if squares is None else squares + magnitude
+            if total is None:
+                total, squares, scratch = partial, np.square(partial), np.empty_like(partial)
+            else:
+                total += partial
+                squares += np.square(total, out=scratch)
         assert total is not None and squares is not None
-        spread = (eps / 2) * np.sqrt(k * squares / blocks)
-        signs = noisy.rng.integers(0, 2, size=total.shape) * 2 - 1
-        return (total + signs * spread).astype(total.dtype, copy=False)
+        squares *= k / blocks
+        spread = np.sqrt(squares, out=squares)
+        spread *= eps / 2
+        down = noisy.rng.integers(0, 2, size=total.shape, dtype=np.bool_)
+        total += np.negative(spread, out=spread, where=down)
+        return total
 
     return accumulated
 
