@@ -53,6 +53,9 @@ _FLOAT_TYPES = frozenset((
     "f8e5m2fnuz", "f8e4m3fnuz", "f8e4m3", "f8e3m4", "f4e2m1fn", "f8e8m0fnu",
 ))
 _PRECISION_NAMES = {v: n.lower() for n, v in xla_data_pb2.PrecisionConfig.Precision.items()}
+# PrecisionConfig.algorithm as the text form names it: ALG_DOT_BF16_BF16_F32 -> dot_bf16_bf16_f32
+_ALGORITHM_NAMES = {v: n.lower().removeprefix("alg_")
+                    for n, v in xla_data_pb2.PrecisionConfig.Algorithm.items() if v}
 _SHARDING = xla_data_pb2.OpSharding
 _METADATA_FIELDS = frozenset(Metadata.__dataclass_fields__)
 
@@ -278,6 +281,9 @@ class _Converter:
             if metadata is not None:
                 fields["metadata"] = metadata
         attrs = _attrs(present, names)
+        if "precision_config" in present and present["precision_config"].algorithm:
+            number = present["precision_config"].algorithm
+            attrs["algorithm"] = _ALGORITHM_NAMES.get(number, f"algorithm {number}")
         if opcode in _GROUPED and _DEVICE_LIST_FIELDS & {
                 f.field_number for f in UnknownFieldSet(proto)}:
             attrs["replica_groups"] = _newer_replica_groups(proto)

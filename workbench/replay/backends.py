@@ -284,14 +284,16 @@ class HloBackend:
         return noise_of(self.load(step), arguments)
 
 
-    def evaluate_gpu_allowance(self, step: Step, arguments: Sequence[LiteralValue]
+    def evaluate_gpu_allowance(self, step: Step, arguments: Sequence[LiteralValue],
+                               platform_defaults: bool = True
                                ) -> tuple[LiteralValue, set[str]] | None:
         """The shadow of `step` with dot/convolution operands rounded as a GPU may round them
-        (`gpu_numerics.py`) and the roundings' names; None when the step has none."""
+        (`gpu_numerics.py`; with `platform_defaults` off, only as their `algorithm=` says)
+        and the roundings' names; None when the step has none."""
         from workbench.replay.hlo.shadow import shadow_module
         from workbench.replay.judge.gpu_numerics import gpu_rounded_module
 
-        rounded = gpu_rounded_module(self.load(step))
+        rounded = gpu_rounded_module(self.load(step), platform_defaults)
         if rounded is None:
             return None
         module, names = rounded

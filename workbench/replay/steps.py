@@ -370,14 +370,14 @@ class Replay:
         return compare(reference, value, truth=self)
 
     def _judge_recorded(self, recorded: LiteralValue) -> Comparison:
-        """`judge`, and for a module compiled for a GPU whose recording is beyond the bound,
-        again with the GPU's legal dot/convolution roundings (TF32...) in the bound."""
+        """`judge`, and for a recording beyond the bound, again with the platform's legal
+        dot/convolution roundings in the bound: a GPU's (TF32...), and on any platform what a
+        dot's `algorithm=` allows."""
         from workbench.replay.judge.gpu_numerics import is_gpu_module
 
         comparison = self.judge(recorded)
         allowance = getattr(self.backend, "evaluate_gpu_allowance", None)
-        if (comparison.ok or allowance is None or comparison.bound is None
-                or not is_gpu_module(self.backend.module)):
+        if comparison.ok or allowance is None or comparison.bound is None:
             return comparison
         from workbench.replay.judge.error_bound import truth_of, widen
 
@@ -385,7 +385,9 @@ class Replay:
         if truth is None or self._shadow is None or self._reference_value is None:
             return comparison
         try:
-            rounded = allowance(self.steps[0], [widen(a) for a in self.inputs.arguments])
+            # None (nothing to allow for) unless a GPU's or an `algorithm=` may round
+            rounded = allowance(self.steps[0], [widen(a) for a in self.inputs.arguments],
+                                is_gpu_module(self.backend.module))
         except (Unsupported, EvaluationError):
             return comparison
         if rounded is None:

@@ -22,15 +22,24 @@ if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
 
 
+# The dot algorithms XLA names (`algorithm=`, PrecisionConfig.Algorithm): the least precision
+# a backend may use, operands rounded to the first types and summed in the last.
+ALGORITHMS = re.compile(r"dot_(any_f8_any_f8_f32(_fast_accum)?|f16_f16_f16|f16_f16_f32"
+                        r"|bf16_bf16_bf16|bf16_bf16_f32(_x3|_x6|_x9)?|tf32_tf32_f32(_x3)?"
+                        r"|f32_f32_f32|f64_f64_f64)")
+
+
 def check_precision(instruction: Instruction) -> None:
-    """Precision hints do not change the evaluator's numbers; packed nibbles and explicit
-    lower-precision algorithms would, so they are not evaluated."""
+    """Precision hints and `algorithm=` do not change the evaluator's numbers: an algorithm is
+    the least precision a backend may use, and the evaluator computes as XLA CPU does, in the
+    operands' own precision (the judgment allows for an algorithm's rounding where a platform
+    uses it, `judge/gpu_numerics.py`). Packed nibbles would, so they are not evaluated, nor is
+    an algorithm XLA does not name."""
     precision = instruction.attrs.get("operand_precision", "")
     if "packed_nibble" in precision.lower():
         raise Unsupported(f"{instruction.opcode} with packed nibble operands")
     algorithm = instruction.attrs.get("algorithm")
-    if algorithm and not re.fullmatch(r"dot_(f32_f32_f32|f64_f64_f64|any_f8_any_f8_f32)",
-                                      algorithm):
+    if algorithm and not ALGORITHMS.fullmatch(algorithm):
         raise Unsupported(f"{instruction.opcode} algorithm {algorithm}")
     if "sparsity" in instruction.attrs:
         raise Unsupported(f"sparse {instruction.opcode}")

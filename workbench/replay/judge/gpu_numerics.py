@@ -18,6 +18,9 @@ the spread it makes downstream is what any order may legally make ("reordered-su
 
 Only the recorded result of a module compiled for a GPU (its timeline ends in an
 `sm_*_gpu_after_optimizations` step) is judged so: steps replayed on this CPU compute in f32.
+On any platform, a dot that names a lower-precision `algorithm=` (`dot_bf16_bf16_f32`, what
+`jax.nn.dot_product_attention` asks for) may round its operands so (`platform_defaults` off:
+that alone, without the GPU's TF32 and reordered sums).
 """
 
 from __future__ import annotations
@@ -49,11 +52,15 @@ def is_gpu_module(module: Module) -> bool:
                for step in module.steps)
 
 
-def operand_rounding(instruction: Instruction, f32_operands: bool) -> tuple[int, int] | None:
-    """The (exponent, mantissa) bits a GPU may round this instruction's operands to."""
+def operand_rounding(instruction: Instruction, f32_operands: bool,
+                     platform_defaults: bool = True) -> tuple[int, int] | None:
+    """The (exponent, mantissa) bits a GPU may round this instruction's operands to (with
+    `platform_defaults` off, only what its `algorithm=` names)."""
     algorithm = instruction.attrs.get("algorithm")
     if algorithm:
         return _ALGORITHMS.get(algorithm)
+    if not platform_defaults:
+        return None
     precision = " ".join((instruction.attrs.get("operand_precision", ""),
                           *(instruction.operand_precision or ()))).lower()
     if "highest" in precision or "high" in precision or not f32_operands:
@@ -65,7 +72,8 @@ def operand_rounding(instruction: Instruction, f32_operands: bool) -> tuple[int,
     return None
 
 
-def gpu_rounded_module(module: HloModule) -> tuple[HloModule, set[str]] | None:
+def gpu_rounded_module(module: HloModule, platform_defaults: bool = True
+                       ) -> tuple[HloModule, set[str]] | None:
     """The module with each dot/convolution's float operands rounded as the GPU may round
     them and each float sum moved as far as another order may move it, and the names of the
     allowances applied; None when nothing changes."""
@@ -75,13 +83,13 @@ def gpu_rounded_module(module: HloModule) -> tuple[HloModule, set[str]] | None:
         shapes = {i.name: i.shape for i in computation.instructions}
         instructions: list[Instruction] = []
         for instruction in computation.instructions:
-            if _is_float_sum(instruction, shapes, module):
+            if platform_defaults and _is_float_sum(instruction, shapes, module):
                 applied.add(REORDERED_SUM)
                 instructions.extend(_reordered(instruction, shapes[instruction.operands[0]]))
                 continue
             f32 = all(shapes[o].element_type == "f32" for o in instruction.operands[:2]
                       if o in shapes) and len(instruction.operands) >= 2
-            rounding = operand_rounding(instruction, f32)
+            rounding = operand_rounding(instruction, f32, platform_defaults)
             if rounding is None:
                 instructions.append(instruction)
                 continue
