@@ -490,7 +490,7 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     ancestors = noise._steep_ancestors(declared, noise.non_negative(module))
     clusters = noise._needed(declared, ancestors)
     assert len(clusters) == 2
-    one = max(17 * 4 * len(cluster) for cluster in clusters)  # f64 low, high and a NaN mask
+    one = max(noise.RANGE_BYTES * 4 * len(cluster) for cluster in clusters)
     monkeypatch.setattr(noise, "TRACKED_BYTES", 0)
     monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / noise.NEEDED_SHARE))
     assert len(noise._groups(clusters, declared, one)) == 2

@@ -158,6 +158,7 @@ TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips an
 # Most bytes kept in all, what the split sample reads included: this share of the memory
 # limit in force (`--memory-limit`; a quarter of the machine's memory by default).
 NEEDED_SHARE = 0.25
+RANGE_BYTES = 17  # what a value's range keeps per element: low and high in f64, a NaN mask
 
 
 @dataclass(frozen=True)
@@ -796,7 +797,7 @@ def _groups(clusters: list[set[tuple[str, str]]], declared: dict[tuple[str, str]
         instruction = declared.get(key)
         if instruction is None or not _is_float(instruction):
             return 0
-        return 17 * int(np.prod(instruction.shape.dims, dtype=np.int64))
+        return RANGE_BYTES * int(np.prod(instruction.shape.dims, dtype=np.int64))
 
     room = max(budget - TRACKED_BYTES, 0)
     groups: list[set[tuple[str, str]]] = []
