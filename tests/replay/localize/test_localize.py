@@ -143,6 +143,9 @@ def test_the_limit_is_the_memory_limit_and_counts_what_the_evaluations_hold(
     assert spilled.comparison is not None and found.comparison is not None
     assert spilled.comparison.max_abs_error == found.comparison.max_abs_error
     assert not list(tmp_path.iterdir())  # the spill folder is gone
+    again = short.run(step, step)  # as triage runs the same pair once per execution
+    assert again.spilled_bytes == spilled.spilled_bytes and again.elements == found.elements
+    assert not list(tmp_path.iterdir())
 
 
 def test_observer_sees_fusion_and_loop_values_and_changes_nothing() -> None:

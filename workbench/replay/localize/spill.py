@@ -77,8 +77,9 @@ class KeptValues(MutableMapping[DynKey, LiteralValue]):
         return len(self._values)
 
     def close(self) -> None:
-        """Forget every value and remove the spill folder."""
+        """Forget every value and remove the spill folder (ready for another run)."""
         self._values.clear()
+        self.spilled_bytes = 0
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
