@@ -88,16 +88,20 @@ def test_convolution_matches_reference(stride: int, low: int, high: int, base: i
     np.testing.assert_allclose(result, expected.transpose(0, 2, 1), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize(("stride", "low", "high", "base"), [
-    (1, 1, 1, 1), (2, 2, 1, 1), (1, 1, 2, 2),
+@pytest.mark.parametrize(("stride", "low", "high", "base", "special_input"), [
+    (1, 1, 1, 1, False), (2, 2, 1, 1, False), (1, 1, 2, 2, False), (1, 1, 1, 1, True),
+    (1, 2, 2, 2, True),
 ])
 def test_non_finite_kernel_skips_padding_as_xla_does(stride: int, low: int, high: int,
-                                                     base: int) -> None:
+                                                     base: int, special_input: bool) -> None:
     """A kernel holding inf and NaN over padding and base-dilation holes: XLA skips the holes,
-    so they add no NaN (multiplying zeros in would, 0 * inf); zeros of the input itself do."""
+    so they add no NaN (multiplying zeros in would, 0 * inf); zeros of the input itself do,
+    and so do an input's own inf and NaN."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 4, 7))
     x[0, 1, 3] = 0.0
+    if special_input:
+        x[1, 0, 2], x[1, 2, 5], x[0, 3, 0] = np.inf, -np.inf, np.nan
     k = rng.standard_normal((4, 4, 3))
     k[0, 1, 0], k[2, 3, 2], k[3, 0, 1] = np.inf, -np.inf, np.nan
     with np.errstate(invalid="ignore"):  # 0 * inf, inf - inf: NaN, as XLA computes them

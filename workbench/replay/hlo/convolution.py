@@ -110,25 +110,26 @@ def _convolve(x: np.ndarray, k: np.ndarray, window: tuple[WindowDimension, ...],
 def _skipping_holes(x: np.ndarray, k: np.ndarray, window: tuple[WindowDimension, ...],
                     groups: tuple[int, int], name: str) -> np.ndarray:
     """The convolution as XLA defines it where the kernel holds inf or NaN: padding and
-    base-dilation holes are skipped, not multiplied (0 * inf would be NaN). The finite part of
-    the kernel is convolved as usual; each window's products with the non-finite part are
-    counted by kind (NaN, +inf, -inf; holes count none) and summed as IEEE sums them."""
-    if np.iscomplexobj(k) or np.isinf(x).any():
-        raise Unsupported("convolution of a non-finite kernel over padding, with a complex "
-                          "kernel or an input holding inf")
-    finite = np.isfinite(k)
-    base = _convolve(x, np.where(finite, k, 0), window, groups, name)
+    base-dilation holes are skipped, not multiplied (0 * inf would be NaN). The finite parts
+    of input and kernel are convolved as usual; each window's products with a non-finite
+    factor are counted by kind (NaN, +inf, -inf; holes count none, being zeros in the
+    indicator arrays) and added as IEEE adds them."""
+    if np.iscomplexobj(k):
+        raise Unsupported("convolution of a complex kernel holding inf or NaN over padding")
 
     def count(where_x: np.ndarray, where_k: np.ndarray) -> np.ndarray:
         return _convolve(where_x.astype(np.float64), where_k.astype(np.float64), window,
                          groups, name)
 
-    k_nan, k_pos, k_neg = np.isnan(k), k == np.inf, k == -np.inf
-    x_pos, x_neg = x > 0, x < 0
-    nan = (count(np.ones(x.shape, bool), k_nan) + count(x == 0, ~finite & ~k_nan)
-           + count(np.isnan(x), ~finite))
-    pos = count(x_pos, k_pos) + count(x_neg, k_neg)
-    neg = count(x_pos, k_neg) + count(x_neg, k_pos)
+    base = _convolve(np.where(np.isfinite(x), x, 0), np.where(np.isfinite(k), k, 0), window,
+                     groups, name)
+    every = np.ones(x.shape, bool)
+    nan = (count(np.isnan(x), np.ones(k.shape, bool)) + count(every, np.isnan(k))
+           + count(x == 0, np.isinf(k)) + count(np.isinf(x), k == 0))
+    pos = (count(x == np.inf, k > 0) + count(x == -np.inf, k < 0)
+           + count(x > 0, k == np.inf) + count(x < 0, k == -np.inf))
+    neg = (count(x == np.inf, k < 0) + count(x == -np.inf, k > 0)
+           + count(x > 0, k == -np.inf) + count(x < 0, k == np.inf))
     special = np.where((nan > 0) | ((pos > 0) & (neg > 0)), np.nan,
                        np.where(pos > 0, np.inf, np.where(neg > 0, -np.inf, 0.0)))
     return (base + special).astype(base.dtype, copy=False)
