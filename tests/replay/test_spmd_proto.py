@@ -126,3 +126,20 @@ def test_every_proto_step_replays_ok_on_fake_data(tmp_path: Path, program: str) 
         results = [replay.evaluate(position) for position in range(len(replay.steps))]
     assert len(results) == 11
     assert [r.status for r in results if r.kind != Kind.OK] == []
+
+
+def test_a_replicated_sharding_over_a_mesh_without_axes_reads_as_the_text_prints() -> None:
+    """`{mesh[], replicated}` (JAX 0.12.0.1's replicated parameters after Shardy's export):
+    from the proto as from the text, and replicated."""
+    folder = DATA / "sharded_proto" / "empty_mesh"
+    (proto_file,) = folder.glob("*.hlo.pb")
+    proto = read_hlo_proto(proto_file.read_bytes(), str(proto_file))
+    text = parse_hlo_text(proto_file.with_name(proto_file.name.replace(".hlo.pb", ".txt"))
+                          .read_text())
+    shardings = {i.name: i.sharding for c in text.computations for i in c.instructions}
+    empty = [i for c in proto.computations for i in c.instructions
+             if i.sharding == "{mesh[], replicated}"]
+    assert [i.name for i in empty] == ["params_0_.0", "params_1_.0"]
+    for instruction in empty:
+        assert shardings[instruction.name] == instruction.sharding
+        assert parse_sharding(instruction.sharding).kind == "replicated"

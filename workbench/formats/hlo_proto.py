@@ -607,11 +607,14 @@ def _axis_text(data: int | bytes, names: list[str]) -> str | None:
 
 
 def _named_sharding_text(data: bytes) -> str | None:
-    """A Shardy sharding as the text printer shows it: `{mesh['i'=8], [{'i'}, {}]}` or
-    `{mesh['i'=8], manual}`; None for a form this reader does not know."""
+    """A Shardy sharding as the text printer shows it: `{mesh['i'=8], [{'i'}, {}]}`,
+    `{mesh['i'=8], manual}` or, over a mesh without axes, `{mesh[], replicated}`; None for a
+    form this reader does not know."""
     fields = _fields(data)
     if set(fields) - {2, 3, 7} or len(fields.get(2, ())) != 1:
         return None
+    if _message(fields, 2) == b"" and 3 not in fields:  # no axes: every device holds it all
+        return "{mesh[], manual}" if 7 in fields else "{mesh[], replicated}"
     mesh, names = _mesh_text(_message(fields, 2))
     if mesh is None:
         return None
