@@ -172,9 +172,13 @@ def test_sharding_text() -> None:
     pair = sharding(type=sharding.TUPLE, tuple_shardings=[sharding(type=sharding.REPLICATED),
                                                           sharding(type=sharding.MANUAL)])
     assert sharding_text(pair) == "{{replicated}, {manual}}"
-    # A named sharding (XLA's field 14, not in our subset) is not mistaken for "replicated".
+    # A named sharding (XLA's field 14, not in our subset) over a mesh without axes is what
+    # XLA prints `{mesh[], replicated}` (tests/data/sharded_proto/empty_mesh)...
     named = sharding.FromString(b"\x72\x02\x12\x00")  # field 14, length 2: an empty mesh
-    assert sharding_text(named) == "{unrecognized sharding (fields 14)}"
+    assert sharding_text(named) == "{mesh[], replicated}"
+    # ...and one holding a field this reader does not know is not mistaken for "replicated".
+    newer = sharding.FromString(b"\x72\x04\x12\x00\x48\x01")  # and field 9 = 1
+    assert sharding_text(newer) == "{unrecognized sharding (fields 14)}"
     # Proto3 enums are open: a type this subset does not know (a newer XLA's) is named so.
     assert sharding_text(sharding(type=77)) == "{unknown_77}"
     assert sharding_text(sharding(type=sharding.OTHER, tile_assignment_dimensions=[2, 2],
