@@ -284,20 +284,20 @@ def test_an_f32_dot_keeps_one_rounding() -> None:
     assert np.all(spread <= 2 * np.finfo(np.float32).eps * np.abs(exact))
 
 
-ADAM_LIKE = """HloModule adam_like
+def adam_update(suffix: str = "", first: int = 0) -> str:
+    """AdamW's first update of one bf16 gradient g = x * y - b, g / (|g| + eps), as HLO lines
+    (parameters `first` to `first + 2`; names end in `suffix`; `epsilons` defined before)."""
+    s = suffix
+    return (f"  x{s} = bf16[4] parameter({first})\n  y{s} = bf16[4] parameter({first + 1})\n"
+            f"  b{s} = bf16[4] parameter({first + 2})\n  a{s} = bf16[4] multiply(x{s}, y{s})\n"
+            f"  g{s} = bf16[4] subtract(a{s}, b{s})\n  m{s} = f32[4] convert(g{s})\n"
+            f"  magnitude{s} = f32[4] abs(m{s})\n"
+            f"  denominator{s} = f32[4] add(magnitude{s}, epsilons)\n"
+            f"  update{s} = f32[4] divide(m{s}, denominator{s})\n")
 
-ENTRY main {
-  x = bf16[4] parameter(0)
-  y = bf16[4] parameter(1)
-  b = bf16[4] parameter(2)
-  a = bf16[4] multiply(x, y)
-  g = bf16[4] subtract(a, b)
-  m = f32[4] convert(g)
-  magnitude = f32[4] abs(m)
-  eps = f32[] constant(1e-8)
-  epsilons = f32[4] broadcast(eps), dimensions={}
-  denominator = f32[4] add(magnitude, epsilons)
-  update = f32[4] divide(m, denominator)
+
+EPSILONS = "  eps = f32[] constant(1e-8)\n  epsilons = f32[4] broadcast(eps), dimensions={}\n"
+ADAM_LIKE = ("HloModule adam_like\n\nENTRY main {\n" + EPSILONS + adam_update() + """\
   two = f32[] constant(2)
   twos = f32[4] broadcast(two), dimensions={}
   half = f32[4] divide(m, twos)
@@ -307,7 +307,7 @@ ENTRY main {
   share = f32[4] divide(e, totals)
   ROOT r = (f32[4], f32[4], f32[4]) tuple(update, half, share)
 }
-"""
+""")
 
 
 def test_the_split_sample_moves_a_gradient_within_noise_across_zero() -> None:
@@ -441,32 +441,9 @@ def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
     assert unsplit.left_out is not None and "beyond its memory budget" in unsplit.left_out
 
 
-TWO_UPDATES = """HloModule two_updates
-
-ENTRY main {
-  x = bf16[4] parameter(0)
-  y = bf16[4] parameter(1)
-  b = bf16[4] parameter(2)
-  a = bf16[4] multiply(x, y)
-  g = bf16[4] subtract(a, b)
-  m = f32[4] convert(g)
-  magnitude = f32[4] abs(m)
-  eps = f32[] constant(1e-8)
-  epsilons = f32[4] broadcast(eps), dimensions={}
-  denominator = f32[4] add(magnitude, epsilons)
-  update = f32[4] divide(m, denominator)
-  x2 = bf16[4] parameter(3)
-  y2 = bf16[4] parameter(4)
-  b2 = bf16[4] parameter(5)
-  a2 = bf16[4] multiply(x2, y2)
-  g2 = bf16[4] subtract(a2, b2)
-  m2 = f32[4] convert(g2)
-  magnitude2 = f32[4] abs(m2)
-  denominator2 = f32[4] add(magnitude2, epsilons)
-  update2 = f32[4] divide(m2, denominator2)
-  ROOT r = (f32[4], f32[4]) tuple(update, update2)
-}
-"""
+TWO_UPDATES = ("HloModule two_updates\n\nENTRY main {\n" + EPSILONS + adam_update()
+               + adam_update("2", 3)
+               + "  ROOT r = (f32[4], f32[4]) tuple(update, update2)\n}\n")
 
 
 def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(

@@ -426,14 +426,14 @@ def fmha_softmax_backward(interpreter: Interpreter, instruction: Instruction,
     results = [_as_operand(d_q, q_order, shapes[0].dims), _as_operand(d_k, k_order, shapes[1].dims),
                _as_operand(d_v, v_order, shapes[2].dims)]
     if len(shapes) == 5:  # dbias: the scores' gradient summed where the bias is broadcast
-        results.append(_summed_to(d_biased, shapes[3].dims))
+        results.append(_summed_to(d_biased, shapes[3].dims, instruction.name))
     workspace = np.zeros(shapes[-1].dims, dtypes.dtype_of(shapes[-1].element_type))
     converted = (dtypes.convert(r, dtypes.dtype_of(s.element_type))
                  for r, s in zip(results, shapes, strict=False))
     return (*converted, workspace)
 
 
-def _summed_to(value: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+def _summed_to(value: np.ndarray, dims: tuple[int, ...], name: str) -> np.ndarray:
     """`value` summed over the dimensions a value of `dims` is broadcast along to its shape
     (a bias shared by the batch, or by the heads, gets the sum of their gradients)."""
     lead = value.ndim - len(dims)
@@ -441,7 +441,8 @@ def _summed_to(value: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
                                       if d == 1 and value.shape[lead + i] != 1)
     summed = value.sum(axis=axes, keepdims=True) if axes else value
     if summed.size != int(np.prod(dims)):
-        raise EvaluationError(f"a bias gradient of shape {value.shape} fits no result of {dims}")
+        raise EvaluationError(f"{name}: a bias gradient of shape {value.shape} fits no result "
+                              f"of {dims}")
     return summed.reshape(dims)
 
 

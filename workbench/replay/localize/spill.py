@@ -38,6 +38,7 @@ class KeptValues(MutableMapping[DynKey, LiteralValue]):
     def __init__(self) -> None:
         self._values: dict[DynKey, LiteralValue | _Spilled] = {}
         self._folder: Path | None = None
+        self._files = 0  # spill files written: each value a file of its own
         self.spilled_bytes = 0
 
     def spill(self, key: DynKey, value: LiteralValue) -> bool:
@@ -46,7 +47,8 @@ class KeptValues(MutableMapping[DynKey, LiteralValue]):
             return False
         if self._folder is None:
             self._folder = Path(tempfile.mkdtemp(prefix="workbench-localize-"))
-        path = self._folder / f"{len(self._values)}.raw"
+        self._files += 1
+        path = self._folder / f"{self._files}.raw"
         try:
             value.tofile(path)  # C order, whatever the layout
         except OSError as error:
