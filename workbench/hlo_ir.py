@@ -293,6 +293,9 @@ class HloModule:
     entry_computation_layout: str | None = None  # verbatim text `(f32[6,8]{1,0})->f32[6,8]{1,0}`
     attributes: dict[str, str] = field(default_factory=dict)  # other header flags, verbatim
     source: SourceTables = field(default_factory=SourceTables)
+    # A shadow (every float widened to f64, `replay/hlo/shadow.py`): the truth, whose sums
+    # need not follow XLA's order (that order matters in the declared types only).
+    widened: bool = False
 
     @cached_property
     def by_name(self) -> dict[str, Computation]:

@@ -33,7 +33,7 @@ moved, by instruction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
@@ -159,6 +159,8 @@ TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips an
 # limit in force (`--memory-limit`; a quarter of the machine's memory by default).
 NEEDED_SHARE = 0.25
 RANGE_BYTES = 17  # what a value's range keeps per element: low and high in f64, a NaN mask
+POOL = 1 << 20  # uniform draws each random rounding reads a window of (`_Draws`)
+SPREAD_BYTES = 128 * 2**20  # most bytes of accumulation spreads kept for later samples
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,7 @@ class _Recorder:
     rounding op's range over the samples (while within `TRACKED_BYTES`)."""
 
     first: dict[tuple[str, str, int], Any] = field(default_factory=dict)
-    first_nan: dict[tuple[str, str, int], np.ndarray] = field(default_factory=dict)
+    first_nan: dict[tuple[str, str, int], np.ndarray | None] = field(default_factory=dict)
     nan_flips: dict[tuple[str, str], int] = field(default_factory=dict)
     differing: dict[tuple[str, str], int] = field(default_factory=dict)
     ranges: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -279,9 +281,15 @@ class _Recorder:
                 return
             self.tracked += 2 * value.nbytes + value.size
             self.ranges[key] = (np.array(value, copy=True), np.array(value, copy=True))
-            self.first_nan[key] = np.isnan(value)
+            nans = np.isnan(value)
+            self.first_nan[key] = nans if nans.any() else None
             return
-        count = int(np.count_nonzero(np.isnan(value) != self.first_nan[key]))
+        first_nan = self.first_nan[key]
+        if first_nan is None and not np.isnan(np.add.reduce(value, axis=None)):
+            count = 0  # no NaN then, none now: one pass rather than three
+        else:
+            now = np.isnan(value)
+            count = int(np.count_nonzero(now if first_nan is None else now != first_nan))
         if count:  # a domain boundary (sqrt, log of an operand near 0) crossed by rounding
             self.nan_flips[key[:2]] = max(self.nan_flips.get(key[:2], 0), count)
         np.fmin(known[0], value, out=known[0])
@@ -319,13 +327,16 @@ class _NoisyInterpreter(Interpreter):
         super().__init__(shadow)
         self.declared = declared
         self.recorder = recorder
-        self.rng = np.random.default_rng(SEED)
+        self.draws = _Draws()
+        # Each accumulating dot's spread (`_accumulating`), by occurrence, from the first sample.
+        self.spreads: dict[tuple[str, str, int], np.ndarray] = {}
+        self.spread_bytes = 0
         self.splitting = False  # the split sample: no random rounding, values moved across
         self.candidates: dict[tuple[str, str, int], Candidate] = {}
         self.split: dict[tuple[str, str], int] = {}  # elements moved across, by steep op
 
     def reseed(self, sample: int) -> None:
-        self.rng = np.random.default_rng((SEED, sample))
+        self.draws.reseed(sample)
         self.recorder.sample = sample
         self.recorder.occurrences.clear()
 
@@ -345,7 +356,7 @@ class _NoisyInterpreter(Interpreter):
         if original.opcode not in _EXACT and _is_float(original):
             eps = _eps(original.shape.element_type)
             if original.opcode == "dot" and eps > _F32_EPS:
-                handler = _accumulating(handler, eps, self)
+                handler = _accumulating(handler, eps, self, None if batched else computation.name)
             return self._rounding(handler, eps, None if batched else computation.name)
         if original.opcode in DISCONTINUOUS and not batched and _has_discrete(original):
             return self._recording(handler, computation.name)
@@ -362,7 +373,9 @@ class _NoisyInterpreter(Interpreter):
                 return self._across(self.recorder.occurrence(computation, instruction), value)
             if value.dtype.kind not in "fc":
                 return value
-            value = randomly_rounded(self.rng, value, eps)
+            fresh = (value.flags.owndata and value.flags.writeable
+                     and not any(value is operand for operand in operands))
+            value = randomly_rounded(self.draws, value, eps, in_place=fresh)
             if computation is not None:
                 self.recorder.see_float(computation, instruction, value)
             return value
@@ -512,7 +525,8 @@ class _NoisyInterpreter(Interpreter):
         return np.where(across, ~value, value)
 
 
-def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter) -> Handler:
+def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter,
+                  computation: str | None) -> Handler:
     """A dot declared in a type narrower than f32 may accumulate in that type (XLA CPU runs a
     bf16 dot that stays bf16 with bf16 partial sums), one product at a time at worst: `k`
     roundings (k products in all contracted dimensions) of half an ulp of the running sum.
@@ -520,40 +534,78 @@ def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter) -> Han
     the running sums after each of `ACCUMULATION_BLOCKS` blocks of the longest contracted
     dimension; each sample moves the exact sum by that much, up or down at random (every
     sample by the whole amount: eight samples drawing a size each leave some elements a
-    spread far below it by chance)."""
+    spread far below it by chance). The first sample's estimate serves the later ones (kept
+    in f32 within `SPREAD_BYTES`): their operands differ from its by rounding only, and they
+    compute the dot in f32, whose rounding is 2^-16 of the bf16 (2^-13 of the f16) noise."""
 
     def accumulated(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
         numbers = instruction.dot_dimension_numbers
         lhs, rhs = np.asarray(operands[0]), np.asarray(operands[1])
         if noisy.splitting or numbers is None or not numbers.lhs_contracting_dims:
             return handler(interpreter, instruction, operands)
-        pairs = list(zip(numbers.lhs_contracting_dims, numbers.rhs_contracting_dims,
-                         strict=True))
-        k = int(np.prod([lhs.shape[d] for d, _ in pairs], dtype=np.int64))
-        left, right = max(pairs, key=lambda pair: lhs.shape[pair[0]])  # split the longest
-        blocks = min(lhs.shape[left], ACCUMULATION_BLOCKS)
-        if blocks < 2:
+        key = None
+        if computation is not None:
+            occurrence = noisy.recorder.occurrences.get((computation, instruction.name), 0)
+            key = (computation, instruction.name, occurrence)
+        known = noisy.spreads.get(key) if key is not None else None
+        if known is not None:  # f32 products and sums stray 2^-16 of the noise modelled here
+            total = _in_f32(handler, interpreter, instruction, lhs, rhs)
+            total += np.negative(known, where=noisy.draws.signs(total.shape), out=known.copy())
+            return total
+        found = _accumulation_spread(handler, interpreter, instruction, lhs, rhs, eps)
+        if found is None:
             return handler(interpreter, instruction, operands)
-        total: np.ndarray | None = None
-        squares: np.ndarray | None = None
-        bounds = np.linspace(0, lhs.shape[left], blocks + 1).astype(int)
-        for start, stop in pairwise(bounds):  # in place: these are the stage's largest arrays
-            partial = np.asarray(handler(interpreter, instruction, [
-                _part(lhs, left, start, stop), _part(rhs, right, start, stop)]))
-            if total is None:
-                total, squares, scratch = partial, np.square(partial), np.empty_like(partial)
-            else:
-                total += partial
-                squares += np.square(total, out=scratch)
-        assert total is not None and squares is not None
-        squares *= k / blocks
-        spread = np.sqrt(squares, out=squares)
-        spread *= eps / 2
-        down = noisy.rng.integers(0, 2, size=total.shape, dtype=np.bool_)
+        total, spread = found
+        if key is not None and noisy.spread_bytes + total.size * 4 <= SPREAD_BYTES:
+            noisy.spreads[key] = spread.astype(np.float32)
+            noisy.spread_bytes += total.size * 4
+        down = noisy.draws.signs(total.shape)
         total += np.negative(spread, out=spread, where=down)
         return total
 
     return accumulated
+
+
+def _in_f32(handler: Handler, interpreter: Interpreter, instruction: Instruction,
+            lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """The dot of the f64 shadow computed in f32, returned in f64."""
+    if instruction.shape.element_type != "f64" or lhs.dtype != np.float64 \
+            or rhs.dtype != np.float64:
+        return np.asarray(handler(interpreter, instruction, [lhs, rhs]))
+    narrow = replace(instruction, shape=replace(instruction.shape, element_type="f32"))
+    value = handler(interpreter, narrow, [lhs.astype(np.float32), rhs.astype(np.float32)])
+    return np.asarray(value).astype(np.float64)
+
+
+def _accumulation_spread(handler: Handler, interpreter: Interpreter, instruction: Instruction,
+                         lhs: np.ndarray, rhs: np.ndarray, eps: float
+                         ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact dot and the spread of its accumulation in a type of `eps` (`_accumulating`),
+    or None when the longest contracted dimension has fewer than two elements."""
+    numbers = instruction.dot_dimension_numbers
+    assert numbers is not None
+    pairs = list(zip(numbers.lhs_contracting_dims, numbers.rhs_contracting_dims, strict=True))
+    k = int(np.prod([lhs.shape[d] for d, _ in pairs], dtype=np.int64))
+    left, right = max(pairs, key=lambda pair: lhs.shape[pair[0]])  # split the longest
+    blocks = min(lhs.shape[left], ACCUMULATION_BLOCKS)
+    if blocks < 2:
+        return None
+    total: np.ndarray | None = None
+    squares: np.ndarray | None = None
+    bounds = np.linspace(0, lhs.shape[left], blocks + 1).astype(int)
+    for start, stop in pairwise(bounds):  # in place: these are the stage's largest arrays
+        partial = np.asarray(handler(interpreter, instruction, [
+            _part(lhs, left, start, stop), _part(rhs, right, start, stop)]))
+        if total is None:
+            total, squares, scratch = partial, np.square(partial), np.empty_like(partial)
+        else:
+            total += partial
+            squares += np.square(total, out=scratch)
+    assert total is not None and squares is not None
+    squares *= k / blocks
+    spread = np.sqrt(squares, out=squares)
+    spread *= eps / 2
+    return total, spread
 
 
 def _swap_ties(keys: np.ndarray, reach: np.ndarray, axes: tuple[int, ...],
@@ -615,18 +667,55 @@ def _part(array: np.ndarray, axis: int, start: int, stop: int) -> np.ndarray:
     return array[tuple(index)]
 
 
-def randomly_rounded(rng: np.random.Generator, value: np.ndarray, eps: float) -> np.ndarray:
-    """`value * (1 + u)` with `u` uniform in [-eps, eps): the same draws and the same bits as
-    `value * (1 + rng.uniform(-eps, eps))` (which computes `-eps + 2 eps * random()`), worked in
-    one buffer: the temporaries made this the costliest part of the noise evaluation."""
-    factor = rng.random(value.shape)
-    factor *= 2.0 * eps
-    factor += -eps
-    factor += 1.0
-    if value.dtype.kind == "c":
-        return (value * factor).astype(value.dtype, copy=False)
-    factor *= value
-    return factor.astype(value.dtype, copy=False)
+class _Draws:
+    """Random rounding's draws: for each rounding, a window at a random offset into one pool
+    of `POOL` uniform numbers in [-1, 1) (drawn once, from a fixed seed), fresh draws for an
+    array larger than the pool. Drawing afresh for every element had cost more than the
+    evaluation itself; windows at independent offsets keep the elements of one rounding
+    independent, and two roundings' elements independent unless their offsets meet."""
+
+    def __init__(self) -> None:
+        self.units = np.random.default_rng((SEED, POOL)).random(POOL)
+        self.units *= 2.0
+        self.units -= 1.0
+        self.factors_by_eps: dict[float, np.ndarray] = {}
+        self.rng = np.random.default_rng(SEED)
+
+    def reseed(self, sample: int) -> None:
+        self.rng = np.random.default_rng((SEED, sample))
+
+    def _window(self, pool: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        size = int(np.prod(shape, dtype=np.int64))
+        start = int(self.rng.integers(0, POOL - size + 1))
+        return pool[start:start + size].reshape(shape)
+
+    def factors(self, shape: tuple[int, ...], eps: float) -> np.ndarray:
+        """`1 + u eps` for each element, `u` uniform in [-1, 1)."""
+        if int(np.prod(shape, dtype=np.int64)) > POOL:
+            factor = self.rng.random(shape)
+            factor *= 2.0 * eps
+            factor += 1.0 - eps
+            return factor
+        pool = self.factors_by_eps.get(eps)
+        if pool is None:
+            pool = self.factors_by_eps[eps] = 1.0 + eps * self.units
+        return self._window(pool, shape)
+
+    def signs(self, shape: tuple[int, ...]) -> np.ndarray:
+        """True or False for each element, each with probability 1/2."""
+        if int(np.prod(shape, dtype=np.int64)) > POOL:
+            return self.rng.integers(0, 2, size=shape, dtype=np.bool_)
+        return self._window(self.units, shape) < 0.0
+
+
+def randomly_rounded(draws: _Draws, value: np.ndarray, eps: float,
+                     in_place: bool = False) -> np.ndarray:
+    """`value * (1 + u)` with `u` uniform in [-eps, eps), in `value`'s type (in `value`
+    itself when `in_place`: an op's fresh result, owned by no one else)."""
+    factors = draws.factors(value.shape, eps)
+    if in_place and value.dtype.kind == "f":
+        return np.multiply(value, factors, out=value, casting="unsafe")
+    return (value * factors).astype(value.dtype, copy=False)
 
 
 # Ops whose result is never negative, whatever their operands; and ops that keep their

@@ -58,8 +58,10 @@ def _float_extreme(opcode: str, x: np.ndarray, axes: tuple[int, ...]) -> np.ndar
 
 
 def reduce_recognized(opcode: str, x: np.ndarray, init: np.ndarray,
-                      axes: tuple[int, ...]) -> np.ndarray:
-    """Reduce `x` over `axes` with a recognized binary op, starting from `init`."""
+                      axes: tuple[int, ...], in_order: bool = True) -> np.ndarray:
+    """Reduce `x` over `axes` with a recognized binary op, starting from `init`: a float sum
+    or product one element after another as XLA CPU runs it, unless not `in_order` (the
+    f64 shadow, where numpy's pairwise sum is as good a truth and far faster)."""
     kind = kind_of(x.dtype)
     out_shape = [x.shape[d] for d in range(x.ndim) if d not in axes]
     if any(x.shape[a] == 0 for a in axes):
@@ -67,6 +69,9 @@ def reduce_recognized(opcode: str, x: np.ndarray, init: np.ndarray,
     if kind == "pred":
         ufunc = _PRED[opcode]
         return ufunc(init, ufunc.reduce(x, axis=axes))
+    if kind in ("float", "complex") and opcode in ("add", "multiply") and not in_order:
+        running = np.add if opcode == "add" else np.multiply
+        return running(np.asarray(init, x.dtype), running.reduce(x, axis=axes, dtype=x.dtype))
     if kind in ("float", "narrow", "complex") and opcode in ("add", "multiply"):
         flat = _to_last_axis(x, axes)
         start = np.broadcast_to(np.asarray(init, x.dtype), [*flat.shape[:-1], 1])
@@ -113,6 +118,7 @@ def reduce(interpreter: Interpreter, instruction: Instruction, operands: list[Va
     combiner = Combiner(interpreter, instruction.called_computations[0],
                         [x.dtype for x in inputs])
     if combiner.opcode is not None and axes:
-        return reduce_recognized(combiner.opcode, inputs[0], inits[0], axes)
+        return reduce_recognized(combiner.opcode, inputs[0], inits[0], axes,
+                                 in_order=not interpreter.module.widened)
     results = fold(combiner, inputs, inits, axes)
     return results[0] if count == 1 else tuple(results)

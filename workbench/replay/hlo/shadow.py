@@ -67,7 +67,8 @@ def shadow_module(module: HloModule) -> HloModule:
 def widened_module(module: HloModule) -> HloModule:
     """`shadow_module` without remembering it (for small modules made on the way, which
     should not push out the one a replay evaluates twice)."""
-    return replace(module, computations=[_shadow_computation(c) for c in module.computations])
+    return replace(module, computations=[_shadow_computation(c) for c in module.computations],
+                   widened=True)
 
 
 def _fenced(instruction: Instruction, shapes: dict[str, Shape]) -> bool:
