@@ -340,6 +340,16 @@ class _NoisyInterpreter(Interpreter):
         self.recorder.sample = sample
         self.recorder.occurrences.clear()
 
+    def release(self) -> None:
+        """Drop the values kept for the samples now, not at the next garbage collection: the
+        handlers' closures and the plans that hold them make a cycle with this interpreter,
+        and the ranges it keeps are the stage's largest arrays."""
+        self._plans.clear()
+        self.spreads.clear()
+        self.candidates = {}
+        for kept in (self.recorder.first, self.recorder.first_nan, self.recorder.ranges):
+            kept.clear()
+
     def start_split(self, candidates: dict[tuple[str, str, int], Candidate]) -> None:
         """The next evaluation is the split sample (`noise_of`): the f64 shadow, without random
         rounding, with the `candidates` (`split_candidates`) moved across zero where they are
@@ -965,8 +975,10 @@ def _sampled(shadow: HloModule, declared: dict[tuple[str, str], Instruction],
     flips = dict(recorder.differing)  # flipped between samples, or in the split sample
     for key, count in interpreter.split.items():
         flips[key] = max(flips.get(key, 0), count)
-    return _Found(low, high, nan_seen, flips, dict(recorder.nan_flips), recorder.jumps(),
-                  recorder.instructions)
+    found = _Found(low, high, nan_seen, flips, dict(recorder.nan_flips), recorder.jumps(),
+                   recorder.instructions)
+    interpreter.release()
+    return found
 
 
 def _nans(value: Any, seen: Any) -> Any:
