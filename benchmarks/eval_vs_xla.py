@@ -168,7 +168,8 @@ def main() -> int:
         )
     if args.triage:
         seconds, peak = command_seconds(["triage", str(folder), "--jobs", "2"])
-        print(f"triage --jobs 2 {seconds:.1f} s (goal 15 s); peak memory of the process tree {peak:.0f} MB")
+        print(f"triage --jobs 2 {seconds:.1f} s (goal 15 s); peak memory of the process "
+              f"tree {peak:.0f} MB")
     return 0
 
 

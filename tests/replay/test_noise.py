@@ -368,6 +368,27 @@ def test_without_the_split_sample_the_flip_is_missed(monkeypatch: pytest.MonkeyP
     assert found.low[0][0] > 0.9
 
 
+def test_a_gradient_whose_own_samples_stray_little_takes_its_arrays_reach(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """g = x * y - b is 2^-14 at element 0, made from values of about 2^-10: its own rounding
+    noise is at most 2^-17, so four times its samples' half range never reaches zero. Its
+    array's other elements, made from values of 1 to 3, stray about 2^-8: a value's reach is
+    at least four times the array's median half range (a few samples of one element may stray
+    little by chance), so the split sample moves it across zero, and only it."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    module = parse_hlo_text(ADAM_LIKE)
+    x = np.array([2.0**-10 + 2.0**-14, 1.0, 2.0, -3.0])
+    b = np.array([2.0**-10, 0.5, 1.0, 3.0])
+    found = noise_of(module, [x, np.ones(4), b])
+    assert found.low[0][0] < -0.9 and found.high[0][0] > 0.9
+    assert np.all(found.high[0][1:] - found.low[0][1:] < 1e-6)
+    monkeypatch.setattr(noise, "_typical_half", lambda half: 0.0)
+    alone = noise_of(module, [x, np.ones(4), b])
+    assert alone.low[0][0] > 0.9
+
+
 STEPS = """HloModule steps
 
 ENTRY main {

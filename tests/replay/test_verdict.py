@@ -33,7 +33,8 @@ LOWP = Path(__file__).resolve().parents[1] / "data" / "lowp"
 # folder, module, the pass today's fixed tolerance blamed
 DUMPS = [("attention_bf16", "module_0002", "float-normalization-bf16"),
          ("conv_bn_f16", "module_0006", "algsimp"),
-         ("cumsum_bf16", "module_0002", "reduce-window-rewriter")]
+         ("cumsum_bf16", "module_0002", "reduce-window-rewriter"),
+         ("activations_bf16_f32_out", "module_0000", "float-normalization-bf16")]
 
 
 
@@ -79,6 +80,42 @@ def test_planted_bug_behind_a_precision_change_is_named(
     assert "beyond the rounding error bound" in comparison["summary"]
     # The recording is real XLA's correct result: it matches the reference.
     assert payload["recorded"]["ok"]
+
+
+@pytest.mark.parametrize("from_step", [1, 14, 27])
+def test_a_bug_small_beside_an_arrays_largest_values_is_named(
+        from_step: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """exp -> expm1 in bf16 activations returned as f32 (exp of values up to 8, so up to
+    about 3,000): the bug moves every exp by 1, within the rounding of the largest ones (a bf16
+    ulp is 16 there) but far beyond that of the small ones. Judged with one absolute term for
+    the whole array (its largest spread, several units) no step differed from the reference;
+    each element's absolute term now comes from elements of its own magnitude or less."""
+    planted = tmp_path / "activations"
+    assert plant(LOWP / "activations_bf16_f32_out", planted, "module_0000", from_step,
+                 "exponential", "exponential-minus-one")
+    status, payload = run_json(capsys, "bisect", planted, "module_0000", "--json")
+    assert status == 1 and payload["culprit"]["xla_step"] == from_step
+    assert payload["evaluations"] <= evaluation_bound(payload["steps"])
+    assert payload["recorded"]["ok"]
+
+
+def test_the_absolute_term_comes_from_elements_of_the_same_magnitude_or_less() -> None:
+    """An element of about 1 beside elements of 3,000 whose rounding moved them by 8: its
+    bound stays near its own rounding. A cancellation near zero whose own rounding was small
+    by luck takes its neighbours' (elements of about its magnitude, and the smallest of the
+    array). A small array keeps its largest spread everywhere."""
+    from workbench.replay.judge.error_bound import SMALLEST
+
+    values = np.concatenate([np.full(200, 1.0), np.full(100, 3000.0), [1e-3, 1e-3]])
+    strict = values.copy()
+    strict[200:300] += 8.0  # the large elements' rounding
+    strict[200 + 100] += 5e-3  # one cancellation rounded badly; the one after it by luck
+    bound = truth_of(strict.astype(np.float32), values, values).bound
+    assert bound[0] < 1e-2 and bound[250] >= 8.0
+    assert bound[301] >= 5e-3  # a neighbour of its magnitude, and among the array's smallest
+    small = np.concatenate([np.full(SMALLEST - 4, 1.0), np.full(4, 3000.0)])
+    small_strict = small + np.where(small > 1, 8.0, 0.0)
+    assert truth_of(small_strict.astype(np.float32), small, small).bound[0] >= 8.0
 
 
 def test_triage_names_the_planted_step(tmp_path: Path,

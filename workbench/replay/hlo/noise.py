@@ -43,7 +43,7 @@ from workbench.hlo_ir import HloModule, Instruction, LiteralValue
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
 
-SAMPLES = 8  # random-rounding evaluations of the reference
+SAMPLES = 12  # random-rounding evaluations of the reference
 SEED = 20261126
 
 # Ops whose result is some operand's values moved or copied: they do not round.
@@ -486,14 +486,17 @@ class _NoisyInterpreter(Interpreter):
         `REACH` half ranges of zero, and no ancestor moved it across yet (it is still on the
         middle's side): to the middle's mirror end of that reach. The same rule, on the steep
         op's own samples, tells where it is decided (`split_candidates`), so a linear op
-        (g / 2) is never decided where its operand is not."""
+        (g / 2) is never decided where its operand is not. The half range is at least the
+        array's median one (`_typical_half`): eight samples of one element may stray little
+        by chance, and among millions of elements some do."""
         found = self.candidates.get(key)
         if found is None or value.dtype.kind != "f" or found[0].shape != value.shape:
             return value
         mask, steeps = found
         low, high = self.recorder.ranges[key]
         with np.errstate(invalid="ignore"):
-            middle, reach = (low + high) / 2, REACH * (high - low) / 2
+            half = (high - low) / 2
+            middle, reach = (low + high) / 2, REACH * np.maximum(half, _typical_half(half))
             unmoved = value * middle > 0
             move = mask & (reach > 0) & (np.abs(middle) <= reach) & unmoved
         if not np.any(move):
@@ -662,6 +665,13 @@ def _swap_ties(keys: np.ndarray, reach: np.ndarray, axes: tuple[int, ...],
     shape = [keys.shape[d] for d in order_axes]
     back = np.argsort(order_axes)
     return np.transpose(flat.reshape(shape), back), count
+
+
+def _typical_half(half: np.ndarray) -> float:
+    """The median of an array's positive half ranges (0 when none is): the noise of a sum
+    that nearly cancels is that of the running sums, which its array's elements share."""
+    positive = half[np.isfinite(half) & (half > 0)]
+    return float(np.median(positive)) if positive.size else 0.0
 
 
 def _spread(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

@@ -7,14 +7,16 @@ reference is one legal answer among many, so a step is judged against the *truth
 reference evaluated with every float type computed in f64 (c128 for complex; the "shadow"),
 with a bound per element:
 
-    bound = C * spread + max(spread over the array) + U * eps * |truth|
+    bound = C * spread + absolute + U * eps * |truth|
 
 - `spread` = max(|strict - truth|, |perturbed - truth|): how far the program's own rounding
   moved the strictly rounded reference, and how far the truth moves when every float input
   is perturbed by `PERTURB_ULPS` ulps of its type (ill-conditioning: cancellation, a nearly
   singular matrix, would amplify any legal difference in the last bits the same way);
-- the array's largest spread, as an absolute term: rounding errors of a cancellation show
-  at elements near zero, where a relative measure would call them huge;
+- an absolute term, the largest spread among the elements of about this one's magnitude or
+  less (`_absolute`): rounding errors of a cancellation show at elements near zero, where a
+  relative measure would call them huge, and an element of 0.5 is not judged by the
+  rounding of an element of 3,000 in the same array;
 - `U` ulps of the output type at the truth's magnitude: rounding the result itself.
 
 The fixed per-dtype tolerances of `compare.py` stay a floor: an element within them passes
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 C = 4.0  # how much further than the strict reference a legal result may stray
 U = 4.0  # ulps of the output type at the truth's magnitude
 PERTURB_ULPS = 2.0  # the input perturbation, in ulps of each input's type
+SMALLEST = 64  # the absolute term's floor: the largest spread among this share of the array
 
 
 def _eps(dtype: np.dtype) -> float:
@@ -117,10 +120,30 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
         rounding = np.where(finite & np.isfinite(r), np.abs(r - t), 0.0)
         conditioning = np.where(finite & np.isfinite(p), np.abs(p - t), 0.0)
         spread = np.maximum(rounding, conditioning)
-        absolute = float(spread.max()) if spread.size else 0.0
         magnitude = np.where(finite, np.abs(t), 0.0)
-        bound = C * spread + absolute + U * _eps(reference.dtype) * magnitude
+        bound = C * spread + _absolute(spread, magnitude) + U * _eps(reference.dtype) * magnitude
     return np.where(np.isfinite(bound), bound, 0.0)
+
+
+def _absolute(spread: np.ndarray, magnitude: np.ndarray) -> np.ndarray | float:
+    """The bound's absolute term per element: the largest spread among the elements of at
+    most about its magnitude (its binade and the next), or among the smallest `1 / SMALLEST`
+    of the array (their binades) if that is more. A cancellation's rounding shows at elements
+    near zero, where one element's own spread may be small by luck while its neighbours' is
+    not; an element far larger than its array's small ones takes theirs. An array of at most
+    `SMALLEST` elements takes its largest spread everywhere."""
+    n = spread.size
+    if n <= SMALLEST:
+        return float(spread.max()) if n else 0.0
+    flat = np.ascontiguousarray(magnitude, dtype=np.float64).reshape(-1)
+    # The binade: the biased exponent (0 for zero and subnormals; `magnitude` is finite).
+    binades = (flat.view(np.uint64) >> np.uint64(52)).astype(np.uint16)
+    largest = np.zeros(2049)
+    np.maximum.at(largest, binades, spread.reshape(-1))
+    below = np.maximum.accumulate(largest)  # by binade: the most spread at or below it
+    counts = np.cumsum(np.bincount(binades, minlength=2048))
+    floor = below[int(np.searchsorted(counts, n // SMALLEST + 1))]
+    return np.maximum(below[1:], floor)[binades].reshape(spread.shape)
 
 
 def with_noise(truth: Truth, noise: Noise) -> Truth:
