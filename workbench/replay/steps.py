@@ -294,7 +294,6 @@ class Replay:
         self.steps: list[Step] = self.backend.steps()
         self._reference_value: LiteralValue | None = None
         self._shadow: LiteralValue | None = None  # the reference in f64
-        self._perturbed: LiteralValue | None = None  # ... on perturbed inputs
         self._truths: dict[Stage, Truth] = {}
         self._shadow_problem: str | None = None
         self._noise_problem: str | None = None
@@ -437,7 +436,7 @@ class Replay:
     def stages(self) -> tuple[Stage, ...]:
         """The bound's stages still worth trying: each contains the one before, so once the
         conditioning is known the first is not tried again; the noise stage comes last."""
-        stages: tuple[Stage, ...] = (True,) if self._perturbed is not None else (False, True)
+        stages: tuple[Stage, ...] = (True,) if True in self._truths else (False, True)
         return (*stages, NOISE) if self.noise else stages
 
     @property
@@ -474,20 +473,22 @@ class Replay:
             self._shadow = self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
             if self._shadow is None:
                 return None
-        if conditioning and self._perturbed is None:
-            self._perturbed = self._evaluate_shadow(perturb(self.inputs.arguments))
-            if self._perturbed is None:
-                return None
-        truth = self._truths.get(conditioning)
+        truth = self._truths.get(True) if conditioning else self._truths.get(False)
         if truth is None:
-            perturbed = self._perturbed if conditioning else self._shadow
+            perturbed: LiteralValue | None = self._shadow
+            if conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound
+                perturbed = self._evaluate_shadow(perturb(self.inputs.arguments))
+                if perturbed is None:
+                    return None
             assert self._reference_value is not None and perturbed is not None
             try:
                 truth = truth_of(self._reference_value, self._shadow, perturbed)
             except ValueError as error:
                 self._shadow_problem = str(error)
                 return None
-            self._truths[conditioning] = truth
+            self._truths[bool(conditioning)] = truth
+            if conditioning:
+                self._truths.pop(False, None)  # never tried again (`stages`)
         return truth
 
     def _evaluate_noise(self, arguments: list[LiteralValue]) -> Any:
