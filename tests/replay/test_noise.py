@@ -200,6 +200,10 @@ def test_random_rounding_moves_each_element_within_its_eps(dtype: type,
         moved = (factor - 1.0) / eps
         assert abs(float(moved.mean())) < 0.01 and 0.3 < float(moved.std()) < 0.7
         assert np.count_nonzero(np.diff(moved.reshape(-1)) == 0) < factor.size // 100
+    signs = draws.signs(shape)
+    assert signs.shape == shape and set(np.unique(signs)) <= {-1.0, 1.0}
+    if signs.size > 1000:
+        assert abs(float(signs.mean())) < 0.01
     again = _Draws()
     again.reseed(4)
     assert np.array_equal(randomly_rounded(again, value, eps), got)
