@@ -487,7 +487,7 @@ class _NoisyInterpreter(Interpreter):
         middle's side): to the middle's mirror end of that reach. The same rule, on the steep
         op's own samples, tells where it is decided (`split_candidates`), so a linear op
         (g / 2) is never decided where its operand is not. The half range is at least the
-        array's median one (`_typical_half`): eight samples of one element may stray little
+        array's median one (`_typical_half`): the few samples of one element may stray little
         by chance, and among millions of elements some do."""
         found = self.candidates.get(key)
         if found is None or value.dtype.kind != "f" or found[0].shape != value.shape:
