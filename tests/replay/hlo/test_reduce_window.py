@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.helpers.hlo_builders import (
     array_shape,
@@ -80,3 +81,47 @@ def test_select_and_scatter_is_max_pool_gradient() -> None:
                                                   comparison_direction="GE"),
                                scalar_computation("add", "add", "f32")))
     assert_same(result, np.array([0, 3, 4, 0], np.float32))
+
+
+ROUNDED_SUM = """HloModule rounded_sum
+
+add_rounded {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  sum = f32[] add(a, b)
+  narrow = bf16[] convert(sum)
+  ROOT back = f32[] convert(narrow)
+}
+
+ENTRY main {
+  x = f32[4,64] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[4,2] reduce-window(x, zero), window={size=1x32 stride=1x32}, to_apply=add_rounded
+}
+"""
+
+
+def test_a_sum_rounded_to_bf16_at_each_step_runs_as_numpy(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """XLA's float normalization makes a bf16 reduction's adder `add` in f32 then a round
+    trip through bf16: recognized, it runs as numpy calls, in XLA's order, bit for bit as
+    the computation run step by step does."""
+    import ml_dtypes
+
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import combiners, evaluate_module
+
+    module = parse_hlo_text(ROUNDED_SUM)
+    x = np.random.default_rng(2).standard_normal((4, 64)).astype(np.float32) * 100
+    fast = evaluate_module(module, [x])
+    expected = np.zeros((4, 2), np.float32)
+    for k in range(32):
+        total = expected + x.reshape(4, 2, 32)[:, :, k]
+        expected = total.astype(ml_dtypes.bfloat16).astype(np.float32)
+    assert_same(fast, expected)
+    calls = []
+    original = combiners.recognize_rounded
+    monkeypatch.setattr(combiners, "recognize_rounded",
+                        lambda *args: calls.append(original(*args)))
+    assert_same(evaluate_module(module, [x]), fast)  # the computation, run step by step
+    assert calls == [("add", "bf16")]
