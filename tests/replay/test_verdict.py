@@ -1,11 +1,12 @@
 """The verdict from a rounding error bound, on real low-precision XLA CPU dumps.
 
-`tests/data/lowp/` holds one module each of three small JAX programs (`program.py` beside
+`tests/data/lowp/` holds one module each of four small JAX programs (`program.py` beside
 them) whose f32 results went through bf16 or f16: an attention, a convolution with batch norm,
-a cumulative sum. Real XLA computed their recorded results correctly, yet its legal precision
-changes (float normalization, excess precision, algsimp rewrites, a reassociated scan) move
-them beyond the fixed f32 tolerance. The verdict must call them ok, and still name a real bug
-planted after the precision change (`planting.py`).
+a cumulative sum, activations (exp, tanh, gelu, silu). Real XLA computed their recorded
+results correctly, yet its legal precision changes (float normalization, excess precision,
+algsimp rewrites, a reassociated scan) move them beyond the fixed f32 tolerance. The verdict
+must call them ok, and still name a real bug planted after the precision change
+(`planting.py`).
 """
 
 from __future__ import annotations

@@ -197,7 +197,8 @@ def test_cli_localize_rejects_steps_out_of_order(tmp_path: Path,
 LOWP = Path(__file__).parents[2] / "data" / "lowp"
 
 
-@pytest.mark.parametrize("name", ["attention_bf16", "conv_bn_f16", "cumsum_bf16"])
+@pytest.mark.parametrize("name", ["attention_bf16", "conv_bn_f16", "cumsum_bf16",
+                                  "activations_bf16_f32_out"])
 def test_no_wolf_on_real_low_precision_pipelines(name: str) -> None:
     """Every pass of these real XLA pipelines keeps the result (the verdicts agree): no pair
     of consecutive steps may name a culprit instruction, and each says the results agree
