@@ -473,7 +473,7 @@ class Replay:
             self._shadow = self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
             if self._shadow is None:
                 return None
-        truth = self._truths.get(True) if conditioning else self._truths.get(False)
+        truth = self._truths.get(bool(conditioning))
         if truth is None:
             perturbed: LiteralValue | None = self._shadow
             if conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound

@@ -546,7 +546,7 @@ def _accumulating(handler: Handler, eps: float, noisy: _NoisyInterpreter,
     Their spread, sqrt(k) / 2 ulps of the running sum's root mean square, is estimated from
     the running sums after each of `ACCUMULATION_BLOCKS` blocks of the longest contracted
     dimension; each sample moves the exact sum by that much, up or down at random (every
-    sample by the whole amount: eight samples drawing a size each leave some elements a
+    sample by the whole amount: a few samples drawing a size each leave some elements a
     spread far below it by chance). The first sample's estimate serves the later ones (kept
     in f32 within `SPREAD_BYTES`): their operands differ from its by rounding only, and they
     compute the dot in f32, whose rounding is 2^-16 of the bf16 (2^-13 of the f16) noise."""
