@@ -527,3 +527,84 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     monkeypatch.setattr(sizes, "memory_limit", lambda: 0)
     starved = noise_of(module, arguments)
     assert starved.left_out is not None and starved.low[0][0] > 0.9 and starved.low[1][0] > 0.9
+
+
+SECOND_MOMENT = """HloModule jit_adam
+
+ENTRY %main (g: f32[4], nu: f32[4], d: f32[4]) -> f32[4] {
+  %g = f32[4]{0} parameter(0)
+  %nu = f32[4]{0} parameter(1)
+  %d = f32[4]{0} parameter(2)
+  %square = f32[4]{0} multiply(%g, %g)
+  %decay = f32[] constant(0.999)
+  %decays = f32[4]{0} broadcast(%decay), dimensions={}
+  %kept = f32[4]{0} multiply(%nu, %decays)
+  %moment = f32[4]{0} add(%kept, %square)
+  %n = bf16[] constant(48)
+  %wide = f32[] convert(%n)
+  %ns = f32[4]{0} broadcast(%wide), dimensions={}
+  %corrected = f32[4]{0} divide(%moment, %ns)
+  %shift = f32[] constant(-1)
+  %shifts = f32[4]{0} broadcast(%shift), dimensions={}
+  %shifted = f32[4]{0} add(%corrected, %shifts)
+  %root = f32[4]{0} sqrt(%corrected)
+  ROOT %update = f32[4]{0} divide(%d, %root)
+}
+"""
+
+
+def test_constants_and_parameters_none_of_whose_values_is_negative_are_non_negative() -> None:
+    """A second moment (nu * 0.999 + g * g) / n is never moved across zero by the split sample
+    (its sqrt would be NaN, which no rounding makes): nu is an input of the execution, fixed,
+    and none of its values is negative; n is a bf16 constant."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    module = parse_hlo_text(SECOND_MOMENT)
+    g, d = np.array([1.0, -2.0, 0.5, 3.0]), np.ones(4)
+    found = {name for _, name in noise.non_negative(module, [g, np.zeros(4), d])}
+    assert {"square", "decay", "kept", "moment", "n", "wide", "corrected", "root"} <= found
+    assert "shift" not in found and "shifted" not in found and "g" not in found
+    # An entry parameter with a negative value is not known to be non-negative, nor what it
+    # makes; without the arguments no parameter is.
+    negative = {name for _, name in noise.non_negative(module, [g, np.array([0, 0, -1e-9, 0]),
+                                                                   d])}
+    assert "nu" not in negative and "moment" not in negative and "square" in negative
+    assert "nu" not in {name for _, name in noise.non_negative(module)}
+
+
+SELECTED_SQRT = """HloModule jit_guarded
+
+ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %y = f32[4]{0} parameter(1)
+  %narrow = bf16[4]{0} convert(%x)
+  %wide = f32[4]{0} convert(%narrow)
+  %d = f32[4]{0} subtract(%wide, %y)
+  %zero = f32[] constant(0)
+  %zeros = f32[4]{0} broadcast(%zero), dimensions={}
+  %positive = pred[4]{0} compare(%d, %zeros), direction=GT
+  %root = f32[4]{0} sqrt(%d)
+  ROOT %guarded = f32[4]{0} select(%positive, %root, %zeros)
+}
+"""
+
+
+def test_the_split_samples_nans_are_not_legal() -> None:
+    """`where(d > 0, sqrt(d), 0)` with d within the noise of zero: the split sample answers the
+    compare the other way without moving d, so it takes sqrt of a negative d, a NaN no rounding
+    makes (every random sample's compare and sqrt agree). That NaN is not a legal result."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.judge.compare import compare
+    from workbench.replay.judge.error_bound import Truth, with_noise
+
+    module = parse_hlo_text(SELECTED_SQRT)
+    x = np.array([1.0 - 2**-12, 4.0, 9.0, 1.0])
+    y = np.array([1.0, 0.0, 0.0, 0.0])  # d[0] = -2^-12, within a bf16 ulp of zero
+    noise = noise_of(module, [x, y])
+    assert any(d.name == "positive" and d.flipped for d in noise.discontinuities)
+    assert not np.any(noise.nan_seen)
+    truth = with_noise(Truth(np.array([0.0, 2.0, 3.0, 0.0]), np.zeros(4)), noise)
+    expected = np.array([0.0, 2.0, 3.0, 0.0], np.float32)
+    assert not compare(expected, np.array([np.nan, 2.0, 3.0, 0.0], np.float32),
+                       truth=truth).ok

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue
+from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
 
@@ -744,17 +745,20 @@ def randomly_rounded(draws: _Draws, value: np.ndarray, eps: float,
 
 # Ops whose result is never negative, whatever their operands; and ops that keep their
 # operands' non-negativity.
-_NON_NEGATIVE = frozenset(("exponential", "sqrt", "rsqrt", "abs", "logistic"))
+_NON_NEGATIVE = frozenset(("exponential", "sqrt", "rsqrt", "abs", "logistic", "iota"))
 _KEEP_ALL = frozenset(("add", "multiply", "divide", "select", "concatenate", "clamp"))
 _KEEP_FIRST = frozenset(("broadcast", "reshape", "transpose", "convert", "copy", "slice",
                          "reduce", "reduce-window", "bitcast", "power", "dynamic-slice",
                          "reverse", "pad"))
 
 
-def non_negative(module: HloModule) -> set[tuple[str, str]]:
+def non_negative(module: HloModule, arguments: Sequence[LiteralValue] = ()
+                 ) -> set[tuple[str, str]]:
     """The float values that cannot be negative by construction ((computation, name)):
-    `exp`, `sqrt`, `abs` and what sums, products, moves and reductions make of them. Their
-    noise is relative, so they never cross zero (a softmax's exp is not AdamW's gradient)."""
+    `exp`, `sqrt`, `abs`, constants and the entry's parameters none of whose values is
+    negative (`arguments`: the execution's; an optimizer's second moment), and what sums,
+    products, moves and reductions make of them. Their noise is relative, so they never cross
+    zero (a softmax's exp is not AdamW's gradient, nor its second moment)."""
     found: set[tuple[str, str]] = set()
     for computation in module.computations:
         for instruction in computation.instructions:
@@ -763,12 +767,29 @@ def non_negative(module: HloModule) -> set[tuple[str, str]]:
             if opcode == "select":
                 known = known[1:]  # the predicate is no value
             if (opcode in _NON_NEGATIVE
+                    or (opcode == "constant" and _none_negative(instruction.literal))
+                    or (opcode == "parameter" and computation.name == module.entry_name
+                        and _none_negative(_argument(instruction, arguments)))
                     or (opcode in _KEEP_ALL and known and all(known))
                     or (opcode in _KEEP_FIRST and known and known[0])
                     or (opcode == "maximum" and any(known))
                     or (opcode == "multiply" and len(set(instruction.operands)) == 1)):
                 found.add((computation.name, instruction.name))
     return found
+
+
+def _argument(parameter: Instruction, arguments: Sequence[LiteralValue]) -> LiteralValue | None:
+    number = parameter.parameter_number
+    return arguments[number] if number is not None and number < len(arguments) else None
+
+
+def _none_negative(value: LiteralValue | None) -> bool:
+    """Whether `value` is an array of numbers none of which is negative or NaN."""
+    if not isinstance(value, np.ndarray) or \
+            kind_of(value.dtype) not in ("float", "narrow", "signed", "unsigned"):
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(value.astype(np.float64, copy=False) >= 0))
 
 
 def _steep_ancestors(
@@ -844,7 +865,7 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
 
     shadow = widened_module(module)
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
-    ancestors = _steep_ancestors(declared, non_negative(module))
+    ancestors = _steep_ancestors(declared, non_negative(module, arguments))
     budget = int(NEEDED_SHARE * memory_limit())
     found: _Found | None = None
     left_out = 0
@@ -984,8 +1005,11 @@ def _sampled(shadow: HloModule, declared: dict[tuple[str, str], Instruction],
         nan_seen = _nans(value, nan_seen)
     interpreter.start_split(split_candidates(declared, recorder, ancestors))
     value = evaluate_module(shadow, arguments, interpreter=interpreter)
+    # Its NaNs are not legal ones: it crosses each threshold alone, so where it answers a
+    # compare the other way without moving the operand (`where(x > 0, sqrt(x), 0)`), or moves
+    # a value the program keeps non-negative, it computes what no rounding can. Its finite
+    # values widen the range; a NaN leaves it as the random samples made it.
     low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
-    nan_seen = _nans(value, nan_seen)
     flips = dict(recorder.differing)  # flipped between samples, or in the split sample
     for key, count in interpreter.split.items():
         flips[key] = max(flips.get(key, 0), count)
