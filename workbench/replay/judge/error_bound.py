@@ -154,7 +154,7 @@ def with_noise(truth: Truth, noise: Noise) -> Truth:
     Rounding may decide whether an element is finite at all (`sqrt` of an operand within
     rounding of 0): where the truth is not finite but some samples are, the samples' middle
     stands for the truth, `C` times their half range for its bound, and a NaN is legal
-    wherever the truth or some sample was NaN."""
+    wherever the truth or some random sample was NaN."""
     nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
     parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen)
     return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2),
