@@ -91,3 +91,30 @@ def test_argument_with_wrong_length(corpus: Path) -> None:
     del proto.arguments[1].f32s[-1]
     with pytest.raises(ReadError, match="argument 1: f32 literal has 7 values, its shape needs 8"):
         read_snapshot(proto.SerializeToString(), "short.pb")
+
+
+def test_a_damaged_module_is_found_when_it_is_made(corpus: Path, tmp_path: Path) -> None:
+    """The module a snapshot carries is made on first use (a replay reads its module from the
+    dump's steps): an operand id that resolves nowhere leaves the arguments and result
+    readable, raises when the module is made, and `check` names the file."""
+    from workbench.check import check_dump
+    from workbench.index import scan
+    from workbench.protos import hlo_pb2
+
+    proto = hlo_pb2.HloSnapshot.FromString((corpus / LN_SNAPSHOT).read_bytes())
+    instruction = next(i for c in proto.hlo.hlo_module.computations for i in c.instructions
+                       if i.operand_ids)
+    instruction.operand_ids[0] = 987654
+    data = proto.SerializeToString()
+    snapshot = read_snapshot(data, "cut.pb")
+    assert len(snapshot.arguments) == 3 and snapshot.result is not None
+    with pytest.raises(ReadError) as caught:
+        snapshot.module  # noqa: B018
+    assert caught.value.file == "cut.pb"
+
+    name = Path(LN_SNAPSHOT).name
+    (tmp_path / name).write_bytes(data)
+    for path in (corpus / LN_SNAPSHOT).parent.glob("module_0010.jit_ln.*after_optimizations*"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    problems = {p.file: p.reason for p in check_dump(scan(tmp_path))}
+    assert list(problems) == [name] and "987654" in problems[name]

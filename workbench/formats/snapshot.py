@@ -13,6 +13,7 @@ import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from google.protobuf.message import DecodeError
@@ -31,10 +32,20 @@ class Snapshot:
     """One recorded execution. `module` is None when the snapshot carries no HLO (mlir_replay
     snapshots hold only arguments and result); `platform` is often empty in XLA's dumps."""
 
-    module: HloModule | None
+    file: str
     arguments: list[LiteralValue] = field(default_factory=list)
     result: LiteralValue | None = None
     platform: str = ""
+    module_proto: bytes = b""  # the module's serialized `HloModuleProto`, empty when none
+
+    @cached_property
+    def module(self) -> HloModule | None:
+        """The module XLA ran, made on first use: a replay reads its module from the dump's
+        steps, and a training step's takes a third of a second to make. Raises ReadError."""
+        if not self.module_proto:
+            return None
+        proto = hlo_pb2.HloModuleProto.FromString(self.module_proto)
+        return module_from_proto(proto, self.file)
 
 
 def read_snapshot(data: bytes, file: str) -> Snapshot:
@@ -48,7 +59,6 @@ def read_snapshot(data: bytes, file: str) -> Snapshot:
     has_module = bool(proto.hlo.hlo_module.computations)
     if not (has_module or proto.arguments or proto.HasField("result")):
         raise ReadError(file, "no module, arguments or result in this proto (not an HloSnapshot?)")
-    module = module_from_proto(proto.hlo.hlo_module, file) if has_module else None
     arguments = []
     for index, argument in enumerate(proto.arguments):
         try:
@@ -61,8 +71,8 @@ def read_snapshot(data: bytes, file: str) -> Snapshot:
             result = literal_from_proto(proto.result)
         except LiteralError as error:
             raise ReadError(file, f"result: {error}") from None
-    return Snapshot(module=module, arguments=arguments, result=result,
-                    platform=proto.execution_platform)
+    module = proto.hlo.hlo_module.SerializeToString() if has_module else b""
+    return Snapshot(file, arguments, result, proto.execution_platform, module)
 
 
 def check_size(path: Path, source: Source) -> None:
