@@ -11,12 +11,13 @@ Modules are grouped by (folder, timestamp prefix, module id): the same `module_0
 sub-folders, or from two timestamped runs, are different modules.
 
 Speed matters here (a 100,000-file folder must index in about the time `find` lists it):
-per-pass step files, three quarters of a typical dump, come in text/proto pairs whose name
-without the extension is split once for both, by string methods, and each module head is
-validated once per module, not once per file. A pair is kept as a compact record (its key and
-its two paths); the module's `Step`s are made from the records when its steps are first read
-(`Module.defer_steps`). The paths may come in any order: where two names compete for one
-place, the outcome is the one a sorted listing gives.
+per-pass step files, three quarters of a typical dump, come in text/proto pairs; a module's
+names come one after the other in a sorted listing, and after its head is split once, each
+is told by its suffix (`<step>.<pipeline>.after_<pass>...`), read once for all modules (they
+run the same passes), so no name is split per file. A pair is kept as a compact record (its
+key and its two paths); the module's `Step`s are made from the records when its steps are
+first read (`Module.defer_steps`). The paths may come in any order: where two names compete
+for one place, the outcome is the one a sorted listing gives.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from workbench.formats.xla_names import (
     parse_xla_name,
     split_module_prefix,
     split_pass_stem,
+    split_pass_suffix,
 )
 from workbench.model import Artifact, Dump, Execution, Module, Problem, Source, Step
 
@@ -44,6 +46,8 @@ _INPUT, _BEFORE, _PASS, _AFTER = 0, 1, 2, 3
 # start with an int sort fast (list.sort compares those first elements natively).
 _BY_KEY = itemgetter(0)
 _BY_FILE = attrgetter("file")
+# The extensions of a per-pass pair: text and proto.
+_PAIR_EXTENSIONS = (".txt", ".hlo.pb")
 
 
 class _Unseen(Enum):
@@ -189,57 +193,81 @@ def _collect(paths: list[str], *, by_name: bool
             module = pending[key] = _PendingModule(folder, timestamp, module_id)
         return module
 
-    # (folder, module head) -> module, or None when the head is not an XLA module name.
-    by_head: dict[tuple[str, str], _PendingModule | None] = {}
+    # (folder, module head) -> its module and its per-pass pair records by suffix (the name
+    # after `<head>.`, without its extension), or None when the head is not an XLA module name.
+    heads: dict[tuple[str, str], tuple[_PendingModule, dict[str, list]] | None] = {}
+    # The head of the last per-pass name split, as `<folder>/<head>.`, with its module and
+    # records, when the names after it say their order key by their suffix alone (see
+    # `split_pass_suffix`): the names of a module come one after the other in a sorted
+    # listing, and are then paired without splitting them. No path starts with a NUL.
+    head_prefix = "\0"
+    head_module = _PendingModule("", None, "")
+    head_records: dict[str, list] = {}
 
-    def pass_record(folder: str, stem: str) -> tuple[list, list] | None:
-        """The pair record ([text, proto]) of a per-pass dump named `stem` + extension, and
-        its module's step files; None for other names."""
+    def new_record(module: _PendingModule, records: dict[str, list], suffix: str,
+                   key: tuple) -> list:
+        """A pair record ([text, proto]) for the per-pass step `key` of `module`."""
+        files = records[suffix] = [None, None]
+        if module.pairs.setdefault(key, files) is not files:
+            module.pairs_again.append((key, files))
+        return files
+
+    def split_record(stem_path: str) -> tuple[list, list] | None:
+        """The pair record of a per-pass dump whose path without extension is `stem_path`,
+        and its module's step files, from the name split whole; None for other names."""
+        nonlocal head_prefix, head_module, head_records
+        folder, _, stem = stem_path.rpartition("/")
+        if ".after_" not in stem:
+            return None
         parts = split_pass_stem(stem)
         if parts is None:
             return None
         module_head, xla_step, pipeline, pass_name, next_pass = parts
-        head_key = (folder, module_head)
-        module = by_head.get(head_key, _UNSEEN)
-        if module is _UNSEEN:
-            head = MODULE_RE.fullmatch(module_head)
-            if head is None:
-                module = by_head[head_key] = None
+        head = heads.get((folder, module_head), _UNSEEN)
+        if head is _UNSEEN:
+            match = MODULE_RE.fullmatch(module_head)
+            if match is None:
+                head = heads[(folder, module_head)] = None
             else:
-                module = by_head[head_key] = module_for(
-                    folder, head["ts"], f"module_{head['num']}", head["rest"])
-                module.names.add(head["rest"] or "")
-        if module is None:
+                module = module_for(folder, match["ts"], f"module_{match['num']}",
+                                    match["rest"])
+                module.names.add(match["rest"] or "")
+                head = heads[(folder, module_head)] = (module, {})
+        if head is None:
             return None
-        files = [None, None]
-        key = (xla_step, pipeline, pass_name, next_pass or "")
-        if module.pairs.setdefault(key, files) is not files:
-            module.pairs_again.append((key, files))
+        module, records = head
+        suffix = stem[len(module_head) + 1 :]
+        files = records.get(suffix)
+        if files is None:
+            files = new_record(module, records, suffix,
+                               (xla_step, pipeline, pass_name, next_pass or ""))
+        if ".after_" not in module_head and "\n" not in module_head:
+            head_prefix = stem_path[: len(stem_path) - len(suffix)]
+            head_module, head_records = module, records
         return files, module.step_files
 
-    # Path without its extension -> pair record and step files, or None when it is not a
-    # per-pass name.
-    pass_records: dict[str, tuple[list, list] | None] = {}
     for path in paths:
-        folder, _, basename = path.rpartition("/")
-        if ".after_" in basename:
-            if basename.endswith(".txt"):
-                stem_path = path[:-4]
-            elif basename.endswith(".hlo.pb"):
-                stem_path = path[:-7]
-            else:
-                stem_path = None
-            if stem_path is not None:
-                record = pass_records.get(stem_path, _UNSEEN)
-                if record is _UNSEEN:
-                    stem = stem_path[len(folder) + 1 :] if folder else stem_path
-                    record = pass_records[stem_path] = pass_record(folder, stem)
-                if record is not None:
-                    files, step_files = record
-                    files[basename[-1] != "t"] = path  # .txt: 0, .hlo.pb: 1
-                    step_files.append(path)
-                    continue
+        if ".after_" in path and path.endswith(_PAIR_EXTENSIONS):
+            text = path[-1] == "t"  # .txt, not .hlo.pb
+            files = None
+            if path.startswith(head_prefix):
+                suffix = path[len(head_prefix) : -4 if text else -7]
+                files = head_records.get(suffix)
+                if files is None:
+                    pass_key = split_pass_suffix(suffix)
+                    if pass_key is not None:
+                        files = new_record(head_module, head_records, suffix, pass_key)
+            if files is not None:
+                files[not text] = path
+                head_module.step_files.append(path)
+                continue
+            record = split_record(path[:-4] if text else path[:-7])
+            if record is not None:
+                record[0][not text] = path
+                record[1].append(path)
+                continue
 
+        folder, _, basename = path.rpartition("/")
         if basename in MODULE_FOLDER_FILES:
             parent_folder, _, parent = folder.rpartition("/")
             head = MODULE_RE.match(parent)
