@@ -34,9 +34,11 @@ from workbench.formats.xla_names import (
     SHARDY_FOLDER,
     SHARDY_STAGE_RE,
     parse_xla_name,
+    read_plain_name,
     split_module_prefix,
     split_pass_stem,
     split_pass_suffix,
+    split_plain_name,
 )
 from workbench.model import Artifact, Dump, Execution, Module, Problem, Source, Step
 
@@ -246,6 +248,16 @@ def _collect(paths: list[str], *, by_name: bool
             head_module, head_records = module, records
         return files, module.step_files
 
+    # The module head of the last other name read whole, as `<folder>/[<timestamp>.]module_<NNNN>
+    # .<name>.` when its name is plain (`split_plain_name`), with its timestamp, name and
+    # module: the names after it are read by their tail alone (`read_plain_name`). Not when
+    # claiming by name (a module's names may then differ in the tail). Shardy's stage dumps,
+    # `.mlir` names, are read whole: a timestamped head could be taken for a stage's number.
+    plain_prefix = "\0"
+    plain_timestamp: str | None = None
+    plain_name = ""
+    plain_module = head_module
+
     for path in paths:
         if ".after_" in path and path.endswith(_PAIR_EXTENSIONS):
             text = path[-1] == "t"  # .txt, not .hlo.pb
@@ -267,48 +279,80 @@ def _collect(paths: list[str], *, by_name: bool
                 record[1].append(path)
                 continue
 
-        folder, _, basename = path.rpartition("/")
-        if basename in MODULE_FOLDER_FILES:
-            parent_folder, _, parent = folder.rpartition("/")
-            head = MODULE_RE.match(parent)
-            if head is not None:
-                module = module_for(parent_folder, head["ts"], f"module_{head['num']}",
-                                    head["rest"])
-                if head["rest"]:
-                    module.names.add(head["rest"])
-                role = MODULE_FOLDER_FILES[basename]
-                if role == "input":
-                    step = module.ends.get((_INPUT,))
-                    if step is None:
-                        step = module.ends[(_INPUT,)] = Step(0, "input", "mlir", "input")
-                    _keep_last(step, "text", path)
+        info = None
+        if path.startswith(plain_prefix) and not path.endswith(".mlir"):
+            tail = path[len(plain_prefix) :]
+            if "/" not in tail and "\n" not in tail:
+                info = read_plain_name(plain_timestamp, plain_module.module_id, plain_name, tail)
+        if info is not None:
+            if info.kind == "unknown":
+                unclaimed.append(path)
+                continue
+            module = plain_module
+        else:
+            folder, _, basename = path.rpartition("/")
+            if basename in MODULE_FOLDER_FILES:
+                parent_folder, _, parent = folder.rpartition("/")
+                head = MODULE_RE.match(parent)
+                if head is not None:
+                    module = module_for(parent_folder, head["ts"], f"module_{head['num']}",
+                                        head["rest"])
+                    if head["rest"]:
+                        module.names.add(head["rest"])
+                    role = MODULE_FOLDER_FILES[basename]
+                    if role == "input":
+                        step = module.ends.get((_INPUT,))
+                        if step is None:
+                            step = module.ends[(_INPUT,)] = Step(0, "input", "mlir", "input")
+                        _keep_last(step, "text", path)
+                        module.step_files.append(path)
+                    else:
+                        module.artifacts.append(Artifact(kind=role, file=path))
+                    continue
+
+            stage = SHARDY_STAGE_RE.fullmatch(basename)
+            if stage is not None:
+                shardy_folder, _, head_name = folder.rpartition("/")
+                head = MODULE_RE.match(head_name)
+                dump_folder, _, shardy = shardy_folder.rpartition("/")
+                if head is not None and shardy == SHARDY_FOLDER:
+                    module = module_for(dump_folder, head["ts"], f"module_{head['num']}",
+                                        head["rest"])
+                    if head["rest"]:
+                        module.names.add(head["rest"])
+                    module.shardy_stages.append((int(stage["number"]), stage["stage"], path))
                     module.step_files.append(path)
-                else:
-                    module.artifacts.append(Artifact(kind=role, file=path))
-                continue
+                    continue
 
-        stage = SHARDY_STAGE_RE.fullmatch(basename)
-        if stage is not None:
-            shardy_folder, _, head_name = folder.rpartition("/")
-            head = MODULE_RE.match(head_name)
-            dump_folder, _, shardy = shardy_folder.rpartition("/")
-            if head is not None and shardy == SHARDY_FOLDER:
-                module = module_for(dump_folder, head["ts"], f"module_{head['num']}",
-                                    head["rest"])
-                if head["rest"]:
-                    module.names.add(head["rest"])
-                module.shardy_stages.append((int(stage["number"]), stage["stage"], path))
-                module.step_files.append(path)
+            info = parse_xla_name(basename)
+            if info is None or info.kind == "unknown":
+                unclaimed.append(path)
                 continue
-
-        info = parse_xla_name(basename)
-        if info is None or info.kind == "unknown":
-            unclaimed.append(path)
-            continue
-        module = module_for(folder, info.timestamp, info.module_id, info.name)
+            module = module_for(folder, info.timestamp, info.module_id, info.name)
+            split = None if by_name else split_plain_name(basename)
+            if split is not None:
+                plain_timestamp, _, plain_name, tail = split
+                plain_prefix, plain_module = path[: len(path) - len(tail)], module
         if info.name is not None:
             module.names.add(info.name)
-        if info.kind == "step":  # per-pass names the fast path did not take (.gz, renderings)
+        kind = info.kind
+        if kind == "artifact":
+            module.artifacts.append(Artifact(kind=info.role, file=path))
+        elif kind in ("before", "after"):
+            if kind == "before":
+                end_key: tuple = (_BEFORE,)
+                label = "before_optimizations"
+            else:
+                prefix = f"{info.platform}_" if info.platform else ""
+                end_key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
+            step = module.ends.get(end_key)
+            if step is None:
+                step = module.ends[end_key] = Step(0, label, "hlo", kind, pipeline=info.platform)
+            _keep_last(step, "text" if info.role == "text" else "proto", path)
+            module.step_files.append(path)
+        elif kind == "snapshot":
+            module.executions.append(Execution(id=info.execution or "", file=path))
+        elif kind == "step":  # per-pass names the fast path did not take (.gz, renderings)
             if info.role in ("text", "proto"):
                 key = (info.xla_step, info.pipeline, info.pass_name, info.next_pass or "")
                 step = module.passes.get(key)
@@ -321,24 +365,7 @@ def _collect(paths: list[str], *, by_name: bool
             else:
                 module.artifacts.append(Artifact(kind=info.role, file=path,
                                                  label=f"{info.xla_step:04d} {info.pass_name}"))
-        elif info.kind in ("before", "after"):
-            if info.kind == "before":
-                end_key: tuple = (_BEFORE,)
-                label = "before_optimizations"
-            else:
-                prefix = f"{info.platform}_" if info.platform else ""
-                end_key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
-            step = module.ends.get(end_key)
-            if step is None:
-                step = module.ends[end_key] = Step(0, label, "hlo", info.kind,
-                                               pipeline=info.platform)
-            _keep_last(step, "text" if info.role == "text" else "proto", path)
-            module.step_files.append(path)
-        elif info.kind == "snapshot":
-            module.executions.append(Execution(id=info.execution or "", file=path))
-        elif info.kind == "artifact":
-            module.artifacts.append(Artifact(kind=info.role, file=path))
-        elif info.kind == "mlir-trace":
+        elif kind == "mlir-trace":
             module.artifacts.append(Artifact(kind="mlir-trace", file=path))
         else:  # kernel artifacts: the kernel name is split off once all names are known
             module.kernel_files.append((path, info.role, info.rest))

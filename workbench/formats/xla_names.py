@@ -138,22 +138,34 @@ def parse_xla_name(basename: str) -> XlaName | None:
     `_is_plain`) the tail is read once for all modules (a large folder has tens of thousands
     of such names, and the patterns cost three times the lookup).
     """
-    split = _split_plain(basename)
+    split = split_plain_name(basename)
     if split is not None:
-        timestamp, module_id, name, tail = split
-        read = _TAILS.get(tail)
-        if read is None:
-            read = _remember(_TAILS, tail, _read_tail(tail))
-        if read:
-            kind, role, name_tail, rest_tail, *fields = read
-            return XlaName(
-                timestamp, module_id, kind, role,
-                None if name_tail is None else name + name_tail,
-                "" if rest_tail is None else name + rest_tail, *fields)
+        info = read_plain_name(*split)
+        if info is not None:
+            return info
     return _parse_by_patterns(basename)
 
 
-def _split_plain(basename: str) -> tuple[str | None, str, str, str] | None:
+def read_plain_name(timestamp: str | None, module_id: str, name: str,
+                    tail: str) -> XlaName | None:
+    """`parse_xla_name` of the name `split_plain_name` splits so, from the table; None when
+    the tail reads differently after some plain names (then the patterns read it).
+
+    The index reads the names after a module's first this way, without splitting them: they
+    start as that one does."""
+    read = _TAILS.get(tail)
+    if read is None:
+        read = _remember(_TAILS, tail, _read_tail(tail))
+    if not read:
+        return None
+    kind, role, name_tail, rest_tail, *fields = read
+    return XlaName(
+        timestamp, module_id, kind, role,
+        None if name_tail is None else name + name_tail,
+        "" if rest_tail is None else name + rest_tail, *fields)
+
+
+def split_plain_name(basename: str) -> tuple[str | None, str, str, str] | None:
     """(timestamp, module id, module name, tail) of `[<timestamp>.]module_<NNNN>.<name>.<tail>`
     as `MODULE_RE` splits it, when the name is plain; None otherwise (then the patterns
     read it)."""
