@@ -403,15 +403,19 @@ def _own_name(names: set[str]) -> str:
     return min(names, key=lambda n: (len(n), n)) if names else ""
 
 
-def _passes(module: _PendingModule) -> dict[tuple, Step]:
-    """The per-pass steps by order key: the pair records merged into the steps other names
-    made, as a sorted listing would have them.
+def _passes(module: _PendingModule) -> list[Step]:
+    """The per-pass steps in order: the pair records merged into the steps other names made,
+    as a sorted listing would have them.
 
     A step some other file names too (`.txt.gz`, found by `parse_xla_name`) keeps that file
     and takes from the pair only what it lacks. Pairs that name the same step (one module id
     under two module names) merge in the order of their first file: the earlier's files
-    first, the later's filling the gaps.
+    first, the later's filling the gaps. Most modules have pairs alone: their steps are made
+    in order, with nothing to merge.
     """
+    if not module.passes and not module.pairs_again:
+        return [_pair_step(key, files) for key, files in sorted(module.pairs.items(),
+                                                                 key=_BY_KEY)]
     records: Iterable[tuple[tuple, list]] = module.pairs.items()
     if module.pairs_again:
         records = sorted([*records, *module.pairs_again], key=_first_file)
@@ -421,7 +425,7 @@ def _passes(module: _PendingModule) -> dict[tuple, Step]:
         known = passes.setdefault(key, step)
         if known is not step:
             _fill_gaps(known, step)
-    return passes
+    return [step for _, step in sorted(passes.items(), key=_BY_KEY)]
 
 
 def _finish(pending: _PendingModule) -> Module:
@@ -442,13 +446,14 @@ def _finish(pending: _PendingModule) -> Module:
     def make_steps() -> list[Step]:
         ends = sorted(pending.ends.items())
         steps = [step for order, step in ends if order[0] < _PASS]
-        passes = [step for _, step in sorted(_passes(pending).items(), key=_BY_KEY)]
-        shardy = next((at for at, step in enumerate(passes) if step.pass_name == "shardy-xla"),
-                      0)
-        steps += passes[:shardy]
-        steps += [Step(0, name, "mlir", "stage", Source(path), pipeline="shardy")
-                  for _, name, path in sorted(pending.shardy_stages)]
-        steps += passes[shardy:]
+        passes = _passes(pending)
+        if pending.shardy_stages:
+            shardy = next((at for at, step in enumerate(passes)
+                           if step.pass_name == "shardy-xla"), 0)
+            passes[shardy:shardy] = [
+                Step(0, name, "mlir", "stage", Source(path), pipeline="shardy")
+                for _, name, path in sorted(pending.shardy_stages)]
+        steps += passes
         steps += [step for order, step in ends if order[0] > _PASS]
         for index, step in enumerate(steps):
             step.index = index
