@@ -63,22 +63,23 @@ def list_files(
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
-                    path = prefix + entry.name
                     try:
-                        # Plain files first: they are most entries, and one test settles them.
-                        if not entry.is_symlink():  # free: the listing says so
-                            if entry.is_file(follow_symlinks=False):
-                                found.append(path)
-                                if progress is not None and len(found) % PROGRESS_EVERY == 0:
-                                    progress(found)
-                                continue
-                            if entry.is_dir(follow_symlinks=False) and \
-                                    not named_like_dump_file(entry.name):
-                                stack.append(path)
-                                continue
+                        # Plain files first: they are most entries, and one test settles them
+                        # (free: the listing says so). Neither test takes a link.
+                        if entry.is_file(follow_symlinks=False):
+                            found.append(prefix + entry.name)
+                            if progress is not None and len(found) % PROGRESS_EVERY == 0:
+                                progress(found)
+                            continue
+                        if entry.is_dir(follow_symlinks=False) and \
+                                not named_like_dump_file(entry.name):
+                            stack.append(prefix + entry.name)
+                            continue
                     except OSError as error:
-                        problems.append(Problem(path, f"cannot stat: {error.strerror}"))
+                        problems.append(Problem(prefix + entry.name,
+                                                f"cannot stat: {error.strerror}"))
                         continue
+                    path = prefix + entry.name
                     how, reason = classify_entry(root, path)
                     if how == "folder":
                         stack.append(path)

@@ -13,6 +13,7 @@ from workbench.formats.xla_names import (
     parse_xla_name,
     split_module_prefix,
     split_pass_stem,
+    split_pass_suffix,
 )
 
 
@@ -133,6 +134,32 @@ def test_pass_stems_split_as_the_pattern_says(corpus: Path) -> None:
 ])
 def test_unusual_pass_stems_split_as_the_pattern_says(stem: str) -> None:
     assert split_pass_stem(stem) == _split_by_regex(stem)
+
+
+# Heads a per-pass name's suffix is read after; those with `.after_` or a line break are not.
+_HEADS = ["module_0001.jit_f", "module_0001", "1700.module_0002.f", "module_0002.f.0001",
+          "module_0003.f.0001.0002", "module_0004.a.b", "module_0005.j\u0661", "m", ""]
+_SUFFIXES = ["0001.pipe.after_pass", "0002.pipe.after_a.before_b.before_c",
+             "0003.pipe.after_a.before_", "0004.pipe.after_.before_x",
+             "0005.pipe.after_x.0006.q.after_y", "0028.after_layout.after_p.before_q",
+             "0001.0002.after_pipe.after_rest", "\u0661\u0662\u0663\u0664.pipe.after_p",
+             "12345.pipe.after_p", "0001..after_p", "0001.pipe.after_", "0001.pi.pe.after_p",
+             "0001.pipe.after_p\n", "0001.pi\npe.after_p", "0001.pipe.after_p/x",
+             "x.0001.pipe.after_p", "0001.pipe.before_p"]
+
+
+def test_pass_suffixes_split_as_their_names() -> None:
+    """A suffix read once gives the split of the whole name after each head it is read after
+    (one without `.after_` and line breaks), or is left to that split."""
+    read = {suffix: split_pass_suffix(suffix) for suffix in _SUFFIXES}
+    assert sum(key is not None for key in read.values()) >= 5
+    for suffix, key in read.items():
+        assert split_pass_suffix(suffix) == key  # the second time from the table
+        if key is not None:
+            for head in _HEADS:
+                step, pipeline, pass_name, next_pass = key
+                assert split_pass_stem(f"{head}.{suffix}") == (
+                    head, step, pipeline, pass_name, next_pass or None), (head, suffix)
 
 
 # Module names the table must read as the patterns do: plain ones, and ones that could change

@@ -11,12 +11,13 @@ Modules are grouped by (folder, timestamp prefix, module id): the same `module_0
 sub-folders, or from two timestamped runs, are different modules.
 
 Speed matters here (a 100,000-file folder must index in about the time `find` lists it):
-per-pass step files, three quarters of a typical dump, come in text/proto pairs whose name
-without the extension is split once for both, by string methods, and each module head is
-validated once per module, not once per file. A pair is kept as a compact record (its key and
-its two paths); the module's `Step`s are made from the records when its steps are first read
-(`Module.defer_steps`). The paths may come in any order: where two names compete for one
-place, the outcome is the one a sorted listing gives.
+per-pass step files, three quarters of a typical dump, come in text/proto pairs; a module's
+names come one after the other in a sorted listing, and after its head is split once, each
+is told by its suffix (`<step>.<pipeline>.after_<pass>...`), read once for all modules (they
+run the same passes), so no name is split per file. A pair is kept as a compact record (its
+key and its two paths); the module's `Step`s are made from the records when its steps are
+first read (`Module.defer_steps`). The paths may come in any order: where two names compete
+for one place, the outcome is the one a sorted listing gives.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ from workbench.formats.xla_names import (
     SHARDY_FOLDER,
     SHARDY_STAGE_RE,
     parse_xla_name,
+    read_plain_name,
     split_module_prefix,
     split_pass_stem,
+    split_pass_suffix,
+    split_plain_name,
 )
 from workbench.model import Artifact, Dump, Execution, Module, Problem, Source, Step
 
@@ -44,6 +48,8 @@ _INPUT, _BEFORE, _PASS, _AFTER = 0, 1, 2, 3
 # start with an int sort fast (list.sort compares those first elements natively).
 _BY_KEY = itemgetter(0)
 _BY_FILE = attrgetter("file")
+# The extensions of a per-pass pair: text and proto.
+_PAIR_EXTENSIONS = (".txt", ".hlo.pb")
 
 
 class _Unseen(Enum):
@@ -189,98 +195,164 @@ def _collect(paths: list[str], *, by_name: bool
             module = pending[key] = _PendingModule(folder, timestamp, module_id)
         return module
 
-    # (folder, module head) -> module, or None when the head is not an XLA module name.
-    by_head: dict[tuple[str, str], _PendingModule | None] = {}
+    # (folder, module head) -> its module and its per-pass pair records by suffix (the name
+    # after `<head>.`, without its extension), or None when the head is not an XLA module name.
+    heads: dict[tuple[str, str], tuple[_PendingModule, dict[str, list]] | None] = {}
+    # The head of the last per-pass name split, as `<folder>/<head>.`, with its module and
+    # records, when the names after it say their order key by their suffix alone (see
+    # `split_pass_suffix`): the names of a module come one after the other in a sorted
+    # listing, and are then paired without splitting them. No path starts with a NUL.
+    head_prefix = "\0"
+    head_module = _PendingModule("", None, "")
+    head_records: dict[str, list] = {}
 
-    def pass_record(folder: str, stem: str) -> tuple[list, list] | None:
-        """The pair record ([text, proto]) of a per-pass dump named `stem` + extension, and
-        its module's step files; None for other names."""
+    def new_record(module: _PendingModule, records: dict[str, list], suffix: str,
+                   key: tuple) -> list:
+        """A pair record ([text, proto]) for the per-pass step `key` of `module`."""
+        files = records[suffix] = [None, None]
+        if module.pairs.setdefault(key, files) is not files:
+            module.pairs_again.append((key, files))
+        return files
+
+    def split_record(stem_path: str) -> tuple[list, list] | None:
+        """The pair record of a per-pass dump whose path without extension is `stem_path`,
+        and its module's step files, from the name split whole; None for other names."""
+        nonlocal head_prefix, head_module, head_records
+        folder, _, stem = stem_path.rpartition("/")
+        if ".after_" not in stem:
+            return None
         parts = split_pass_stem(stem)
         if parts is None:
             return None
         module_head, xla_step, pipeline, pass_name, next_pass = parts
-        head_key = (folder, module_head)
-        module = by_head.get(head_key, _UNSEEN)
-        if module is _UNSEEN:
-            head = MODULE_RE.fullmatch(module_head)
-            if head is None:
-                module = by_head[head_key] = None
+        head = heads.get((folder, module_head), _UNSEEN)
+        if head is _UNSEEN:
+            match = MODULE_RE.fullmatch(module_head)
+            if match is None:
+                head = heads[(folder, module_head)] = None
             else:
-                module = by_head[head_key] = module_for(
-                    folder, head["ts"], f"module_{head['num']}", head["rest"])
-                module.names.add(head["rest"] or "")
-        if module is None:
+                module = module_for(folder, match["ts"], f"module_{match['num']}",
+                                    match["rest"])
+                module.names.add(match["rest"] or "")
+                head = heads[(folder, module_head)] = (module, {})
+        if head is None:
             return None
-        files = [None, None]
-        key = (xla_step, pipeline, pass_name, next_pass or "")
-        if module.pairs.setdefault(key, files) is not files:
-            module.pairs_again.append((key, files))
+        module, records = head
+        suffix = stem[len(module_head) + 1 :]
+        files = records.get(suffix)
+        if files is None:
+            files = new_record(module, records, suffix,
+                               (xla_step, pipeline, pass_name, next_pass or ""))
+        if ".after_" not in module_head and "\n" not in module_head:
+            head_prefix = stem_path[: len(stem_path) - len(suffix)]
+            head_module, head_records = module, records
         return files, module.step_files
 
-    # Path without its extension -> pair record and step files, or None when it is not a
-    # per-pass name.
-    pass_records: dict[str, tuple[list, list] | None] = {}
+    # The module head of the last other name read whole, as `<folder>/[<timestamp>.]module_<NNNN>
+    # .<name>.` when its name is plain (`split_plain_name`), with its timestamp, name and
+    # module: the names after it are read by their tail alone (`read_plain_name`). Not when
+    # claiming by name (a module's names may then differ in the tail). Shardy's stage dumps,
+    # `.mlir` names, are read whole: a timestamped head could be taken for a stage's number.
+    plain_prefix = "\0"
+    plain_timestamp: str | None = None
+    plain_name = ""
+    plain_module = head_module
+
     for path in paths:
-        folder, _, basename = path.rpartition("/")
-        if ".after_" in basename:
-            if basename.endswith(".txt"):
-                stem_path = path[:-4]
-            elif basename.endswith(".hlo.pb"):
-                stem_path = path[:-7]
-            else:
-                stem_path = None
-            if stem_path is not None:
-                record = pass_records.get(stem_path, _UNSEEN)
-                if record is _UNSEEN:
-                    stem = stem_path[len(folder) + 1 :] if folder else stem_path
-                    record = pass_records[stem_path] = pass_record(folder, stem)
-                if record is not None:
-                    files, step_files = record
-                    files[basename[-1] != "t"] = path  # .txt: 0, .hlo.pb: 1
-                    step_files.append(path)
+        if ".after_" in path and path.endswith(_PAIR_EXTENSIONS):
+            text = path[-1] == "t"  # .txt, not .hlo.pb
+            files = None
+            if path.startswith(head_prefix):
+                suffix = path[len(head_prefix) : -4 if text else -7]
+                files = head_records.get(suffix)
+                if files is None:
+                    pass_key = split_pass_suffix(suffix)
+                    if pass_key is not None:
+                        files = new_record(head_module, head_records, suffix, pass_key)
+            if files is not None:
+                files[not text] = path
+                head_module.step_files.append(path)
+                continue
+            record = split_record(path[:-4] if text else path[:-7])
+            if record is not None:
+                record[0][not text] = path
+                record[1].append(path)
+                continue
+
+        info = None
+        if path.startswith(plain_prefix) and not path.endswith(".mlir"):
+            tail = path[len(plain_prefix) :]
+            if "/" not in tail and "\n" not in tail:
+                info = read_plain_name(plain_timestamp, plain_module.module_id, plain_name, tail)
+        if info is not None:
+            if info.kind == "unknown":
+                unclaimed.append(path)
+                continue
+            module = plain_module
+        else:
+            folder, _, basename = path.rpartition("/")
+            if basename in MODULE_FOLDER_FILES:
+                parent_folder, _, parent = folder.rpartition("/")
+                head = MODULE_RE.match(parent)
+                if head is not None:
+                    module = module_for(parent_folder, head["ts"], f"module_{head['num']}",
+                                        head["rest"])
+                    if head["rest"]:
+                        module.names.add(head["rest"])
+                    role = MODULE_FOLDER_FILES[basename]
+                    if role == "input":
+                        step = module.ends.get((_INPUT,))
+                        if step is None:
+                            step = module.ends[(_INPUT,)] = Step(0, "input", "mlir", "input")
+                        _keep_last(step, "text", path)
+                        module.step_files.append(path)
+                    else:
+                        module.artifacts.append(Artifact(kind=role, file=path))
                     continue
 
-        if basename in MODULE_FOLDER_FILES:
-            parent_folder, _, parent = folder.rpartition("/")
-            head = MODULE_RE.match(parent)
-            if head is not None:
-                module = module_for(parent_folder, head["ts"], f"module_{head['num']}",
-                                    head["rest"])
-                if head["rest"]:
-                    module.names.add(head["rest"])
-                role = MODULE_FOLDER_FILES[basename]
-                if role == "input":
-                    step = module.ends.get((_INPUT,))
-                    if step is None:
-                        step = module.ends[(_INPUT,)] = Step(0, "input", "mlir", "input")
-                    _keep_last(step, "text", path)
+            stage = SHARDY_STAGE_RE.fullmatch(basename)
+            if stage is not None:
+                shardy_folder, _, head_name = folder.rpartition("/")
+                head = MODULE_RE.match(head_name)
+                dump_folder, _, shardy = shardy_folder.rpartition("/")
+                if head is not None and shardy == SHARDY_FOLDER:
+                    module = module_for(dump_folder, head["ts"], f"module_{head['num']}",
+                                        head["rest"])
+                    if head["rest"]:
+                        module.names.add(head["rest"])
+                    module.shardy_stages.append((int(stage["number"]), stage["stage"], path))
                     module.step_files.append(path)
-                else:
-                    module.artifacts.append(Artifact(kind=role, file=path))
-                continue
+                    continue
 
-        stage = SHARDY_STAGE_RE.fullmatch(basename)
-        if stage is not None:
-            shardy_folder, _, head_name = folder.rpartition("/")
-            head = MODULE_RE.match(head_name)
-            dump_folder, _, shardy = shardy_folder.rpartition("/")
-            if head is not None and shardy == SHARDY_FOLDER:
-                module = module_for(dump_folder, head["ts"], f"module_{head['num']}",
-                                    head["rest"])
-                if head["rest"]:
-                    module.names.add(head["rest"])
-                module.shardy_stages.append((int(stage["number"]), stage["stage"], path))
-                module.step_files.append(path)
+            info = parse_xla_name(basename)
+            if info is None or info.kind == "unknown":
+                unclaimed.append(path)
                 continue
-
-        info = parse_xla_name(basename)
-        if info is None or info.kind == "unknown":
-            unclaimed.append(path)
-            continue
-        module = module_for(folder, info.timestamp, info.module_id, info.name)
+            module = module_for(folder, info.timestamp, info.module_id, info.name)
+            split = None if by_name else split_plain_name(basename)
+            if split is not None:
+                plain_timestamp, _, plain_name, tail = split
+                plain_prefix, plain_module = path[: len(path) - len(tail)], module
         if info.name is not None:
             module.names.add(info.name)
-        if info.kind == "step":  # per-pass names the fast path did not take (.gz, renderings)
+        kind = info.kind
+        if kind == "artifact":
+            module.artifacts.append(Artifact(kind=info.role, file=path))
+        elif kind in ("before", "after"):
+            if kind == "before":
+                end_key: tuple = (_BEFORE,)
+                label = "before_optimizations"
+            else:
+                prefix = f"{info.platform}_" if info.platform else ""
+                end_key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
+            step = module.ends.get(end_key)
+            if step is None:
+                step = module.ends[end_key] = Step(0, label, "hlo", kind, pipeline=info.platform)
+            _keep_last(step, "text" if info.role == "text" else "proto", path)
+            module.step_files.append(path)
+        elif kind == "snapshot":
+            module.executions.append(Execution(id=info.execution or "", file=path))
+        elif kind == "step":  # per-pass names the fast path did not take (.gz, renderings)
             if info.role in ("text", "proto"):
                 key = (info.xla_step, info.pipeline, info.pass_name, info.next_pass or "")
                 step = module.passes.get(key)
@@ -293,24 +365,7 @@ def _collect(paths: list[str], *, by_name: bool
             else:
                 module.artifacts.append(Artifact(kind=info.role, file=path,
                                                  label=f"{info.xla_step:04d} {info.pass_name}"))
-        elif info.kind in ("before", "after"):
-            if info.kind == "before":
-                end_key: tuple = (_BEFORE,)
-                label = "before_optimizations"
-            else:
-                prefix = f"{info.platform}_" if info.platform else ""
-                end_key, label = (_AFTER, info.platform or ""), f"{prefix}after_optimizations"
-            step = module.ends.get(end_key)
-            if step is None:
-                step = module.ends[end_key] = Step(0, label, "hlo", info.kind,
-                                               pipeline=info.platform)
-            _keep_last(step, "text" if info.role == "text" else "proto", path)
-            module.step_files.append(path)
-        elif info.kind == "snapshot":
-            module.executions.append(Execution(id=info.execution or "", file=path))
-        elif info.kind == "artifact":
-            module.artifacts.append(Artifact(kind=info.role, file=path))
-        elif info.kind == "mlir-trace":
+        elif kind == "mlir-trace":
             module.artifacts.append(Artifact(kind="mlir-trace", file=path))
         else:  # kernel artifacts: the kernel name is split off once all names are known
             module.kernel_files.append((path, info.role, info.rest))
@@ -348,15 +403,19 @@ def _own_name(names: set[str]) -> str:
     return min(names, key=lambda n: (len(n), n)) if names else ""
 
 
-def _passes(module: _PendingModule) -> dict[tuple, Step]:
-    """The per-pass steps by order key: the pair records merged into the steps other names
-    made, as a sorted listing would have them.
+def _passes(module: _PendingModule) -> list[Step]:
+    """The per-pass steps in order: the pair records merged into the steps other names made,
+    as a sorted listing would have them.
 
     A step some other file names too (`.txt.gz`, found by `parse_xla_name`) keeps that file
     and takes from the pair only what it lacks. Pairs that name the same step (one module id
     under two module names) merge in the order of their first file: the earlier's files
-    first, the later's filling the gaps.
+    first, the later's filling the gaps. Most modules have pairs alone: their steps are made
+    in order, with nothing to merge.
     """
+    if not module.passes and not module.pairs_again:
+        return [_pair_step(key, files) for key, files in sorted(module.pairs.items(),
+                                                                 key=_BY_KEY)]
     records: Iterable[tuple[tuple, list]] = module.pairs.items()
     if module.pairs_again:
         records = sorted([*records, *module.pairs_again], key=_first_file)
@@ -366,7 +425,7 @@ def _passes(module: _PendingModule) -> dict[tuple, Step]:
         known = passes.setdefault(key, step)
         if known is not step:
             _fill_gaps(known, step)
-    return passes
+    return [step for _, step in sorted(passes.items(), key=_BY_KEY)]
 
 
 def _finish(pending: _PendingModule) -> Module:
@@ -387,13 +446,14 @@ def _finish(pending: _PendingModule) -> Module:
     def make_steps() -> list[Step]:
         ends = sorted(pending.ends.items())
         steps = [step for order, step in ends if order[0] < _PASS]
-        passes = [step for _, step in sorted(_passes(pending).items(), key=_BY_KEY)]
-        shardy = next((at for at, step in enumerate(passes) if step.pass_name == "shardy-xla"),
-                      0)
-        steps += passes[:shardy]
-        steps += [Step(0, name, "mlir", "stage", Source(path), pipeline="shardy")
-                  for _, name, path in sorted(pending.shardy_stages)]
-        steps += passes[shardy:]
+        passes = _passes(pending)
+        if pending.shardy_stages:
+            shardy = next((at for at, step in enumerate(passes)
+                           if step.pass_name == "shardy-xla"), 0)
+            passes[shardy:shardy] = [
+                Step(0, name, "mlir", "stage", Source(path), pipeline="shardy")
+                for _, name, path in sorted(pending.shardy_stages)]
+        steps += passes
         steps += [step for order, step in ends if order[0] > _PASS]
         for index, step in enumerate(steps):
             step.index = index

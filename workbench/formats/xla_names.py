@@ -138,22 +138,34 @@ def parse_xla_name(basename: str) -> XlaName | None:
     `_is_plain`) the tail is read once for all modules (a large folder has tens of thousands
     of such names, and the patterns cost three times the lookup).
     """
-    split = _split_plain(basename)
+    split = split_plain_name(basename)
     if split is not None:
-        timestamp, module_id, name, tail = split
-        read = _TAILS.get(tail)
-        if read is None:
-            read = _remember(_TAILS, tail, _read_tail(tail))
-        if read:
-            kind, role, name_tail, rest_tail, *fields = read
-            return XlaName(
-                timestamp, module_id, kind, role,
-                None if name_tail is None else name + name_tail,
-                "" if rest_tail is None else name + rest_tail, *fields)
+        info = read_plain_name(*split)
+        if info is not None:
+            return info
     return _parse_by_patterns(basename)
 
 
-def _split_plain(basename: str) -> tuple[str | None, str, str, str] | None:
+def read_plain_name(timestamp: str | None, module_id: str, name: str,
+                    tail: str) -> XlaName | None:
+    """`parse_xla_name` of the name `split_plain_name` splits so, from the table; None when
+    the tail reads differently after some plain names (then the patterns read it).
+
+    The index reads the names after a module's first this way, without splitting them: they
+    start as that one does."""
+    read = _TAILS.get(tail)
+    if read is None:
+        read = _remember(_TAILS, tail, _read_tail(tail))
+    if not read:
+        return None
+    kind, role, name_tail, rest_tail, *fields = read
+    return XlaName(
+        timestamp, module_id, kind, role,
+        None if name_tail is None else name + name_tail,
+        "" if rest_tail is None else name + rest_tail, *fields)
+
+
+def split_plain_name(basename: str) -> tuple[str | None, str, str, str] | None:
     """(timestamp, module id, module name, tail) of `[<timestamp>.]module_<NNNN>.<name>.<tail>`
     as `MODULE_RE` splits it, when the name is plain; None otherwise (then the patterns
     read it)."""
@@ -308,3 +320,37 @@ def split_pass_stem(stem: str) -> PassStem | None:
     if cut != -1 and cut + len(".before_") < len(tail):
         return head, int(step), pipeline, tail[:cut], tail[cut + len(".before_") :]
     return head, int(step), pipeline, tail, None
+
+
+# A per-pass order key: (xla_step, pipeline, pass_name, next_pass or "").
+PassKey = tuple[int, str, str, str]
+_PASS_SUFFIXES: dict[str, PassKey | None] = {}
+
+
+def split_pass_suffix(suffix: str) -> PassKey | None:
+    """The order key of every per-pass name `<head>.<suffix>` (without its extension) whose
+    head holds neither `.after_` nor a line break, as `split_pass_stem` splits them; None when
+    the split could depend on the head (then split the whole name).
+
+    Such a head cannot end a per-pass name's head early, so a suffix of the shape
+    `<step:04d>.<pipeline>.after_<pass>[.before_<next>]` reads the same after any of them: the
+    index reads it once for all the modules of a folder (each runs the same passes), not once
+    per file.
+    """
+    key = _PASS_SUFFIXES.get(suffix)
+    if key is None and suffix not in _PASS_SUFFIXES:
+        key = _remember(_PASS_SUFFIXES, suffix, _read_pass_suffix(suffix))
+    return key
+
+
+def _read_pass_suffix(suffix: str) -> PassKey | None:
+    if "/" in suffix or "\n" in suffix:
+        return None
+    before, _, tail = suffix.partition(".after_")
+    step, dot, pipeline = before.partition(".")
+    if not (dot and pipeline and tail and "." not in pipeline and len(step) == 4 and
+            step.isdecimal()):
+        return None
+    parts = split_pass_stem(f"{_PROBE_NAME}.{suffix}")
+    assert parts is not None and parts[0] == _PROBE_NAME  # the shape just checked
+    return parts[1], parts[2], parts[3], parts[4] or ""

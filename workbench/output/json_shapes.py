@@ -73,12 +73,6 @@ _STEP = (
     '"kind": %s, "ir": %s, "scope": %s, "target": %s, "argument": %s, "options": %s, '
     '"pair": %s, "timing_s": %s}'
 )
-# The same with the fields XLA steps leave None (most steps of a large dump) written in.
-_PLAIN_STEP = (
-    '{"index": %d, "pass": %s, "pipeline": %s, "xla_step": %s, "file": %s, "changed": null, '
-    '"kind": %s, "ir": %s, "scope": null, "target": null, "argument": null, "options": null, '
-    '"pair": null, "timing_s": null}'
-)
 
 
 def _step_text(step: Step) -> str:
@@ -86,11 +80,16 @@ def _step_text(step: Step) -> str:
     if step.changed is None and step.scope is None and step.target is None and \
             step.argument is None and step.options is None and step.pair is None and \
             step.timing_s is None:
-        return _PLAIN_STEP % (
-            step.index, _encode(step.pass_name),
-            "null" if pipeline is None else _encode(pipeline),
-            "null" if xla_step is None else int.__repr__(xla_step),
-            "null" if file is None else _encode(file), _encode(step.kind), _encode(step.ir),
+        # The fields XLA steps leave None (most steps of a large dump) written in; an f-string
+        # (a third cheaper than `_STEP`'s `%` on tens of thousands of steps).
+        return (
+            f'{{"index": {int.__repr__(step.index)}, "pass": {_encode(step.pass_name)}, '
+            f'"pipeline": {"null" if pipeline is None else _encode(pipeline)}, '
+            f'"xla_step": {"null" if xla_step is None else int.__repr__(xla_step)}, '
+            f'"file": {"null" if file is None else _encode(file)}, "changed": null, '
+            f'"kind": {_encode(step.kind)}, "ir": {_encode(step.ir)}, "scope": null, '
+            '"target": null, "argument": null, "options": null, "pair": null, '
+            '"timing_s": null}'
         )
     return _STEP % (
         step.index, _encode(step.pass_name), _value(pipeline), _value(xla_step),
