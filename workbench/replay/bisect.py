@@ -270,7 +270,8 @@ class Verdict:
         """The verdict as one outcome: the culprit pass, or why nothing could be judged."""
         if self.status == Kind.MISMATCH:
             if self.culprit is not None:
-                return Outcome(Kind.MISMATCH, culprit=self.culprit.step.pass_name,
+                return Outcome(Kind.MISMATCH, self.culprit.outcome.reason,
+                               culprit=self.culprit.step.pass_name,
                                comparison=self.culprit.comparison)
             if self.candidates:
                 return Outcome(Kind.MISMATCH, culprit=f"{self.candidates[0].pass_name}…")
@@ -296,9 +297,8 @@ def verdict_text(verdict: Verdict) -> str:
     recorded = v.recorded
     recorded_said = False
     if v.culprit is not None:
-        comparison = v.culprit.comparison
         parts.append(f"{step_name(v.culprit.step)} is the first to differ from the reference "
-                     f"({comparison_text(comparison) if comparison else 'no comparison'})")
+                     f"({v.culprit.outcome.text})")
     elif v.candidates:
         parts.append(f"the first step to differ from the reference is one of "
                      f"{step_name(v.candidates[0])} to {step_name(v.candidates[-1])}: the steps "

@@ -42,6 +42,7 @@ from workbench.replay.backends import (
     StepEvaluator,
     open_backend,
 )
+from workbench.replay.deadline import DidNotFinish, evaluation_deadline
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.inputs import (
     InputError,
@@ -59,23 +60,28 @@ from workbench.replay.processes.workers import Cancelled, WorkerPool
 class Evaluation:
     """How evaluating one step ended: a value, or `unsupported`/`error` with the reason."""
 
-    kind: str  # "value", "unsupported", "error"
+    kind: str  # "value", "unsupported", "error", "did-not-finish" (`deadline.py`)
     value: LiteralValue | None = None
     reason: str = ""
     seconds: float = 0.0
 
 
-def evaluate_step(backend: StepEvaluator, step: Step,
-                  arguments: Sequence[LiteralValue]) -> Evaluation:
-    """Evaluate `step`, turning every failure into an `Evaluation` (runs in workers too)."""
+def evaluate_step(backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
+                  seconds: float | None = None) -> Evaluation:
+    """Evaluate `step`, turning every failure into an `Evaluation` (runs in workers too);
+    a loop still running after `seconds` stops it (`deadline.py`; None: no deadline)."""
     from workbench.loader import ReadError
     from workbench.replay.errors import EvaluationError, Unsupported
 
     start = time.perf_counter()
     try:
-        value = backend.evaluate(step, arguments)
+        with evaluation_deadline(seconds):
+            value = backend.evaluate(step, arguments)
     except Unsupported as error:
         return Evaluation("unsupported", reason=error.what, seconds=time.perf_counter() - start)
+    except DidNotFinish as error:
+        return Evaluation("did-not-finish", reason=str(error),
+                          seconds=time.perf_counter() - start)
     except (EvaluationError, ReadError) as error:
         return Evaluation("error", reason=str(error), seconds=time.perf_counter() - start)
     except (Exception, RecursionError) as error:  # an evaluator bug: report it, never crash
@@ -88,7 +94,9 @@ class Runner(Protocol):
     """Evaluates one step somewhere; raises `Cancelled` when `cancel` is set meanwhile."""
 
     def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
-                 cancel: threading.Event | None) -> Evaluation: ...
+                 cancel: threading.Event | None, seconds: float | None = None) -> Evaluation:
+        """`evaluate_step`'s result; `seconds` the time the step's loops have to finish."""
+        ...
 
     def parameter_specs(self, backend: Backend,
                         cancel: threading.Event | None) -> list[ParamSpec] | None:
@@ -102,10 +110,10 @@ class InlineRunner:
     """Evaluate in this process: no time limit; a cancel is noticed before the next step."""
 
     def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
-                 cancel: threading.Event | None) -> Evaluation:
+                 cancel: threading.Event | None, seconds: float | None = None) -> Evaluation:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
-        return evaluate_step(backend, step, arguments)
+        return evaluate_step(backend, step, arguments, seconds)
 
     def parameter_specs(self, backend: Backend,
                         cancel: threading.Event | None) -> list[ParamSpec] | None:
@@ -124,10 +132,10 @@ class ProcessRunner:
         self.pool = pool if pool is not None else WorkerPool(1)
 
     def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
-                 cancel: threading.Event | None) -> Evaluation:
+                 cancel: threading.Event | None, seconds: float | None = None) -> Evaluation:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
-        outcome = self.pool.call(evaluate_step, backend, step, list(arguments),
+        outcome = self.pool.call(evaluate_step, backend, step, list(arguments), seconds,
                                  time_limit=self.time_limit, cancel=cancel)
         if outcome.timed_out:
             return Evaluation("error", reason=f"time limit of {self.time_limit:g} s exceeded",
@@ -262,13 +270,22 @@ class StepResult:
         return self.outcome.comparison
 
 
+# A step's loops have this many times the reference's evaluation time to finish, and at
+# least `HANG_FLOOR_SECONDS`, before the step is judged not to finish (`deadline.py`): a
+# miscompiled loop may never end. Optimized steps take about the reference's time.
+HANG_FACTOR = 20.0
+HANG_FLOOR_SECONDS = 10.0
+
+
 @dataclass
 class Replay:
     """The replay of one execution of one module, step by step, results cached.
 
     `atol`/`rtol` override the per-dtype default tolerances (and are then the only rule);
     `error_bound=False` judges by the tolerance alone too. With `keep_values` each result
-    keeps its literal (to print it or dump it); otherwise only the reference is kept.
+    keeps its literal (to print it or dump it); otherwise only the reference is kept. A step
+    whose loop still runs after `HANG_FACTOR` times the reference's time (at least
+    `hang_floor` seconds; None: never) is a mismatch that did not finish.
     """
 
     backend: Backend
@@ -280,6 +297,7 @@ class Replay:
     keep_values: bool = False
     error_bound: bool = True
     noise: bool = True  # the bound's last stage: rounding noise inside the program
+    hang_floor: float | None = HANG_FLOOR_SECONDS
     results: dict[int, StepResult] = field(default_factory=dict)
     recorded_comparison: Comparison | None = None
     # Set when the recording matches only the reference as the platform computes it (its
@@ -330,13 +348,26 @@ class Replay:
                 self.results[position] = result
                 return result
         step = self.steps[position]
-        evaluation = self.runner.evaluate(self.backend, step, self.inputs.arguments, self.cancel)
+        evaluation = self.runner.evaluate(self.backend, step, self.inputs.arguments, self.cancel,
+                                          self._loop_seconds(position))
         self.evaluations += 1
         result = self._judge(position, step, evaluation)
         self.results[position] = result
         return result
 
+    def _loop_seconds(self, position: int) -> float | None:
+        """The time the step at `position` has to finish its loops (None: no deadline, for
+        the reference, which the real run finished)."""
+        reference = self.results.get(0)
+        if position == 0 or self.hang_floor is None or reference is None:
+            return None
+        return max(self.hang_floor, HANG_FACTOR * reference.seconds)
+
     def _judge(self, position: int, step: Step, evaluation: Evaluation) -> StepResult:
+        if evaluation.kind == "did-not-finish":
+            reason = f"{evaluation.reason} (the reference took {self.results[0].seconds:.3g} s)"
+            return StepResult(position, step, Outcome(Kind.MISMATCH, reason),
+                              seconds=evaluation.seconds)
         if evaluation.kind != "value":
             return StepResult(position, step, Outcome(Kind(evaluation.kind), evaluation.reason),
                               seconds=evaluation.seconds)

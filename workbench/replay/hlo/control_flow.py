@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from workbench.hlo_ir import Instruction
+from workbench.replay.deadline import check_loop
 from workbench.replay.errors import EvaluationError
 from workbench.replay.hlo.registry import Value, handles
 
@@ -32,9 +33,18 @@ def call(interpreter: Interpreter, instruction: Instruction, operands: list[Valu
 def while_(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
     body, condition = _called(instruction, 2)[:2]
     state = operands[0]
+    iterations = 0
     while bool(np.asarray(interpreter.call(condition, [state]))):
         state = interpreter.call(body, [state])
+        iterations += 1
+        check_loop(_loop_name(instruction), iterations)
     return state
+
+
+def _loop_name(instruction: Instruction) -> str:
+    """`while.7 (jit(f)/while)`: the instruction and its op name, when it has one."""
+    op_name = instruction.metadata.op_name if instruction.metadata else ""
+    return f"{instruction.name} ({op_name})" if op_name else instruction.name
 
 
 @handles("conditional")

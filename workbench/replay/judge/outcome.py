@@ -65,7 +65,7 @@ class Outcome:
     @property
     def status(self) -> str:
         """The step status of the JSON and the README: `ok`, `unsupported: sort`, ..."""
-        if self.reason and self.kind in (Kind.UNSUPPORTED, Kind.ERROR):
+        if self.reason and self.kind != Kind.OK:  # a mismatch's: a step that did not finish
             return f"{self.kind}: {self.reason}"
         return str(self.kind)
 

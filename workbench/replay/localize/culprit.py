@@ -45,6 +45,9 @@ def localize_verdict(replay: Replay, verdict: Verdict) -> Localization:
     replay's inputs. Raises `LocalizeError` (no culprit, cannot evaluate)."""
     if verdict.culprit is None:
         raise LocalizeError("no culprit step to localize: " + verdict.detail)
+    if verdict.culprit.comparison is None:  # it did not finish: its loop is named already
+        raise LocalizeError(f"no values to compare: the culprit step "
+                            f"{verdict.culprit.outcome.reason}")
     position = verdict.culprit.position
     return localize_backend_steps(replay.backend, replay.steps[position - 1],
                                   replay.steps[position], replay.inputs.arguments)

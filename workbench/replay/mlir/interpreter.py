@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import SymbolRefAttr, UnregisteredOp
 from xdsl.interpreter import Interpreter, OpImplResult, PythonValues, ReturnedValues
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 
+from workbench.replay.deadline import check_loop
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.mlir.values import constant_value
 
@@ -79,6 +80,7 @@ class ReplayInterpreter(Interpreter):
         """Run `region` from its entry block until a terminator returns (xDSL's semantics)."""
         block = region.blocks.first
         frame = self.frames[-1]
+        branches = 0  # to another block: a `cf` loop's back edge among them
         while block is not None:
             block_args = block.args
             if len(block_args) != len(args):
@@ -101,6 +103,8 @@ class ReplayInterpreter(Interpreter):
                     if isinstance(terminator, ReturnedValues):
                         return terminator.values
                     block, args = terminator
+                    branches += 1
+                    check_loop(f"the blocks of {name}", branches)
                     break
                 op = op.next_op
         return ()

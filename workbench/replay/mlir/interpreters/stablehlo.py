@@ -24,6 +24,7 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Operation
 
+from workbench.replay.deadline import check_loop
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.mlir.dialects import stablehlo
 from workbench.replay.mlir.interpreter import ReplayInterpreter
@@ -463,11 +464,14 @@ class _StructuralFunctions(ReduceFunctions, IndexingFunctions):
     ) -> tuple[Any, ...]:
         condition, body = op.regions
         values = args
+        iterations = 0
         while True:
             (proceed,) = interpreter.run_ssacfg_region(condition, values, "stablehlo.while cond")
             if not bool(np.asarray(proceed)):
                 return values
             values = interpreter.run_ssacfg_region(body, values, "stablehlo.while body")
+            iterations += 1
+            check_loop("stablehlo.while", iterations)
 
 
 StablehloFunctions = table_functions("StablehloFunctions", TABLE, base=_StructuralFunctions)
