@@ -104,7 +104,7 @@ def test_core_imports_no_ui() -> None:
 # The replay package's layers, lowest first (`workbench/replay/__init__.py` says what each
 # owns): a module imports modules of its own layer or of those below it, never above.
 REPLAY_LAYERS = [
-    ("workbench.replay.errors",),
+    ("workbench.replay.errors", "workbench.replay.deadline"),
     ("workbench.replay.processes",),
     ("workbench.replay.hlo", "workbench.replay.mlir.interpreter", "workbench.replay.mlir.parse",
      "workbench.replay.mlir.evaluate", "workbench.replay.mlir.values",

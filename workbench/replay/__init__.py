@@ -3,7 +3,8 @@
 The package's layers, each importing only those below it (and `workbench.model`, `hlo_ir`,
 `loader`, `formats`, `sources`; never `output/`, `commands/` or `tui/`):
 
-- `errors.py`: the exceptions every layer raises (`Unsupported`, `EvaluationError`).
+- `errors.py`: the exceptions every layer raises (`Unsupported`, `EvaluationError`);
+  `deadline.py`: the time a step's loops have to finish (`DidNotFinish`).
 - `processes/`: worker processes that can be stopped, and the memory limit.
 - `hlo/`, `mlir/`: the evaluators (numpy HLO, xDSL MLIR), their f64 shadows and noise models.
 - `judge/`: the judgment: a value against its reference within legal rounding (`compare`,
