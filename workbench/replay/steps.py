@@ -58,7 +58,8 @@ from workbench.replay.processes.workers import Cancelled, WorkerPool
 
 @dataclass
 class Evaluation:
-    """How evaluating one step ended: a value, or `unsupported`/`error` with the reason."""
+    """How evaluating one step ended: a value, or `unsupported`/`error`/`did-not-finish`
+    with the reason."""
 
     kind: str  # "value", "unsupported", "error", "did-not-finish" (`deadline.py`)
     value: LiteralValue | None = None
