@@ -467,7 +467,7 @@ def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
 
 def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The values a split reads are kept beyond the 256 MB of `TRACKED_BYTES`, but not beyond
+    """The values a split reads are kept beyond `TRACKED_BYTES`, but not beyond
     `NEEDED_SHARE` of the memory limit: with no budget at all nothing is kept, nothing is
     split, and the noise says so."""
     from workbench.formats.hlo_text import parse_hlo_text
@@ -608,3 +608,33 @@ def test_the_split_samples_nans_are_not_legal() -> None:
     expected = np.array([0.0, 2.0, 3.0, 0.0], np.float32)
     assert not compare(expected, np.array([np.nan, 2.0, 3.0, 0.0], np.float32),
                        truth=truth).ok
+
+
+def test_ranges_kept_only_to_name_jumps_are_f32_what_the_split_reads_stays_f64() -> None:
+    """A range kept to name a jump needs no more than f32 (a jump is a quarter of the array's
+    magnitude): half the memory of f64, counted against `TRACKED_BYTES`. What the split
+    sample reads, and the ranges of values declared wider than f32, keep the shadow's f64."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+
+    module = parse_hlo_text(ADAM_LIKE)
+    named, read = module.entry.instructions[:2]
+    recorder = noise._Recorder(needed={("main", read.name)}, needed_bytes=2**20)
+    value = np.array([1.0 + 2**-40, -3.0])
+    recorder.see_float("main", named, value, eps=2.0**-8)
+    recorder.see_float("main", read, value, eps=2.0**-8)
+    low, high = recorder.ranges[("main", named.name, 0)]
+    assert low.dtype == high.dtype == np.float32
+    low, high = recorder.ranges[("main", read.name, 0)]
+    assert low.dtype == high.dtype == np.float64 and low[0] == 1.0 + 2**-40
+    assert recorder.named_only == 2 * (2 * 4 + 1)
+    assert recorder.tracked == recorder.named_only + 2 * (2 * 8 + 1)
+    wide = noise._Recorder()
+    wide.see_float("main", named, value, eps=2.0**-52)
+    assert wide.ranges[("main", named.name, 0)][0].dtype == np.float64
+
+    recorder.sample = 1
+    recorder.occurrences.clear()
+    recorder.see_float("main", named, np.array([1.5, -3.5]), eps=2.0**-8)
+    low, high = recorder.ranges[("main", named.name, 0)]
+    assert low.tolist() == [1.0, -3.5] and high.tolist() == [1.5, -3.0]

@@ -155,7 +155,9 @@ _F32_EPS = float(np.finfo(np.float32).eps)
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
 # Where the split sample may move a value: all elements, and each steep op's share of them.
 Candidate = tuple[np.ndarray, list[tuple[np.ndarray, tuple[str, str]]]]
-TRACKED_BYTES = 256 * 2**20  # most bytes of intermediates kept to find flips and jumps
+# Most bytes kept only to name flips and jumps: integer values, and the ranges of values
+# declared at most f32 wide in f32 (a jump is a quarter of the array's magnitude).
+TRACKED_BYTES = 128 * 2**20
 # Most bytes kept in all, what the split sample reads included: this share of the memory
 # limit in force (`--memory-limit`; a quarter of the machine's memory by default).
 NEEDED_SHARE = 0.25
@@ -225,7 +227,8 @@ def _is_float(instruction: Instruction) -> bool:
 @dataclass
 class _Recorder:
     """Each discontinuity's outputs in the first sample and where later samples differ; each
-    rounding op's range over the samples (while within `TRACKED_BYTES`)."""
+    rounding op's range over the samples: what the split sample reads in f64 (within
+    `needed_bytes` in all), the rest while within `TRACKED_BYTES`."""
 
     first: dict[tuple[str, str, int], Any] = field(default_factory=dict)
     first_nan: dict[tuple[str, str, int], np.ndarray | None] = field(default_factory=dict)
@@ -235,7 +238,8 @@ class _Recorder:
     instructions: dict[tuple[str, str], Instruction] = field(default_factory=dict)
     occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
     sample: int = 0
-    tracked: int = 0
+    tracked: int = 0  # bytes of all kept values
+    named_only: int = 0  # bytes of those kept only to name flips and jumps
     # Kept beyond `TRACKED_BYTES` (up to `needed_bytes`): what the split sample reads.
     needed: set[tuple[str, str]] = field(default_factory=set)
     needed_bytes: int = 0
@@ -257,8 +261,9 @@ class _Recorder:
             return
         if self.sample == 0:
             size = sum(part.nbytes for part in discrete)
-            if self.tracked + size <= TRACKED_BYTES:
+            if self.named_only + size <= TRACKED_BYTES:
                 self.tracked += size
+                self.named_only += size
                 self.first[key] = discrete
             return
         before = self.first.get(key)
@@ -268,20 +273,27 @@ class _Recorder:
         if count:
             self.differing[key[:2]] = max(self.differing.get(key[:2], 0), count)
 
-    def see_float(self, computation: str, instruction: Instruction, value: np.ndarray) -> None:
+    def see_float(self, computation: str, instruction: Instruction, value: np.ndarray,
+                  eps: float) -> None:
+        """Record a rounding op's sample `value` (declared with machine epsilon `eps`)."""
         key = self.occurrence(computation, instruction)
         if value.dtype.kind != "f":
             return
         known = self.ranges.get(key)
         if known is None:
-            total = self.tracked + 2 * value.nbytes + value.size
-            needed = key[:2] in self.needed
-            if self.sample != 0 or total > (self.needed_bytes if needed else TRACKED_BYTES):
-                if self.sample == 0 and needed:
-                    self.left_out += 1
+            if self.sample != 0:
                 return
-            self.tracked += 2 * value.nbytes + value.size
-            self.ranges[key] = (np.array(value, copy=True), np.array(value, copy=True))
+            needed = key[:2] in self.needed
+            kept = np.float32 if not needed and eps >= _F32_EPS else value.dtype
+            size = value.size * (2 * np.dtype(kept).itemsize + 1)
+            if needed and self.tracked + size > self.needed_bytes:
+                self.left_out += 1
+                return
+            if not needed and self.named_only + size > TRACKED_BYTES:
+                return
+            self.tracked += size
+            self.named_only += 0 if needed else size
+            self.ranges[key] = (value.astype(kept), value.astype(kept))
             nans = np.isnan(value)
             self.first_nan[key] = nans if nans.any() else None
             return
@@ -388,7 +400,7 @@ class _NoisyInterpreter(Interpreter):
                      and not any(value is operand for operand in operands))
             value = randomly_rounded(self.draws, value, eps, in_place=fresh)
             if computation is not None:
-                self.recorder.see_float(computation, instruction, value)
+                self.recorder.see_float(computation, instruction, value, eps)
             return value
 
         return rounded
@@ -925,7 +937,7 @@ def _needed(declared: dict[tuple[str, str], Instruction],
 def _groups(clusters: list[set[tuple[str, str]]], declared: dict[tuple[str, str], Instruction],
             budget: int) -> list[set[tuple[str, str]]]:
     """The clusters packed in order into groups whose values' ranges, sized from their
-    declared shapes, fit `budget` with the 256 MB tracked besides (one group when all fit;
+    declared shapes, fit `budget` with `TRACKED_BYTES` kept besides (one group when all fit;
     a cluster larger than the budget alone is a group of its own)."""
     def size(key: tuple[str, str]) -> int:
         instruction = declared.get(key)
