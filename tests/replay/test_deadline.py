@@ -86,3 +86,65 @@ def test_a_planted_endless_loop_is_the_culprit(corpus: Path, tmp_path: Path) -> 
         last = replay.evaluate(len(replay.steps) - 1)
     assert last.kind == Kind.MISMATCH and last.comparison is None
     assert last.status.startswith("mismatch: did not finish: while")
+
+
+ENDLESS_MLIR = {
+    "scf.while": """
+    func.func @main(%n: i32) -> i32 {
+      %c1 = arith.constant 1 : i32
+      %r = scf.while (%x = %n) : (i32) -> i32 {
+        %more = arith.cmpi sgt, %x, %c1 : i32
+        scf.condition(%more) %x : i32
+      } do {
+      ^bb0(%x: i32):
+        %up = arith.addi %x, %c1 : i32
+        scf.yield %up : i32
+      }
+      return %r : i32
+    }""",
+    "scf.for": """
+    func.func @main(%n: i32) -> i32 {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %big = arith.constant 9223372036854775807 : index
+      %r = scf.for %i = %c0 to %big step %c1 iter_args(%x = %n) -> (i32) {
+        scf.yield %x : i32
+      }
+      return %r : i32
+    }""",
+    "scf.parallel": """
+    func.func @main(%n: i32) -> i32 {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %big = arith.constant 9223372036854775807 : index
+      %r = "scf.parallel"(%c0, %big, %c1, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> ({
+      ^bb0(%i: index):
+        "scf.reduce"(%n) ({
+        ^bb1(%lhs: i32, %rhs: i32):
+          "scf.reduce.return"(%lhs) : (i32) -> ()
+        }) : (i32) -> ()
+      }) : (index, index, index, i32) -> i32
+      return %r : i32
+    }""",
+    "affine.for": """
+    func.func @main(%n: i32) -> i32 {
+      %r = affine.for %i = 0 to 9223372036854775807 iter_args(%x = %n) -> (i32) {
+        affine.yield %x : i32
+      }
+      return %r : i32
+    }""",
+}
+
+
+@pytest.mark.parametrize("loop", sorted(ENDLESS_MLIR))
+def test_an_mlir_loop_still_running_at_the_deadline_is_named(loop: str) -> None:
+    """A counter planted upwards in an `scf.while`, and counted loops whose bound is as good as
+    endless, raise `DidNotFinish` naming the loop; with time to spare a finishing loop is
+    not disturbed."""
+    from tests.helpers.mlir_snippets import run
+
+    with evaluation_deadline(0.3), pytest.raises(DidNotFinish, match=f"did not finish: {loop} "
+                                                  "was still looping after [0-9,]+ iterations"):
+        run(ENDLESS_MLIR[loop], np.int32(5))
+    with evaluation_deadline(60.0):
+        assert int(run(ENDLESS_MLIR["scf.while"], np.int32(-3))) == -3

@@ -3,9 +3,11 @@
 A miscompiled loop can run forever (a counter's `add` turned into `subtract`): the step then
 differs from the reference in the plainest way, it does not finish. Only a loop can make an
 evaluation unbounded (every other op's work is fixed by its shapes), so the evaluators check
-the deadline once per iteration of `while` (HLO, StableHLO) and per branch back to a block
-(MLIR's `cf`), and raise `DidNotFinish` naming the loop. The replay sets the deadline from
-the reference's own time (`steps.Replay`); nothing is checked outside `evaluation_deadline`.
+the deadline once per iteration of `while` (HLO, StableHLO), of `scf.for`, `scf.while`,
+`scf.parallel` and `affine.for` (a planted bound can make a counted loop endless in practice),
+and per branch back to a block (MLIR's `cf`), and raise `DidNotFinish` naming the loop. The
+replay sets the deadline from the reference's own time (`steps.Replay`); nothing is checked
+outside `evaluation_deadline`.
 """
 
 from __future__ import annotations

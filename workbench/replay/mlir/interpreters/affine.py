@@ -19,6 +19,7 @@ from xdsl.interpreter import (
 )
 from xdsl.ir.affine import AffineMap
 
+from workbench.replay.deadline import check_loop
 from workbench.replay.mlir.interpreter import ReplayInterpreter
 from workbench.replay.mlir.interpreters.memref import check_index
 
@@ -53,8 +54,9 @@ class AffineFunctions(InterpreterFunctions):
         lower = max(_apply(op.lowerBoundMap.data, args[:lower_count]))
         upper = min(_apply(op.upperBoundMap.data, args[lower_count : lower_count + upper_count]))
         values = tuple(args[lower_count + upper_count :])
-        for index in range(lower, upper, op.step.value.data):
+        for iterations, index in enumerate(range(lower, upper, op.step.value.data), 1):
             values = interpreter.run_ssacfg_region(op.body, (index, *values), "affine.for")
+            check_loop("affine.for", iterations)
         return values
 
     @impl(affine.LoadOp)
