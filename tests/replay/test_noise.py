@@ -638,3 +638,11 @@ def test_ranges_kept_only_to_name_jumps_are_f32_what_the_split_reads_stays_f64()
     recorder.see_float("main", named, np.array([1.5, -3.5]), eps=2.0**-8)
     low, high = recorder.ranges[("main", named.name, 0)]
     assert low.tolist() == [1.0, -3.5] and high.tolist() == [1.5, -3.0]
+
+    scalar = noise._Recorder()  # an op may give a numpy scalar: its range is still an array
+    scalar.see_float("main", named, np.float64(2.0), eps=2.0**-8)
+    scalar.sample = 1
+    scalar.occurrences.clear()
+    scalar.see_float("main", named, np.float64(1.0), eps=2.0**-8)
+    low, high = scalar.ranges[("main", named.name, 0)]
+    assert (float(low), float(high)) == (1.0, 2.0)

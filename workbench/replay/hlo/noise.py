@@ -293,7 +293,7 @@ class _Recorder:
                 return
             self.tracked += size
             self.named_only += 0 if needed else size
-            self.ranges[key] = (value.astype(kept), value.astype(kept))
+            self.ranges[key] = (np.array(value, dtype=kept), np.array(value, dtype=kept))
             nans = np.isnan(value)
             self.first_nan[key] = nans if nans.any() else None
             return
