@@ -33,11 +33,12 @@ def call(interpreter: Interpreter, instruction: Instruction, operands: list[Valu
 def while_(interpreter: Interpreter, instruction: Instruction, operands: list[Value]) -> Value:
     body, condition = _called(instruction, 2)[:2]
     state = operands[0]
+    name = _loop_name(instruction)
     iterations = 0
     while bool(np.asarray(interpreter.call(condition, [state]))):
         state = interpreter.call(body, [state])
         iterations += 1
-        check_loop(_loop_name(instruction), iterations)
+        check_loop(name, iterations)
     return state
 
 
