@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
 
+from workbench.external_tools import ToolMissing, find_tool
 from workbench.sizes import MEMORY_LIMIT_VARIABLE
 from workbench.sources import FOLLOW_LINKS_VARIABLE, READ_LIMIT_VARIABLE
 
@@ -41,7 +41,13 @@ def corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def iree_tools() -> None:
-    """Skip the test when the IREE runtime tools are not on PATH (they come with an extra)."""
-    missing = [t for t in ("iree-dump-replay", "iree-run-replay") if shutil.which(t) is None]
+    """Skip the test when the IREE runtime tools are not installed (they come with an extra),
+    looked for as the workbench looks: on PATH, then beside the running interpreter."""
+    missing = []
+    for tool in ("iree-dump-replay", "iree-run-replay"):
+        try:
+            find_tool(tool)
+        except ToolMissing:
+            missing.append(tool)
     if missing:
-        pytest.skip(f"{', '.join(missing)} not on PATH: pip install '.[iree]' to run this test")
+        pytest.skip(f"{', '.join(missing)} not installed: pip install '.[iree]' to run this test")

@@ -22,9 +22,13 @@ Scenario = Callable[[Pilot], Awaitable[None]]
 async def settle(pilot: Pilot, rounds: int = 3) -> None:
     """Let selection timers fire and background workers finish, a few times over (a finished
     worker may start the next one)."""
+    app = pilot.app
+    assert isinstance(app, WorkbenchApp)
     for _ in range(rounds):
         await pilot.pause(SELECTION_DELAY * 2)
-        await pilot.app.workers.wait_for_complete()
+        # A busy machine may not have fired the selection timer yet: wait for it, not a guess.
+        await wait_until(pilot, lambda: not app.selection_pending)
+        await app.workers.wait_for_complete()
     await pilot.pause()
 
 

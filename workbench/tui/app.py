@@ -393,7 +393,17 @@ class WorkbenchApp(App[int]):
         """Run `callback` once the cursor has rested a moment (holding `j` loads nothing)."""
         if self._selection_timer is not None:
             self._selection_timer.stop()
-        self._selection_timer = self.set_timer(delay, callback)
+
+        def fire() -> None:
+            self._selection_timer = None
+            callback()
+
+        self._selection_timer = self.set_timer(delay, fire)
+
+    @property
+    def selection_pending(self) -> bool:
+        """A cursor move whose panes have not loaded yet (its timer has not fired)."""
+        return self._selection_timer is not None
 
     def select_module(self, key: str | None) -> None:
         from workbench.tui.panes.executions import ExecutionsPane
