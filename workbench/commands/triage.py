@@ -165,10 +165,11 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as error:
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
-    if args.recorded is not None:
+    if args.recorded is not None or _has_recordings(dump):
         if args.ship_files:
-            print("workbench triage: --ship-files sends the dump's files; --recorded's folder "
-                  "must be on a filesystem the workers share", file=sys.stderr)
+            print("workbench triage: --ship-files sends the dump's files; a recording's folder "
+                  "(--recorded's, or one found in the dump) must be on a filesystem the "
+                  "workers share", file=sys.stderr)
             return 2
         cache = None  # the cache keys executions by their snapshot file
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
@@ -213,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
         from workbench.output.json_shapes import triage_json
 
         payload = triage_json(results, counts)
-        payload.update(judged=judged, unjudged=unjudged)
+        payload.update(judged=judged, unjudged=unjudged,
+                       not_triaged=[] if args.fake_data else not_triaged(dump))
         json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status
@@ -239,11 +241,24 @@ def run(args: argparse.Namespace) -> int:
     return exit_status
 
 
-def _say_why_not_triaged(dump: Dump) -> None:
-    """A line for each multi-device module left out for want of a snapshot."""
+def _has_recordings(dump: Dump) -> bool:
+    from workbench.formats.recording import KIND
+
+    return any(e.kind == KIND for module in dump.modules for e in module.executions)
+
+
+def not_triaged(dump: Dump) -> list[dict[str, str]]:
+    """The modules left out for want of an execution, each with why and what to do."""
+    from workbench.formats.recording import no_execution_note
     from workbench.formats.xla_devices import no_snapshot_note
 
-    for module in dump.modules:
-        note = no_snapshot_note(dump.root, module, "--recorded")
-        if note is not None:
-            print(f"{module.key} ({module.name}): {note}", flush=True)
+    return [{"module": module.key, "name": module.name,
+             "note": no_snapshot_note(dump.root, module, "--recorded")
+             or no_execution_note(module)}
+            for module in dump.modules if not module.executions]
+
+
+def _say_why_not_triaged(dump: Dump) -> None:
+    """A line for each module left out for want of an execution."""
+    for entry in not_triaged(dump):
+        print(f"{entry['module']} ({entry['name']}): {entry['note']}", flush=True)
