@@ -148,6 +148,26 @@ def entry_layout(hlo_text_header: bytes) -> str | None:
     return match[1].decode("utf-8", "replace") if match else None
 
 
+def parameter_count(layout: str | None) -> int | None:
+    """How many parameters an entry layout `(f32[4]{0}, (s32[], f32[2]{0}))->...` lists
+    (None when it is no such layout)."""
+    if layout is None or not layout.startswith("("):
+        return None
+    depth, count, empty = 0, 1, True
+    for char in re.sub(r"/\*.*?\*/", "", layout)[1:]:  # `/*index=5*/` every fifth
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return 0 if empty else count
+            depth -= 1
+        elif char == "," and depth == 0:
+            count += 1
+        if not char.isspace():
+            empty = False
+    return None
+
+
 def _optimized_text(module: Module) -> str | None:
     step = next((s for s in module.steps if s.kind == "after" and s.text is not None
                  and s.text.file.endswith(".txt")), None)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.formats.recording import entry_layout
+from workbench.formats.recording import entry_layout, parameter_count
 from workbench.record.writer import (
     DEFAULT_CALLS,
     DEFAULT_MAX_BYTES,
@@ -96,27 +96,8 @@ def _executable(compiled: Any, leaves: int) -> tuple[Executable, list[int] | Non
                             layout)
     kept = getattr(getattr(compiled, "_executable", None), "_kept_var_idx", None)
     indices = sorted(kept) if kept is not None else list(range(leaves))
-    parameters = _parameter_count(layout)
+    parameters = parameter_count(layout)
     if compiled.in_tree.num_leaves != leaves or (parameters is not None
                                                  and parameters != len(indices)):
         return executable, None
     return executable, indices
-
-
-def _parameter_count(layout: str | None) -> int | None:
-    """How many parameters an entry layout `(f32[4]{0}, (s32[], f32[2]{0}))->...` lists."""
-    if layout is None or not layout.startswith("("):
-        return None
-    depth, count, empty = 0, 1, True
-    for char in layout[1:]:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                return 0 if empty else count
-            depth -= 1
-        elif char == "," and depth == 0:
-            count += 1
-        if not char.isspace():
-            empty = False
-    return None
