@@ -117,3 +117,13 @@ def test_the_writer_skips_what_is_too_large_and_says_so(tmp_path: Path) -> None:
     recording = read_recording(tmp_path, "", [MANIFEST, "inputs/jit_f.0.arg0.npy"])
     assert [(c.name, c.module) for c in recording.calls] == [("jit_f.0", "jit_f")]
     assert len(recording.skipped) == 2
+
+
+@pytest.mark.parametrize("command", ["replay", "bisect"])
+def test_replay_without_snapshot_or_recording_says_how_to_record(
+        tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "dump"
+    shutil.copytree(DUMP, copy, ignore=shutil.ignore_patterns("io"))
+    status = main([command, str(copy), "jit_ln"])
+    assert status == 2
+    assert "neither a snapshot nor a recording: use --fake-data" in capsys.readouterr().err
