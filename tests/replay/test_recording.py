@@ -110,13 +110,15 @@ def test_the_writer_skips_what_is_too_large_and_says_so(tmp_path: Path) -> None:
     assert writer.write(executable, small, small) == "jit_f.0"
     assert not writer.wants(executable, calls=1)  # past the first call
     assert not writer.fits(executable, 4000, max_bytes=100)
+    assert writer.write(Executable("jit_g", None, None), [], small) is None
     manifest = json.loads((tmp_path / MANIFEST).read_text())
-    assert [(s["reason"], s["count"]) for s in manifest["skipped"]] == [
-        ("calls past the first 1 of each executable", 1),
-        ("calls over 100 bytes of arguments and results (max_bytes)", 1)]
+    assert [(s["module"], s["reason"], s["count"]) for s in manifest["skipped"]] == [
+        ("jit_f", "calls past the first 1 of each executable", 1),
+        ("jit_f", "calls over 100 bytes of arguments and results (max_bytes)", 1),
+        ("jit_g", "no arguments to record: replay it with --fake-data", 1)]
     recording = read_recording(tmp_path, "", [MANIFEST, "inputs/jit_f.0.arg0.npy"])
     assert [(c.name, c.module) for c in recording.calls] == [("jit_f.0", "jit_f")]
-    assert len(recording.skipped) == 2
+    assert len(recording.skipped) == 3
 
 
 @pytest.mark.parametrize("command", ["replay", "bisect"])

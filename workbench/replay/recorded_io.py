@@ -21,6 +21,7 @@ from workbench.formats.recording import (
     ID_PREFIX,
     KIND,
     MANIFEST,
+    Recording,
     attach_recording,
     call_files,
     read_recording,
@@ -39,8 +40,8 @@ from workbench.sources import ReadError
 __all__ = ["KIND", "attach_recorded", "load_recorded", "recorded_names"]
 
 
-def recorded_names(folder: Path) -> list[str]:
-    """The calls whose inputs `folder/inputs` holds."""
+def _read_folder(folder: Path) -> Recording:
+    """The recording in `folder`; raises InputError naming what is wrong with it."""
     inputs = folder / "inputs"
     if not inputs.is_dir():
         raise InputError(f"{folder}: no inputs/ folder (expected inputs/NAME.argK.npy)")
@@ -53,7 +54,12 @@ def recorded_names(folder: Path) -> list[str]:
         raise InputError(f"{folder / error.file}: {error.reason}") from None
     if not recording.calls:
         raise InputError(f"{inputs}: no NAME.argK.npy files")
-    return [call.name for call in recording.calls]
+    return recording
+
+
+def recorded_names(folder: Path) -> list[str]:
+    """The calls whose inputs `folder/inputs` holds."""
+    return [call.name for call in _read_folder(folder).calls]
 
 
 def attach_recorded(dump: Dump, folder: Path, require: bool = True) -> int:
@@ -62,19 +68,12 @@ def attach_recorded(dump: Dump, folder: Path, require: bool = True) -> int:
     index found in the dump (their calls may share names); one inside the dump is named
     relative to it, as the index names it."""
     folder = folder.resolve()
-    recorded_names(folder)  # the folder's own errors first
-    names = [f"inputs/{p.name}" for p in (folder / "inputs").iterdir()]
-    if (folder / MANIFEST).is_file():
-        names.append(MANIFEST)
+    recording = _read_folder(folder)
     try:
         place = folder.relative_to(dump.root.resolve()).as_posix()
         place = "" if place == "." else place
     except ValueError:
         place = str(folder)
-    try:
-        recording = read_recording(folder, "", names)
-    except ReadError as error:
-        raise InputError(f"{folder / error.file}: {error.reason}") from None
     recording.folder = place
     prefix = f"{place}/inputs/" if place else "inputs/"
     for module in dump.modules:
