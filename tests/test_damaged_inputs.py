@@ -36,9 +36,10 @@ TRACE_SNAPSHOT = "module_0000.jit_f.snapshot.0.pb"
 LOG = "print-ir-after-change.log"
 
 # Exit statuses the commands document (README, `--help`).
-STATUSES = {"ls": {0}, "show": {0, 2}, "diff": {0, 1, 2}, "replay": {0, 1, 2},
-            "bisect": {0, 1, 2},
-            "triage": {0, 1}, "mlir-replay": {0, 1, 2}, "actions": {0, 2},
+# 5: something could not be judged (a damaged step or snapshot among them).
+STATUSES = {"ls": {0}, "show": {0, 2}, "diff": {0, 1, 2}, "replay": {0, 1, 2, 5},
+            "bisect": {0, 1, 2, 5},
+            "triage": {0, 1, 5}, "mlir-replay": {0, 1, 2}, "actions": {0, 2},
             "report": {0, 1, 2}}
 
 

@@ -175,6 +175,10 @@ def claim_paths(dump: Dump, paths: list[str], *, expand: bool = True) -> Dump:
                 paths = [path for path in paths if path not in unreadable]
     if unreadable:
         dump.modules = [m for m in dump.modules if not m.files() <= unreadable]
+    if any(path.endswith(".npy") for path in paths):  # a recording of calls beside the dump
+        from workbench.formats.recording import claim_recordings
+
+        paths = claim_recordings(dump, paths)
     dump.others.extend(paths)
     if expand:
         for expansion in EXPANSIONS:

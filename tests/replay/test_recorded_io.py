@@ -80,5 +80,26 @@ def test_triage_refuses_to_ship_files_of_a_recorded_folder(
     status = main(["triage", str(DUMP), "--recorded", str(DUMP / "io"), "--dask-workers", "1",
                    "--ship-files"])
     assert status == 2
-    assert "--recorded's folder must be on a filesystem the workers share" in \
+    assert "must be on a filesystem the workers share" in \
         capsys.readouterr().err
+
+
+def test_a_named_folder_replaces_the_recording_found_in_the_dump(tmp_path: Path) -> None:
+    """The dump's own io/ is found without a flag; `--recorded` elsewhere is what the user
+    chose, and the two would share execution ids."""
+    from workbench.index import scan
+    from workbench.replay.recorded_io import attach_recorded
+
+    dump = scan(DUMP)
+    assert [e.file for e in dump.find_module("jit_f").executions] == ["io/inputs/f.arg0.npy"]
+    shutil.copytree(DUMP / "io", tmp_path / "io")
+    assert attach_recorded(dump, tmp_path / "io") == 1
+    assert [e.file for e in dump.find_module("jit_f").executions] == [
+        str((tmp_path / "io" / "inputs" / "f.arg0.npy").resolve())]
+
+
+def test_triage_finds_the_io_folder_without_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["triage", str(DUMP), "-j", "0", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert [(r["execution"], r["status"]) for r in report["results"]] == [("recorded f", "ok")]
+    assert status == 0

@@ -9,8 +9,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.commands.replay import (
+    NOT_JUDGED_HELP,
     UsageError,
     add_module_arguments,
+    judged_counts,
+    judged_status,
     open_replay,
     status_line,
     step_heading,
@@ -27,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "bisect", help="find the pass that changed a module's result",
         description="Bisect a module's steps: the culprit is the first step whose result "
         "differs from the reference (the first step) while its predecessor's does not. "
-        "Exit status 1 when something differs.")
+        "Exit status 1 when something differs." + NOT_JUDGED_HELP)
     add_module_arguments(parser)
     parser.add_argument("--linear", action="store_true",
                         help="evaluate every step instead of bisecting (shows non-monotone "
@@ -68,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
                 verdict = bisect_replay(replay, linear=args.linear, on_result=show)
     except Cancelled:
         return 130
-    exit_status = 1 if verdict.status == Kind.MISMATCH else 0
+    # The verdict's status decides (a culprit found past skipped steps is a mismatch); the
+    # counts say how many of the steps it evaluated were judged.
+    exit_status = judged_status([verdict.status])
+    judged, unjudged = judged_counts([r.kind for r in verdict.results])
     # The culprit's instruction, or why it could not be found.
     localization: Localization | str | None = None
     if args.localize and verdict.culprit is not None:
@@ -85,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         payload = bisect_json(module.key, module.name,
                               selection.execution.id if selection.execution else None,
                               replay.inputs.origin, verdict)
+        payload.update(judged=judged, unjudged=unjudged)
         if localization is not None and verdict.culprit is not None:
             from workbench.replay.judge.culprit import Culprit
             from workbench.replay.localize.culprit import with_instruction
@@ -111,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
         shadow += (f", and {verdict.noise_evaluations} with random rounding "
                    f"({SAMPLES} samples) for the noise inside the program")
-    print(f"{verdict.evaluations} evaluations of {count} steps{bound}{shadow}.")
+    print(f"{verdict.evaluations} evaluations of {count} steps{bound}{shadow}; {judged} steps "
+          f"judged, {unjudged} not judged.")
     if isinstance(localization, str):
         print(f"\nno culprit instruction: {localization}")
     elif localization is not None:

@@ -11,7 +11,13 @@ import argparse
 import json
 import sys
 
-from workbench.commands.replay import UsageError, add_module_arguments, open_replay
+from workbench.commands.replay import (
+    NOT_JUDGED_HELP,
+    NOT_JUDGED_STATUS,
+    UsageError,
+    add_module_arguments,
+    open_replay,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Evaluate steps A and B of a module on an execution's inputs and name the "
         "first instruction of B whose value departs from its counterpart in A while its "
         "operands agree: its op_name, source line, both versions of its text and the first "
-        "differing elements. Exit status 1 when an instruction departs.")
+        "differing elements. Exit status 1 when an instruction departs." + NOT_JUDGED_HELP)
     add_module_arguments(parser)
     parser.add_argument("a", metavar="A", help="the earlier step: timeline index, XLA step "
                         "number (0027) or pass name")
@@ -31,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.diff.steps import find_step
     from workbench.replay.localize.culprit import localize_backend_steps
-    from workbench.replay.localize.result import LocalizeError
+    from workbench.replay.localize.result import LocalizeError, NotJudged
     from workbench.replay.localize.text import localization_lines
 
     try:
@@ -47,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
                                         selection.replay.inputs.arguments)
     except (UsageError, LocalizeError) as error:
         print(f"workbench localize: {error}", file=sys.stderr)
-        return 2
+        return NOT_JUDGED_STATUS if isinstance(error, NotJudged) else 2
     if args.json:
         from workbench.output.json_shapes import localization_json
 

@@ -14,7 +14,13 @@ import json
 import sys
 from pathlib import Path
 
-from workbench.commands.replay import UsageError, add_module_arguments, open_replay
+from workbench.commands.replay import (
+    NOT_JUDGED_HELP,
+    NOT_JUDGED_STATUS,
+    UsageError,
+    add_module_arguments,
+    open_replay,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Find the culprit pass and instruction, then write a dump folder with the "
         "instruction alone before and after the pass (HLO text, or an mlir-trace for MLIR "
         "steps) and a snapshot of its inputs; the folder is checked by bisecting it. Exit "
-        "status 1 when the reduction does not reproduce.")
+        "status 1 when the reduction does not reproduce." + NOT_JUDGED_HELP)
     add_module_arguments(parser)
     parser.add_argument("--out", type=Path, metavar="OUT",
                         help="the folder to write (default: ./<module>.reduced); never inside "
@@ -36,8 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.destinations import check_folder
     from workbench.replay.bisect import bisect_replay
+    from workbench.replay.judge.outcome import Kind
     from workbench.replay.localize.culprit import localize_verdict
-    from workbench.replay.localize.result import LocalizeError
+    from workbench.replay.localize.result import LocalizeError, NotJudged
     from workbench.replay.localize.text import localization_lines
     from workbench.replay.processes.workers import Cancelled
     from workbench.replay.reduce.hlo import reduce_to_folder
@@ -50,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"workbench reduce: {error}", file=sys.stderr)
         return 2
     replay, module = selection.replay, selection.module
+    verdict = None
     try:
         with replay:
             verdict = bisect_replay(replay)
@@ -60,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except (LocalizeError, ValueError) as error:
         print(f"workbench reduce: {error}", file=sys.stderr)
-        return 2
+        # Nothing to reduce because the bisection or localization could not judge the steps
+        # (an unsupported op, an error) is no verdict on them.
+        unjudged = isinstance(error, NotJudged) or (
+            verdict is not None and verdict.status in (Kind.UNSUPPORTED, Kind.ERROR))
+        return NOT_JUDGED_STATUS if unjudged else 2
     if args.json:
         from workbench.output.json_shapes import localization_json, reduction_json
 

@@ -29,6 +29,28 @@ class UsageError(Exception):
     """Bad arguments or unreadable inputs: printed as `workbench CMD: message`, exit 2."""
 
 
+# The exit status of a run that found no difference but could not judge everything (an
+# unsupported op, an evaluation error, nothing to judge): never 0, so a CI gate on the exit
+# status cannot pass with nothing checked.
+NOT_JUDGED_STATUS = 5
+NOT_JUDGED_HELP = (" Exit status 5 when nothing differs but something could not be judged "
+                   "(an unsupported op, an error, nothing to judge).")
+
+
+def judged_counts(kinds: list[Kind]) -> tuple[int, int]:
+    """How many of these outcomes were judged (ok, mismatch) and how many were not."""
+    judged = sum(1 for kind in kinds if kind in (Kind.OK, Kind.MISMATCH))
+    return judged, len(kinds) - judged
+
+
+def judged_status(kinds: list[Kind]) -> int:
+    """1 when any outcome is a mismatch; else `NOT_JUDGED_STATUS` when any was not judged, or
+    there is none; else 0."""
+    if Kind.MISMATCH in kinds:
+        return 1
+    return NOT_JUDGED_STATUS if not kinds or judged_counts(kinds)[1] else 0
+
+
 def add_module_arguments(parser: argparse.ArgumentParser) -> None:
     """DIR MODULE and how to pick the inputs, tolerances and evaluator."""
     parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
@@ -70,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replay", help="evaluate every step of a module on recorded inputs",
         description="Evaluate the IR after each pass on an execution's inputs and compare each "
         "result with the reference (the first step) and the reference with the recorded "
-        "result. Exit status 1 when a step or the recorded result differs.")
+        "result. Exit status 1 when a step or the recorded result differs." + NOT_JUDGED_HELP)
     add_module_arguments(parser)
     parser.add_argument("--print-changes-only", action="store_true",
                         help="print a step's results only when they differ from the last printed")
@@ -298,6 +320,9 @@ def run(args: argparse.Namespace) -> int:
     failing = [r for r in results if r.kind == Kind.MISMATCH]
     recorded = replay.recorded_comparison
     mismatch = bool(failing) or (recorded is not None and not recorded.ok)
+    kinds = [r.kind for r in results]
+    judged, unjudged = judged_counts(kinds)
+    exit_status = 1 if mismatch else judged_status(kinds)
     if args.json:
         from workbench.loader import judged_file
         from workbench.output.json_shapes import replay_json
@@ -306,16 +331,18 @@ def run(args: argparse.Namespace) -> int:
                               selection.execution.id if selection.execution else None,
                               replay.inputs.origin, len(replay.steps), recorded, results,
                               replay.shadow_evaluations)
+        payload.update(judged=judged, unjudged=unjudged)
         for result, entry in zip(results, payload["results"], strict=True):
             # `file` is the step's text, as `ls --json` names it; this is what was judged.
             entry["judged_file"] = judged_file(selection.dump.root, result.step)[0] \
                 if result.step.ir == "hlo" else result.step.file
         json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
-        return 1 if mismatch else 0
+        return exit_status
     counts = {kind: sum(1 for r in results if r.kind == kind) for kind in Kind}
     print(f"{len(results)} of {len(replay.steps)} steps replayed: "
-          + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+          + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+          + f"; {judged} judged, {unjudged} not judged")
     for line in _text_stand_ins(selection.dump.root, results):
         print(line)
     if failing:
@@ -324,4 +351,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"first mismatch: step {first.index} ({first.label}): {file}")
     if written:
         print(f"wrote {written} .npy files and literals.json to {args.dump_literals}")
-    return 1 if mismatch else 0
+    return exit_status

@@ -1,5 +1,6 @@
 """`workbench triage DIR`: bisect every module x execution of a dump in parallel and list the
-failing ones, each with the command that digs into it. Exit status 1 if any mismatch."""
+failing ones, each with the command that digs into it. Exit status 1 if any mismatch, else 5
+when an execution could not be judged or there was none."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.commands.limits import time_limit_seconds
-from workbench.commands.replay import UsageError, add_input_arguments, attach_recorded_executions
+from workbench.commands.replay import (
+    NOT_JUDGED_HELP,
+    UsageError,
+    add_input_arguments,
+    attach_recorded_executions,
+    judged_counts,
+    judged_status,
+)
 from workbench.replay.judge.outcome import KIND_ORDER, Kind
 from workbench.replay.triage.run import TriageResult
 
@@ -26,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "triage", help="bisect every module x execution of a dump",
         description="Replay every execution of every module against the IR after each pass, "
         "in parallel worker processes, and name the culprit pass of each failing one. "
-        "Exit status 1 if any mismatch.")
+        "Exit status 1 if any mismatch." + NOT_JUDGED_HELP)
     parser.add_argument("dir", type=Path, help="dump folder (or a single dump file)")
     parser.add_argument("--jobs", "-j", type=int, metavar="N",
                         help="worker processes (default: one per core; 0: in this process, "
@@ -157,10 +165,11 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as error:
         print(f"workbench triage: {error}", file=sys.stderr)
         return 2
-    if args.recorded is not None:
+    if args.recorded is not None or _has_recordings(dump):
         if args.ship_files:
-            print("workbench triage: --ship-files sends the dump's files; --recorded's folder "
-                  "must be on a filesystem the workers share", file=sys.stderr)
+            print("workbench triage: --ship-files sends the dump's files; a recording's folder "
+                  "(--recorded's, or one found in the dump) must be on a filesystem the "
+                  "workers share", file=sys.stderr)
             return 2
         cache = None  # the cache keys executions by their snapshot file
     options = TriageOptions(linear=args.linear, atol=args.atol, rtol=args.rtol,
@@ -198,18 +207,23 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print("workbench triage: interrupted; no job is left running", file=sys.stderr)
             return 130
-    exit_status = 1 if any(r.status == Kind.MISMATCH for r in results) else 0
+    exit_status = judged_status([r.status for r in results])
+    judged, unjudged = judged_counts([r.status for r in results])
     counts = {str(kind): sum(1 for r in results if r.status == kind) for kind in KIND_ORDER}
     if args.json:
         from workbench.output.json_shapes import triage_json
 
-        json.dump(triage_json(results, counts), sys.stdout, indent=1)
+        payload = triage_json(results, counts)
+        payload.update(judged=judged, unjudged=unjudged,
+                       not_triaged=[] if args.fake_data else not_triaged(dump))
+        json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return exit_status
     cached = sum(1 for r in results if r.cached)
     reused = f" ({cached} from the results cache)" if cached else ""
     print(f"\n{len(results)} execution(s){reused}: "
-          + ", ".join(f"{n} {s}" for s, n in counts.items()))
+          + ", ".join(f"{n} {s}" for s, n in counts.items())
+          + f"; {judged} judged, {unjudged} not judged")
     failing = sorted((r for r in results if r.status != Kind.OK),
                      key=lambda r: (KIND_ORDER[r.status], r.module, r.execution or ""))
     for result in failing:
@@ -227,11 +241,24 @@ def run(args: argparse.Namespace) -> int:
     return exit_status
 
 
-def _say_why_not_triaged(dump: Dump) -> None:
-    """A line for each multi-device module left out for want of a snapshot."""
+def _has_recordings(dump: Dump) -> bool:
+    from workbench.formats.recording import KIND
+
+    return any(e.kind == KIND for module in dump.modules for e in module.executions)
+
+
+def not_triaged(dump: Dump) -> list[dict[str, str]]:
+    """The modules left out for want of an execution, each with why and what to do."""
+    from workbench.formats.recording import no_execution_note
     from workbench.formats.xla_devices import no_snapshot_note
 
-    for module in dump.modules:
-        note = no_snapshot_note(dump.root, module, "--recorded")
-        if note is not None:
-            print(f"{module.key} ({module.name}): {note}", flush=True)
+    return [{"module": module.key, "name": module.name,
+             "note": no_snapshot_note(dump.root, module, "--recorded")
+             or no_execution_note(module)}
+            for module in dump.modules if not module.executions]
+
+
+def _say_why_not_triaged(dump: Dump) -> None:
+    """A line for each module left out for want of an execution."""
+    for entry in not_triaged(dump):
+        print(f"{entry['module']} ({entry['name']}): {entry['note']}", flush=True)

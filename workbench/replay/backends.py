@@ -250,7 +250,7 @@ class HloBackend:
         if execution.kind == recorded_io.KIND:
             root = load_step_hlo(self.root, self.steps()[0]).entry.root.shape
             results = root.tuple_shapes if root.is_tuple else (root,)
-            return recorded_io.load_recorded(execution, self.parameter_specs(), root,
+            return recorded_io.load_recorded(self.root, execution, self.parameter_specs(), root,
                                              [shape_spec(s) for s in results])
         snapshot = load_snapshot(self.root, execution)
         return list(snapshot.arguments), snapshot.result

@@ -174,7 +174,8 @@ def resolve_inputs(backend: Backend, execution: Execution | None, spec: InputSpe
             raise InputError(str(error)) from None
         return ReplayInputs(fake_inputs(specs, spec.seed), origin=f"fake data (seed {spec.seed})")
     if execution is None:
-        raise InputError("this module has no recorded execution: use --fake-data for seeded "
-                         "random inputs, or give the inputs as .npy files")
+        raise InputError("this module has neither a snapshot nor a recording: use --fake-data "
+                         "for seeded random inputs, give the inputs as .npy files, or record "
+                         "the program's calls (workbench.record.jax, workbench.record.torch_xla)")
     arguments, recorded = backend.recorded(execution)
     return ReplayInputs(list(arguments), recorded, origin=execution.id)

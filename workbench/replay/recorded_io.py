@@ -1,10 +1,11 @@
-"""Executions from `.npy` files a program's caller recorded (`--recorded DIR`), for dumps that
-hold no snapshot (XLA GPU writes none).
+"""Executions from `.npy` files a program's caller recorded (`--recorded DIR`, or a recording
+the index found in the dump: `formats/recording.py`), for dumps that hold no snapshot.
 
 DIR holds `inputs/NAME.argK.npy` and, optionally, `outputs/NAME.outK.npy`: K in the order of
-JAX's flattening, which is the entry computation's parameter (and result tuple) order; NAME
-the jitted function, whose module is `jit_NAME`. Each NAME becomes one execution of every
-module so named, replayed like a snapshot, its outputs the recorded result.
+the entry computation's parameters (and result tuple), which is JAX's flattening order. With
+`recording.json` (what `workbench.record` writes) each call names its module; without, NAME's
+module is `jit_NAME`. Each call becomes one execution of its module, replayed like a snapshot,
+its outputs the recorded result.
 
 `.npy` cannot name the ml_dtypes types (bf16, f8): numpy writes them as raw void bytes of the
 same width, read back here as the type the entry parameter (or result) declares.
@@ -12,11 +13,19 @@ same width, read back here as the type the entry parameter (or result) declares.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 
+from workbench.formats.recording import (
+    ID_PREFIX,
+    KIND,
+    MANIFEST,
+    Recording,
+    attach_recording,
+    call_files,
+    read_recording,
+)
 from workbench.hlo_ir import LiteralValue, Shape
 from workbench.model import Dump, Execution
 from workbench.replay.inputs import (
@@ -28,47 +37,53 @@ from workbench.replay.inputs import (
 )
 from workbench.sources import ReadError
 
-KIND = "recorded-npy"
-_FILE = re.compile(r"(?P<name>.+)\.(?P<role>arg|out)(?P<k>\d+)\.npy")
+__all__ = ["KIND", "attach_recorded", "load_recorded", "recorded_names"]
 
 
-def recorded_names(folder: Path) -> list[str]:
-    """The functions whose inputs `folder/inputs` holds."""
+def _read_folder(folder: Path) -> Recording:
+    """The recording in `folder`; raises InputError naming what is wrong with it."""
     inputs = folder / "inputs"
     if not inputs.is_dir():
         raise InputError(f"{folder}: no inputs/ folder (expected inputs/NAME.argK.npy)")
-    names = {m["name"] for p in inputs.iterdir()
-             if (m := _FILE.fullmatch(p.name)) and m["role"] == "arg"}
-    if not names:
+    names = [f"inputs/{p.name}" for p in inputs.iterdir()]
+    if (folder / MANIFEST).is_file():
+        names.append(MANIFEST)
+    try:
+        recording = read_recording(folder, "", names)
+    except ReadError as error:
+        raise InputError(f"{folder / error.file}: {error.reason}") from None
+    if not recording.calls:
         raise InputError(f"{inputs}: no NAME.argK.npy files")
-    return sorted(names)
+    return recording
+
+
+def recorded_names(folder: Path) -> list[str]:
+    """The calls whose inputs `folder/inputs` holds."""
+    return [call.name for call in _read_folder(folder).calls]
 
 
 def attach_recorded(dump: Dump, folder: Path, require: bool = True) -> int:
-    """Give every module `jit_NAME` an execution per NAME recorded in `folder` (once); how
-    many modules have one. `require`: none is an `InputError`."""
+    """Give each call recorded in `folder` an execution of its module (once); how many modules
+    have one. `require`: none is an `InputError`. The folder named replaces the recordings the
+    index found in the dump (their calls may share names); one inside the dump is named
+    relative to it, as the index names it."""
     folder = folder.resolve()
-    names = recorded_names(folder)
-    attached = 0
-    for name in names:
-        execution = Execution(f"recorded {name}", str(folder), KIND)
-        for module in dump.modules:
-            if module.name == f"jit_{name}":
-                if execution not in module.executions:
-                    module.executions.append(execution)
-                attached += 1
+    recording = _read_folder(folder)
+    try:
+        place = folder.relative_to(dump.root.resolve()).as_posix()
+        place = "" if place == "." else place
+    except ValueError:
+        place = str(folder)
+    recording.folder = place
+    prefix = f"{place}/inputs/" if place else "inputs/"
+    for module in dump.modules:
+        module.executions = [e for e in module.executions
+                             if e.kind != KIND or e.file.startswith(prefix)]
+    attached, _ = attach_recording(dump, recording)
     if require and not attached:
-        wanted = ", ".join(f"jit_{n}" for n in names)
+        wanted = ", ".join(sorted({call.module for call in recording.calls}))
         raise InputError(f"{folder}: the dump has no module {wanted}")
     return attached
-
-
-def _files(folder: Path, name: str, role: str) -> list[Path]:
-    paths: list[Path] = []
-    while (path := folder / ("inputs" if role == "arg" else "outputs")
-           / f"{name}.{role}{len(paths)}.npy").is_file():
-        paths.append(path)
-    return paths
 
 
 def _typed(array: np.ndarray, spec: ParamSpec) -> np.ndarray:
@@ -80,13 +95,14 @@ def _typed(array: np.ndarray, spec: ParamSpec) -> np.ndarray:
     return array
 
 
-def load_recorded(execution: Execution, specs: list[ParamSpec] | None,
+def load_recorded(root: Path, execution: Execution, specs: list[ParamSpec] | None,
                   result: Shape, result_specs: list[ParamSpec | None]
                   ) -> tuple[list[LiteralValue], LiteralValue | None]:
     """The arguments (checked against `specs`) and the recorded result shaped as `result`."""
-    folder = Path(execution.file)
-    name = execution.id.removeprefix("recorded ")
-    paths = _files(folder, name, "arg")
+    arg0 = root / execution.file
+    folder = arg0.parent.parent
+    name = execution.id.removeprefix(ID_PREFIX)
+    paths = list(call_files(arg0, "arg"))
     if not paths:
         raise ReadError(str(folder / "inputs"), f"no {name}.arg0.npy")
     try:
@@ -96,7 +112,7 @@ def load_recorded(execution: Execution, specs: list[ParamSpec] | None,
             _check(paths, raw, specs)
     except InputError as error:
         raise ReadError(str(folder), str(error)) from None
-    outputs = _files(folder, name, "out")
+    outputs = list(call_files(arg0, "out"))
     if not outputs:
         return list(raw), None
     try:

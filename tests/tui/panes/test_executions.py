@@ -70,3 +70,17 @@ def test_recorded_folder_gives_the_module_an_execution(drive, wait, lines) -> No
         assert lines(pane.table)[1].startswith("recorded f")
 
     drive(app, scenario, size=(120, 40))
+
+
+def test_a_recording_in_the_dump_is_found_without_a_flag(drive, wait, lines) -> None:
+    """A run without snapshots that `workbench.record.jax` recorded into the dump's io/."""
+    dump = Path(__file__).parents[2] / "data" / "recorded" / "jax_cpu"
+    app = WorkbenchApp(dump, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait(pilot)
+        pane = app.pane(ExecutionsPane)
+        assert [e.id for e in pane.table.rows] == ["recorded jit_ln.0"]
+        assert lines(pane.table)[1].startswith("recorded jit_ln.0")
+
+    drive(app, scenario, size=(120, 40))

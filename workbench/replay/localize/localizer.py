@@ -53,6 +53,7 @@ from workbench.replay.localize.result import (
     DynKey,
     Localization,
     LocalizeError,
+    NotJudged,
     Region,
     describe,
     differing_elements,
@@ -142,7 +143,7 @@ class Localizer:
             try:
                 self._shadow_module = shadow_module(self.before)
             except Unsupported as error:
-                raise LocalizeError(f"unsupported: {error.what}") from None
+                raise NotJudged(f"unsupported: {error.what}") from None
         return self._shadow_module
 
     def cone(self, module: HloModule, names: frozenset[str]) -> HloModule:

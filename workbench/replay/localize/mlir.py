@@ -31,6 +31,7 @@ from workbench.replay.localize.result import (
     InstructionRef,
     Localization,
     LocalizeError,
+    NotJudged,
     differing_elements,
 )
 from workbench.replay.localize.text import NEIGHBOURS
@@ -119,9 +120,9 @@ def _record(text: str, arguments: Sequence[np.ndarray], entry_point: str | None,
     try:
         evaluate_module(module, arguments, entry_point, resources, observe)
     except Unsupported as error:
-        raise LocalizeError(f"unsupported: {error.what}") from None
+        raise NotJudged(f"unsupported: {error.what}") from None
     except EvaluationError as error:
-        raise LocalizeError(f"cannot evaluate: {error}") from None
+        raise NotJudged(f"cannot evaluate: {error}") from None
     return values, order, keys
 
 

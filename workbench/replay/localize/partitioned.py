@@ -18,7 +18,7 @@ from workbench.hlo_ir import HloModule, LiteralValue
 from workbench.model import Step
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.localize.localizer import localize_modules
-from workbench.replay.localize.result import Localization, LocalizeError
+from workbench.replay.localize.result import Localization, LocalizeError, NotJudged
 
 if TYPE_CHECKING:
     from workbench.replay.backends import HloBackend
@@ -54,7 +54,7 @@ def localize_partitioned(backend: HloBackend, before: Step, after: Step,
         for module, recording in zip(modules, recordings, strict=True):
             run_devices(module, per_device, *counts, recording=recording)
     except (EvaluationError, Unsupported) as error:
-        raise LocalizeError(f"cannot evaluate {after.label} over every device: {error}") from None
+        raise NotJudged(f"cannot evaluate {after.label} over every device: {error}") from None
     owners = {id(i): k for k, module in enumerate(modules) for c in module.computations
               for i in c.instructions}
     found: list[Localization] = []

@@ -28,6 +28,11 @@ class LocalizeError(Exception):
     """Localization cannot be done (not HLO, a step that cannot be evaluated, too large)."""
 
 
+class NotJudged(LocalizeError):
+    """A step's values could not be had (an op the evaluator lacks, an evaluation error): the
+    two steps were not judged, which a caller reports apart from bad arguments."""
+
+
 @dataclass
 class ElementDiff:
     """One differing element, side by side: before, after, the truth and its bound."""

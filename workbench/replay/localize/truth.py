@@ -15,7 +15,7 @@ from workbench.hlo_ir import Instruction
 from workbench.replay.judge.compare import NOISE, Stage, Truth
 from workbench.replay.localize.recorder import Enough
 from workbench.replay.localize.regions import entry_name
-from workbench.replay.localize.result import DynKey, LocalizeError, Region
+from workbench.replay.localize.result import DynKey, LocalizeError, NotJudged, Region
 
 if TYPE_CHECKING:
     from workbench.replay.localize.localizer import Localizer
@@ -165,6 +165,6 @@ def evaluation_errors(what: str) -> Iterator[None]:
     try:
         yield
     except Unsupported as error:
-        raise LocalizeError(f"unsupported: {error.what}") from None
+        raise NotJudged(f"unsupported: {error.what}") from None
     except EvaluationError as error:
-        raise LocalizeError(f"cannot evaluate {what}: {error}") from None
+        raise NotJudged(f"cannot evaluate {what}: {error}") from None
