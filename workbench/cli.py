@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
-import importlib.metadata
 import io
 import os
 import sys
@@ -42,7 +41,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Find the compiler pass that broke your numbers. "
         "Run `workbench DIR` for the terminal app, or a subcommand for headless use.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--version", action=_PrintVersion, help="print the version and exit")
     add_examples(parser, "")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES if only is None else [only]:
@@ -58,10 +57,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def version() -> str:
     """The installed package's version (its metadata), as `workbench --version` prints it."""
+    import importlib.metadata  # only when asked: it imports email, zipfile, csv, ...
+
     try:
         return importlib.metadata.version("dump-triage-workbench")
     except importlib.metadata.PackageNotFoundError:
         return "(not installed: run from a source tree)"
+
+
+class _PrintVersion(argparse.Action):
+    """`--version`: reads the version only when given (argparse's own action wants the text
+    when the parser is built, which every command would pay for)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                         nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {version()}")
+        parser.exit()
 
 
 def main(argv: list[str] | None = None) -> int:
