@@ -17,6 +17,7 @@ import sys
 from contextlib import nullcontext
 
 from workbench.blas_threads import one_blas_thread_unless_set
+from workbench.commands.help_examples import add_examples
 from workbench.commands.limits import add_read_arguments, apply_limits
 from workbench.destinations import OUTPUT_ERROR_STATUS, OutputError
 from workbench.output.safe_text import visible_standard_streams
@@ -25,7 +26,7 @@ from workbench.termination import exit_on_termination_signals
 # Commands (modules under workbench.commands), in the order `--help` lists them.
 COMMAND_MODULES = [
     "ls", "show", "diff", "iree", "replay", "bisect", "localize", "reduce", "triage", "mlir-replay",
-    "actions", "report",
+    "actions", "report", "completion",
 ]
 
 
@@ -40,19 +41,48 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Find the compiler pass that broke your numbers. "
         "Run `workbench DIR` for the terminal app, or a subcommand for headless use.",
     )
+    parser.add_argument("--version", action=_PrintVersion, help="print the version and exit")
+    add_examples(parser, "")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES if only is None else [only]:
         module = importlib.import_module(f"workbench.commands.{name.replace('-', '_')}")
         module.register(subparsers)
-    for command in subparsers.choices.values():
+    for name, command in subparsers.choices.items():
         add_read_arguments(command)
+        add_examples(command, name)
+    if "completion" in subparsers.choices:  # its script needs every command's parser
+        subparsers.choices["completion"].set_defaults(full_parser=build_parser)
     return parser
+
+
+def version() -> str:
+    """The installed package's version (its metadata), as `workbench --version` prints it."""
+    import importlib.metadata  # only when asked: it imports email, zipfile, csv, ...
+
+    try:
+        return importlib.metadata.version("dump-triage-workbench")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed: run from a source tree)"
+
+
+class _PrintVersion(argparse.Action):
+    """`--version`: reads the version only when given (argparse's own action wants the text
+    when the parser is built, which every command would pay for)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                         nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {version()}")
+        parser.exit()
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     one_blas_thread_unless_set()
-    if not argv or (argv[0] not in COMMAND_MODULES and argv[0] not in ("-h", "--help")):
+    if not argv or (argv[0] not in COMMAND_MODULES and argv[0] not in _TOP_LEVEL_FLAGS):
         from workbench.commands import tui
 
         return tui.main(argv)
@@ -86,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
 
+
+# Flags of `workbench` itself; anything else that is not a command opens the app.
+_TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
 # Errors of a full or failing output device (a command's own output files are written by
 # `workbench.destinations`, which reports them as `OutputError`).

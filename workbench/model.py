@@ -202,7 +202,7 @@ def _set_steps(module: Module, steps: list[Step]) -> None:
 
 # A property over the dataclass field (set after the class is made, so the field keeps its
 # default): the generated __init__, __eq__ and __repr__ go through it.
-Module.steps = property(_get_steps, _set_steps, doc="The timeline, in pipeline order.")  # type: ignore[assignment]
+Module.steps = property(_get_steps, _set_steps, doc="The timeline, in pipeline order.")  # type: ignore[assignment]  # over the field
 
 
 @dataclass

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import distributed  # the test extra installs it: these tests never skip
 import psutil  # comes with distributed
 import pytest
 
@@ -68,6 +67,8 @@ class Cluster:
                  "the scheduler's address")
         assert self.scheduler.poll() is None, "the scheduler exited"
         self.address = _address(scheduler_file)
+        import distributed  # the test extra installs it (imported here: it takes a second)
+
         # The client retries until the scheduler listens, up to its timeout.
         self.client = distributed.Client(self.address, set_as_default=False,
                                          timeout=PATIENCE)
@@ -350,6 +351,8 @@ def test_shipped_files_are_submitted_in_a_bounded_window(cluster: Cluster, local
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """With room for one job's files at a time, jobs are submitted one by one as others
     finish, and the result is the same."""
+    import distributed
+
     from workbench.replay.triage import dask_engine
 
     monkeypatch.setattr(dask_engine, "SHIP_BYTES_IN_FLIGHT", 1)

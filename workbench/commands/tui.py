@@ -8,7 +8,8 @@ from pathlib import Path
 from workbench.commands.limits import add_read_arguments, apply_limits
 
 
-def main(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """`workbench [DIR]`'s parser (the CLI reference page is generated from it too)."""
     parser = argparse.ArgumentParser(prog="workbench", description="Open the terminal app.")
     parser.add_argument("dir", nargs="?", type=Path, default=Path("."),
                         help="dump folder (or one dump file)")
@@ -20,7 +21,11 @@ def main(argv: list[str]) -> int:
                         help="executions from DIR/inputs/NAME.argK.npy (and the recorded "
                         "result from DIR/outputs/NAME.outK.npy) for module jit_NAME")
     add_read_arguments(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     apply_limits(args)
     from workbench.tui.app import run_app
 

@@ -312,8 +312,7 @@ def _pairable_gaps(gaps: list[Gap], pairable_a: list[int], pairable_b: list[int]
 def _picked_lines(lines: Sequence[str | None], gaps: list[Gap], side: int) -> list[str]:
     picked: list[str] = []
     for gap in gaps:
-        # Lines inside the gaps are text (None marks only lines outside them).
-        picked += lines[gap[side]:gap[side + 1]]  # type: ignore[arg-type]
+        picked += lines[gap[side]:gap[side + 1]]  # type: ignore[arg-type]  # text in the gaps
     return picked
 
 
@@ -330,7 +329,7 @@ def _gap_lines(lines: Sequence[Hashable], gaps: list[Gap], side: int,
     out: list[Hashable] = [None] * len(lines)
     if picked is None:
         # `lines` holds text inside the gaps: the raw lines, or what an earlier pass made.
-        done = transform(_picked_lines(lines, gaps, side))  # type: ignore[arg-type]
+        done = transform(_picked_lines(lines, gaps, side))  # type: ignore[arg-type]  # text there
         position = 0
         for gap in gaps:
             start, end = gap[side], gap[side + 1]

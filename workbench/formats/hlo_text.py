@@ -17,62 +17,38 @@ the source-location tables. Attributes the model does not type are kept verbatim
 `Instruction.attrs`; they are never an error.
 
 Errors are `HloParseError` with the file, 1-based line and column, and what was expected.
+
+Three pieces, each a layer of the one below: `hlo_text_scan.py` (the cursor: tokens, bracket
+groups, shapes), `hlo_text_instruction.py` (one instruction line and its attributes) and
+this module (the module header, the source tables, computations and the common line read
+in one match).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.formats import hlo_text_attrs as attrs
 from workbench.formats.hlo_text_attrs import AttributeTextError
-from workbench.formats.hlo_text_literal import LiteralTextError, is_elided, parse_literal_text
+from workbench.formats.hlo_text_instruction import InstructionReader, Pending
+from workbench.formats.hlo_text_scan import INT, NAME_BODY, HloParseError
 from workbench.gc_pause import gc_paused
 from workbench.hlo_ir import (
-    ARRAY_TYPES,
     Computation,
-    DotDimensionNumbers,
     FileLocation,
-    GatherDimensionNumbers,
     HloModule,
     Instruction,
-    ScatterDimensionNumbers,
-    Shape,
     SourceTables,
     StackFrame,
 )
-from workbench.sources import ReadError
 
+__all__ = ["TUPLE_ELEMENT", "HloParseError", "parse_hlo_text"]
 
-class HloParseError(ReadError):
-    """HLO text that cannot be parsed; `line` and `column` are 1-based."""
-
-    def __init__(self, file: str, line: int, column: int, message: str) -> None:
-        super().__init__(file or "<text>", f"line {line}, column {column}: {message}")
-        self.line = line
-        self.column = column
-        self.message = message
-
-
-_SPACE = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
-# A name: `%` then any of [\w.-$] (`%0` is fine), or without `%`, not starting with a digit.
-_NAME_BODY = r"(?:(?<=%)[\w.\-$]+|[A-Za-z_$][\w.\-$]*)"
-_NAME = re.compile(r"%?(" + _NAME_BODY + ")")
 _MODULE_NAME = re.compile(r"[^\s,]+")
-_OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
-_INT = re.compile(r"-?\d+")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _ATTR_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
-_SIMPLE_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]\[]*\](?:\{[^{}]*\})?")
-_SHAPE_HEAD = re.compile(r"([a-z][a-z0-9]*)\[([^\]\[]*)\]")
-_VALUE_STOP = re.compile(r'[{}()\[\]"\s,]')
-_BRACE_STOP = re.compile(r'[{}"]')
-_PAREN_STOP = re.compile(r'[()"]')
-_LINE_END = re.compile(r"[ \t]*")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _HEAD = re.compile(
-    r"(ROOT[ \t]+)?%?(" + _NAME_BODY + r")[ \t]*=[ \t]*"
+    r"(ROOT[ \t]+)?%?(" + NAME_BODY + r")[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]\[]*\](?:\{[^{}]*\})?)[ \t]+([a-z][a-z0-9\-]*)\("
 )
 # The common instruction line in one match, from the whitespace before it to the `)` after
@@ -81,43 +57,18 @@ _HEAD = re.compile(
 # operands are not plain names: typed operands, a constant's literal, a parameter's number),
 # 8 the space after it when no attribute follows (the next token is neither `,` nor a comment).
 _LINE = re.compile(
-    r"\s*((ROOT[ \t]+)?%?(" + _NAME_BODY + r")[ \t]*=[ \t]*"
+    r"\s*((ROOT[ \t]+)?%?(" + NAME_BODY + r")[ \t]*=[ \t]*"
     r"([a-z][a-z0-9]*\[[^\]\[]*\](?:\{[^{}]*\})?)[ \t]+([a-z][a-z0-9\-]*)\()"
-    r"(?:[ \t]*(%?" + _NAME_BODY + r"(?:[ \t]*,[ \t]*%?" + _NAME_BODY + r")*)?[ \t]*(\))"
+    r"(?:[ \t]*(%?" + NAME_BODY + r"(?:[ \t]*,[ \t]*%?" + NAME_BODY + r")*)?[ \t]*(\))"
     r"(\s*(?=[^\s,/]))?)?"
 )
 _LITERAL_OPERANDS = frozenset(("constant", "parameter"))  # not operand names in parentheses
 _BUILT = frozenset(("dot", "gather", "scatter"))  # typed fields made even without attributes
-_SIMPLE_OPERANDS = re.compile(
-    r"[ \t]*((?:%?" + _NAME_BODY + r"[ \t]*,[ \t]*)*%?" + _NAME_BODY + r")?[ \t]*\)"
-)
-_ATTR_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)=")
-_ATTR_NAME_EQUALS = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*")
-_BARE = re.compile(r'[^\s,{}()\[\]"]+')
-_FLAT_GROUP = re.compile(r'\{[^{}"]*(?:"(?:[^"\\]|\\.)*"[^{}"]*)*\}')  # `{...}`, no nesting
 # Newer XLA prints a get-tuple-element as its use, `%sort.11#0` (element 0 of `%sort.11`;
 # `#0#1` goes one level deeper), and not as an instruction of its own. The reader makes that
 # get-tuple-element, named as written, just before its first user.
 TUPLE_ELEMENT = "#"
-_ELEMENT_SUFFIX = re.compile(r"(?:#\d+)+")
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-_NON_ARRAY_TYPES = ("token", "opaque")
-
-# Where each computation-reference attribute goes in `Instruction.called_computations`.
-_CALLED_ATTRS = frozenset((
-    "to_apply", "calls", "condition", "body", "branch_computations", "true_computation",
-    "false_computation", "select", "scatter", "called_computations",
-))
-_GATHER_KEYS = frozenset((
-    "offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims",
-    "start_indices_batching_dims",
-))
-_SCATTER_KEYS = frozenset((
-    "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
-    "input_batching_dims", "scatter_indices_batching_dims",
-))
-_DOT_KEYS = frozenset(("lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims",
-                       "rhs_batch_dims"))
 
 
 def parse_hlo_text(text: str, file: str = "") -> HloModule:
@@ -143,218 +94,9 @@ def _fix_parent_frame_ids(tables: SourceTables) -> None:
         }
 
 
-@dataclass
-class _Pending:
-    """An instruction's attributes while its line is read: typed fields and loose parts."""
-
-    fields: dict[str, Any] = field(default_factory=dict)
-    called: dict[str, list[str]] = field(default_factory=dict)
-    called_at: int = 0
-    dot: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    gather: dict[str, Any] = field(default_factory=dict)
-    scatter: dict[str, Any] = field(default_factory=dict)
-    loose: dict[str, str] = field(default_factory=dict)
-
-
-class _Parser:
-    def __init__(self, text: str, file: str) -> None:
-        self.text = text
-        self.file = file
-        self.pos = 0
-        self.shapes: dict[str, Shape] = {}
-        # (computation name, position) of every reference, checked once all are known
-        self.references: list[tuple[str, int]] = []
-
-    # ---- errors and low-level scanning ----
-
-    def error(self, message: str, pos: int | None = None) -> HloParseError:
-        pos = self.pos if pos is None else pos
-        line = self.text.count("\n", 0, pos) + 1
-        column = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
-        return HloParseError(self.file, line, column, message)
-
-    def skip(self) -> None:
-        space = _SPACE.match(self.text, self.pos)
-        assert space is not None  # the pattern matches the empty string
-        self.pos = space.end()
-
-    def line_end(self) -> int:
-        """Where the spaces and tabs from here end."""
-        spaces = _LINE_END.match(self.text, self.pos)
-        assert spaces is not None  # the pattern matches the empty string
-        return spaces.end()
-
-    def peek(self) -> str:
-        self.skip()
-        return self.text[self.pos : self.pos + 1]
-
-    def expect(self, token: str) -> None:
-        self.skip()
-        if not self.text.startswith(token, self.pos):
-            found = self.text[self.pos : self.pos + 20].split("\n")[0] or "end of text"
-            raise self.error(f"expected {token!r}, found {found!r}")
-        self.pos += len(token)
-
-    def name(self, what: str) -> str:
-        self.skip()
-        match = _NAME.match(self.text, self.pos)
-        if match is None:
-            raise self.error(f"expected {what}")
-        self.pos = match.end()
-        return match[1]
-
-    def keyword(self, word: str) -> bool:
-        """Consume `word` if it is the next token (followed by a space or end of line)."""
-        self.skip()
-        end = self.pos + len(word)
-        if self.text.startswith(word, self.pos) and (
-            end == len(self.text) or self.text[end] in " \t\r\n"
-        ):
-            self.pos = end
-            return True
-        return False
-
-    def closing(self, pos: int, opener: str) -> int:
-        """Position just after the bracket group that opens at `pos`, strings skipped."""
-        text = self.text
-        stop = _BRACE_STOP if opener == "{" else _PAREN_STOP
-        closer = "}" if opener == "{" else ")"
-        depth = 0
-        index = pos
-        while True:
-            match = stop.search(text, index)
-            if match is None:
-                raise self.error(f"unbalanced {opener!r}", pos)
-            char = match.group()
-            if char == '"':
-                string = _STRING.match(text, match.start())
-                if string is None:
-                    raise self.error("unterminated string", match.start())
-                index = string.end()
-                continue
-            index = match.end()
-            if char == opener:
-                depth += 1
-            elif char == closer:
-                depth -= 1
-                if depth == 0:
-                    return index
-
-    def raw_value(self) -> tuple[str, int]:
-        """An attribute value as printed: a string, a bracket group or a bare word."""
-        text = self.text
-        start = self.pos
-        char = text[start : start + 1]
-        if char == "{":
-            end = self.closing(start, "{")
-        elif char == '"':
-            match = _STRING.match(text, start)
-            if match is None:
-                raise self.error("unterminated string")
-            end = match.end()
-        else:
-            depth = 0
-            end = start
-            while True:
-                match = _VALUE_STOP.search(text, end)
-                if match is None:
-                    end = len(text)
-                    break
-                char = match.group()
-                end = match.start()
-                if char == '"':
-                    string = _STRING.match(text, end)
-                    if string is None:
-                        raise self.error("unterminated string", end)
-                    end = string.end()
-                    continue
-                if char in "{([":
-                    depth += 1
-                elif char in "})]":
-                    if depth == 0:
-                        break
-                    depth -= 1
-                elif depth == 0:
-                    break
-                end += 1
-            if depth:
-                raise self.error("unbalanced brackets in attribute value", start)
-        self.pos = end
-        return text[start:end], start
-
-    # ---- shapes ----
-
-    def shape(self) -> Shape:
-        self.skip()
-        text = self.text
-        if text.startswith("(", self.pos):
-            self.pos += 1
-            elements: list[Shape] = []
-            if self.peek() == ")":
-                self.pos += 1
-                return Shape("tuple")
-            while True:
-                elements.append(self.shape())
-                self.skip()
-                if text.startswith(",", self.pos):
-                    self.pos += 1
-                    continue
-                self.expect(")")
-                return Shape("tuple", tuple_shapes=tuple(elements))
-        match = _SIMPLE_SHAPE.match(text, self.pos)
-        if match is not None and not text.startswith("{", match.end()):
-            key = match.group()
-            shape = self.shapes.get(key)
-            if shape is None:
-                shape = self.shapes[key] = self.array_shape(self.pos, match.end())
-            self.pos = match.end()
-            return shape
-        head = _SHAPE_HEAD.match(text, self.pos)
-        if head is None:
-            raise self.error("expected a shape such as f32[2,3]{1,0}")
-        end = self.closing(head.end(), "{") if text.startswith("{", head.end()) else head.end()
-        shape = self.array_shape(self.pos, end)
-        self.pos = end
-        return shape
-
-    def array_shape(self, start: int, end: int) -> Shape:
-        head = _SHAPE_HEAD.match(self.text, start)
-        assert head is not None
-        element_type = head[1]
-        if element_type not in ARRAY_TYPES:
-            if element_type in _NON_ARRAY_TYPES and not head[2].strip():
-                return Shape(element_type)
-            raise self.error(f"unknown element type {element_type!r}", start)
-        dims: list[int] = []
-        dynamic: list[bool] = []
-        if head[2].strip():
-            offset = head.start(2)
-            for part in head[2].split(","):
-                item = part.strip()
-                is_dynamic = item.startswith("<=") or item == "?"
-                number = item[2:] if item.startswith("<=") else item
-                if item == "?":
-                    dims.append(-1)
-                elif number.isascii() and number.isdigit():
-                    dims.append(int(number))
-                else:
-                    raise self.error(f"bad dimension {item!r}", offset)
-                dynamic.append(is_dynamic)
-                offset += len(part) + 1
-        layout: tuple[int, ...] | None = None
-        extra = ""
-        if head.end() < end:  # `{minor_to_major[:extras]}`
-            inner = self.text[head.end() + 1 : end - 1]
-            order, _, extra = inner.partition(":")
-            try:
-                layout = tuple(int(d) for d in order.split(",")) if order.strip() else ()
-            except ValueError:
-                raise self.error(f"bad layout {{{inner}}}", head.end()) from None
-            if len(layout) != len(dims) and order.strip():
-                raise self.error(f"layout {{{inner}}} does not match rank {len(dims)}",
-                                 head.end())
-        return Shape(element_type, tuple(dims), tuple(dynamic) if any(dynamic) else (),
-                     layout, (), extra)
+class _Parser(InstructionReader):
+    """A whole module: its header, source tables and computations (the instructions,
+    `hlo_text_instruction.py`; the tokens and shapes, `hlo_text_scan.py`)."""
 
     # ---- module ----
 
@@ -419,7 +161,7 @@ class _Parser:
         """Rows `<id> <value>` until the next line that does not start with a number."""
         while True:
             self.skip()
-            match = _INT.match(self.text, self.pos)
+            match = INT.match(self.text, self.pos)
             if match is None:
                 return
             row = int(match.group())
@@ -490,7 +232,7 @@ class _Parser:
                 if plain_end is not None and opcode not in _BUILT:
                     instruction = Instruction(label, opcode, shape, operands)
                 else:
-                    instruction = self.attributes(label, shape, opcode, operands, _Pending())
+                    instruction = self.attributes(label, shape, opcode, operands, Pending())
             else:
                 if line is not None:
                     instruction_start = self.pos = line.start(1)
@@ -586,234 +328,3 @@ class _Parser:
         """Where `operand` is written in the operand list starting at `pos`."""
         match = re.compile(r"%?" + re.escape(operand) + r"(?![\w.\-$])").search(self.text, pos)
         return match.start() if match else pos
-
-    # ---- instructions ----
-
-    def instruction(self, operand_refs: list[tuple[str, int]]) -> Instruction:
-        """The general form: comments or line breaks anywhere, tuple shapes, typed operands."""
-        name = self.name("an instruction name")
-        self.expect("=")
-        shape = self.shape()
-        self.skip()
-        match = _OPCODE.match(self.text, self.pos)
-        if match is None:
-            raise self.error("expected an opcode")
-        self.pos = match.end()
-        if not self.text.startswith("(", self.pos):
-            raise self.error(f"expected '(' after opcode {match.group()}")
-        return self.instruction_body(name, shape, match.group(), operand_refs)
-
-    def instruction_body(self, name: str, shape: Shape, opcode: str,
-                         operand_refs: list[tuple[str, int]]) -> Instruction:
-        """Operands (from the opening parenthesis on) and attributes."""
-        text = self.text
-        pending = _Pending()
-        operands: list[str] = []
-        if opcode == "constant":
-            self.constant(shape, pending)
-        elif opcode == "parameter":
-            self.pos += 1
-            self.skip()
-            number = _INT.match(text, self.pos)
-            if number is None:
-                raise self.error("expected the parameter number")
-            pending.fields["parameter_number"] = int(number.group())
-            self.pos = number.end()
-            self.expect(")")
-        else:
-            simple = _SIMPLE_OPERANDS.match(text, self.pos + 1)
-            if simple is not None:
-                if simple.group(1):
-                    for operand in simple.group(1).split(","):
-                        operand = operand.strip()
-                        operand = operand[1:] if operand.startswith("%") else operand
-                        operands.append(operand)
-                        operand_refs.append((operand, simple.start()))
-                self.pos = simple.end()
-            else:
-                self.operand_list(operands, operand_refs)
-        return self.attributes(name, shape, opcode, operands, pending)
-
-    def attributes(self, name: str, shape: Shape, opcode: str, operands: list[str],
-                   pending: _Pending) -> Instruction:
-        """The attributes after the operands (`, key=value` each), then the instruction."""
-        text = self.text
-        while True:
-            attribute = _ATTR_HEAD.match(text, self.pos)
-            if attribute is None:
-                self.skip()  # a line break or comment before the next `,` is allowed
-                if not text.startswith(",", self.pos):
-                    break
-                self.pos += 1
-                self.skip()
-                attribute = _ATTR_NAME_EQUALS.match(text, self.pos)
-                if attribute is None:
-                    raise self.error("expected an attribute name=value")
-            key = attribute.group(1)
-            start = attribute.end()
-            char = text[start : start + 1]
-            bare = _BARE.match(text, start) if char not in '{"' else None
-            if bare is not None and text[bare.end() : bare.end() + 1] not in "{([":
-                end = bare.end()
-            elif char == "{":
-                flat = _FLAT_GROUP.match(text, start)
-                end = flat.end() if flat is not None else self.closing(start, "{")
-            else:
-                self.pos = start
-                end = start + len(self.raw_value()[0])
-            if key == "replica_groups" and text.startswith(" {", end):  # mesh['a'=4] {'a'}
-                end = self.closing(end + 1, "{")
-            self.pos = end
-            try:
-                self.attribute(opcode, key, text[start:end], start, pending)
-            except AttributeTextError as error:
-                raise self.error(f"{key}: {error.message}", start + error.offset) from None
-        return self.build(name, opcode, shape, operands, pending)
-
-    def operand_list(self, operands: list[str], operand_refs: list[tuple[str, int]]) -> None:
-        """Operands in their general form: `(f32[2]{0} %a, /*index=1*/%b)`."""
-        self.pos += 1
-        if self.peek() == ")":
-            self.pos += 1
-            return
-        while True:
-            self.skip()
-            char = self.text[self.pos : self.pos + 1]
-            if char == "(" or _SHAPE_HEAD.match(self.text, self.pos):
-                self.shape()  # older dumps print each operand's shape first
-                self.skip()
-            pos = self.pos
-            operand = self.name("an operand name")
-            element = _ELEMENT_SUFFIX.match(self.text, self.pos)
-            if element is not None:  # `%sort.11#0`: that element of a tuple (see TUPLE_ELEMENT)
-                operand += element.group()
-                self.pos = element.end()
-            operands.append(operand)
-            operand_refs.append((operand, pos))
-            if self.peek() == ",":
-                self.pos += 1
-                continue
-            self.expect(")")
-            return
-
-    def constant(self, shape: Shape, pending: _Pending) -> None:
-        start = self.pos + 1
-        end = self.closing(self.pos, "(")
-        literal_text = self.text[start : end - 1]
-        self.pos = end
-        if is_elided(literal_text):
-            pending.fields["literal_elided"] = True
-            return
-        try:
-            pending.fields["literal"] = parse_literal_text(literal_text, shape)
-        except LiteralTextError as error:
-            raise self.error(error.message, start + error.offset) from None
-
-    def attribute(self, opcode: str, key: str, value: str, start: int,
-                  pending: _Pending) -> None:
-        fields = pending.fields
-        if key in _CALLED_ATTRS:
-            names = attrs.name_list(value)
-            pending.called[key] = names
-            pending.called_at = pending.called_at or start
-            self.references.extend((n, start) for n in names)
-        elif key == "metadata":
-            fields["metadata"] = attrs.metadata_value(value)
-        elif key == "dimensions":
-            fields["dimensions"] = attrs.int_list(value)
-        elif key == "iota_dimension":
-            fields["dimensions"] = (attrs.int_value(value),)
-        elif key == "index" and opcode == "get-tuple-element":
-            fields["tuple_index"] = attrs.int_value(value)
-        elif key == "slice":
-            fields["slice"] = attrs.slice_value(value)
-        elif key == "dynamic_slice_sizes":
-            fields["dynamic_slice_sizes"] = attrs.int_list(value)
-        elif key == "window":
-            fields["window"] = attrs.window_value(value)
-        elif key == "padding" and opcode == "pad":
-            fields["padding_config"] = attrs.padding_value(value)
-        elif key == "dim_labels":
-            fields["convolution_dimension_numbers"] = attrs.dim_labels_value(value)
-        elif key in _DOT_KEYS:
-            pending.dot[key] = attrs.int_list(value)
-        elif key in _GATHER_KEYS and opcode == "gather":
-            pending.gather[key] = attrs.int_list(value)
-        elif key in _SCATTER_KEYS and opcode == "scatter":
-            pending.scatter[key] = attrs.int_list(value)
-        elif key == "index_vector_dim" and opcode in ("gather", "scatter"):
-            target = pending.gather if opcode == "gather" else pending.scatter
-            target[key] = attrs.int_value(value)
-        elif key == "slice_sizes" and opcode == "gather":
-            fields["gather_slice_sizes"] = attrs.int_list(value)
-        elif key in ("feature_group_count", "batch_group_count", "exponent_bits",
-                     "mantissa_bits", "k"):
-            fields[key] = attrs.int_value(value)
-        elif key == "operand_precision":
-            inner = attrs.braced_inner(value)
-            fields["operand_precision"] = tuple(p.strip().lower() for p in inner.split(",")
-                                                if p.strip())
-        elif key == "direction" and opcode == "compare":
-            fields["comparison_direction"] = value
-        elif key == "type" and opcode == "compare":
-            fields["comparison_type"] = value
-        elif key == "order" and opcode == "compare":  # newer XLA: TOTAL or PARTIAL
-            if value == "TOTAL":
-                fields["comparison_type"] = "TOTALORDER"
-            elif value != "PARTIAL":
-                pending.loose[key] = value
-        elif key == "kind" and opcode == "fusion":
-            fields["fusion_kind"] = value
-        elif key == "custom_call_target":
-            fields["custom_call_target"] = attrs.unquote(value)
-        elif key == "backend_config":
-            config = attrs.unquote(value) if value.startswith('"') else value
-            fields["backend_config"] = config or None
-        elif key == "sharding":
-            fields["sharding"] = value
-        elif key in ("is_stable", "largest"):
-            fields[key] = attrs.bool_value(value)
-        elif key == "algorithm" and opcode == "rng-bit-generator":
-            fields["rng_algorithm"] = value
-        elif key == "distribution" and opcode == "rng":
-            fields["distribution"] = value
-        elif key == "fft_type":
-            fields["fft_type"] = value
-        elif key == "fft_length":
-            fields["fft_length"] = attrs.int_list(value)
-        else:
-            pending.loose[key] = value
-
-    def build(self, name: str, opcode: str, shape: Shape, operands: list[str],
-              pending: _Pending) -> Instruction:
-        fields = pending.fields
-        if pending.dot or opcode == "dot":
-            fields["dot_dimension_numbers"] = DotDimensionNumbers(
-                lhs_contracting_dims=pending.dot.get("lhs_contracting_dims", ()),
-                rhs_contracting_dims=pending.dot.get("rhs_contracting_dims", ()),
-                lhs_batch_dims=pending.dot.get("lhs_batch_dims", ()),
-                rhs_batch_dims=pending.dot.get("rhs_batch_dims", ()),
-            )
-        if opcode == "gather":
-            fields["gather_dimension_numbers"] = GatherDimensionNumbers(**pending.gather)
-        if opcode == "scatter":
-            fields["scatter_dimension_numbers"] = ScatterDimensionNumbers(**pending.scatter)
-        called = pending.called
-        if called:
-            if opcode == "while":
-                order = ["body", "condition"]
-            elif opcode == "conditional":
-                order = ["branch_computations", "true_computation", "false_computation"]
-            elif opcode == "select-and-scatter":
-                order = ["select", "scatter"]
-            else:
-                order = list(called)
-            missing = [key for key in called if key not in order]
-            if opcode in ("while", "select-and-scatter") and len(called) != 2:
-                expected = " and ".join(order)
-                raise self.error(f"{opcode} needs {expected}", pending.called_at)
-            fields["called_computations"] = [
-                computation for key in order + missing for computation in called.get(key, [])
-            ]
-        return Instruction(name=name, opcode=opcode, shape=shape, operands=operands,
-                           attrs=pending.loose, **fields)

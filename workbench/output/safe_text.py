@@ -114,9 +114,8 @@ class VisibleWriter(io.TextIOBase):
     def fileno(self) -> int:
         return self.raw.fileno()
 
-    # typeshed declares TextIOBase.encoding writable; at run time it is a read-only property.
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # typeshed: writable; really read-only
         return getattr(self.raw, "encoding", "utf-8")
 
 

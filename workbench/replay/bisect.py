@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from workbench.replay.judge.outcome import Kind, Mark, Outcome, comparison_text, step_name
+from workbench.replay.judge.compare import comparison_text
+from workbench.replay.judge.outcome import Kind, Mark, Outcome, step_name
 
 if TYPE_CHECKING:
     from workbench.model import Step

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Union
+from typing import TYPE_CHECKING, BinaryIO, Protocol, Union
 
 import numpy as np
 
@@ -24,11 +24,19 @@ from workbench.sources import open_file
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
 
-    from workbench.replay.backends import Backend
-
 # The type of one entry parameter: (dtype, dims) of an array, or a tuple of parameter types.
 ArraySpec = tuple[np.dtype, tuple[int, ...]]
 ParamSpec = Union[ArraySpec, tuple["ParamSpec", ...]]  # noqa: UP007
+
+
+class InputSource(Protocol):
+    """What inputs are read from: a replay backend (`backends.Backend` is one), seen only
+    through the two methods inputs need, so this module sits below the backends."""
+
+    def parameter_specs(self) -> list[ParamSpec] | None: ...
+
+    def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
+        ...
 
 
 class InputError(Exception):
@@ -153,7 +161,7 @@ def load_npy_inputs(paths: tuple[Path, ...], specs: list[ParamSpec] | None) -> l
     return arguments
 
 
-def resolve_inputs(backend: Backend, execution: Execution | None, spec: InputSpec,
+def resolve_inputs(backend: InputSource, execution: Execution | None, spec: InputSpec,
                    parameter_specs: Callable[[], list[ParamSpec] | None] | None = None
                    ) -> ReplayInputs:
     """The inputs a replay runs on, by the user's choice; raises `InputError`.

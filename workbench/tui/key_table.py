@@ -1,7 +1,7 @@
-"""README's key table, generated from the bindings: the same declarations the footer, the help
-screen and the palette read, so the README cannot list a key the app does not have.
-`python -m workbench.tui.key_table` prints it; tests/tui/test_readme_keys.py keeps README.md
-equal to it."""
+"""The key table of the documentation, generated from the bindings: the same declarations the
+footer, the help screen and the palette read, so the docs cannot list a key the app does not
+have. `python -m workbench.tui.key_table` prints it; `python docs/gen_reference.py` writes it
+into docs/reference/keys.md, which tests/tui/test_docs_keys.py keeps equal to it."""
 
 from __future__ import annotations
 

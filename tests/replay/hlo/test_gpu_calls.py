@@ -11,8 +11,9 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-import scipy.linalg
 
+# scipy.linalg is imported inside the tests that compare with it: at module level every test
+# collection would pay for it (about half a second).
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import evaluate_module
@@ -209,6 +210,8 @@ def spd() -> np.ndarray:
 @pytest.mark.parametrize("transpose", ["NO_TRANSPOSE", "TRANSPOSE"])
 @pytest.mark.parametrize("lower", [True, False])
 def test_cublas_triangular_solve_matches_scipy(transpose: str, lower: bool) -> None:
+    import scipy.linalg
+
     a, b = spd(), linalg_input(1)
     config = json.dumps({"left_side": True, "lower": lower, "transpose_a": transpose,
                          "unit_diagonal": False})
@@ -221,6 +224,8 @@ def test_cublas_triangular_solve_matches_scipy(transpose: str, lower: bool) -> N
 
 @pytest.mark.parametrize("lower", [True, False])
 def test_cusolver_potrf_matches_scipy_cholesky(lower: bool) -> None:
+    import scipy.linalg
+
     a = spd()
     factor, info = linalg_call("cusolver_potrf_ffi", "(f32[64,64], s32[])",
                                f"{{lower = {str(lower).lower()}}}", a)
@@ -231,6 +236,8 @@ def test_cusolver_potrf_matches_scipy_cholesky(lower: bool) -> None:
 
 
 def test_cusolver_getrf_and_pivots_to_permutation_rebuild_the_matrix() -> None:
+    import scipy.linalg
+
     a = linalg_input(0)
     lu, pivots, info = linalg_call("cusolver_getrf_ffi", "(f32[64,64], s32[64], s32[])", "{}", a)
     assert int(info) == 0 and pivots.min() >= 1

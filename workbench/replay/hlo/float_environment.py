@@ -15,16 +15,13 @@ reduce, a dot's products) is not flushed, which only matters where those are sub
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from workbench.hlo_ir import Instruction
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.registry import Handler, Value
-
-if TYPE_CHECKING:
-    from workbench.replay.hlo.interpreter import Interpreter
 
 # What the recorded result is judged against when the platform flushes (see `steps.Replay`).
 PLATFORMS_THAT_FLUSH = frozenset(("cpu",))
@@ -66,8 +63,8 @@ def flush_subnormals(value: Value) -> Value:
 def flushing(handler: Handler) -> Handler:
     """`handler` writing no subnormal result."""
 
-    def flushed(interpreter: Interpreter, instruction: Instruction, operands: list[Value]
-                ) -> Value:
+    def flushed(interpreter: Any, instruction: Instruction, operands: list[Value]
+                ) -> Value:  # the interpreter is passed through (`registry.Handler`)
         return flush_subnormals(handler(interpreter, instruction, operands))
 
     return flushed

@@ -19,11 +19,13 @@ from workbench.replay.errors import Unsupported
 
 if TYPE_CHECKING:
     from workbench.hlo_ir import Instruction
-    from workbench.replay.hlo.interpreter import Interpreter
 
 # A value: an ndarray (numpy scalars count), or a tuple of values.
 Value = Any
-Handler = Callable[["Interpreter", "Instruction", list[Value]], Value]
+# A handler takes the interpreter running it (each annotates it as `interpreter.Interpreter`;
+# Any here, so the table sits below the interpreter that consults it), the instruction and
+# its operands' values.
+Handler = Callable[[Any, "Instruction", list[Value]], Value]
 
 HANDLERS: dict[str, Handler] = {}
 CUSTOM_CALLS: dict[str, Handler] = {}  # by custom-call target

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -29,9 +29,6 @@ from workbench.replay.hlo.dtypes import SUB_BYTE_WIDTHS as WIDTHS
 from workbench.replay.hlo.dtypes import dtype_of as storage_dtype
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.registry import Handler, Value
-
-if TYPE_CHECKING:
-    from workbench.replay.hlo.interpreter import Interpreter
 
 _INT8 = np.dtype(np.int8)
 _UINT8 = np.dtype(np.uint8)
@@ -156,8 +153,8 @@ def adapt(handler: Handler, instruction: Instruction, operand_shapes: list[Shape
     prepare = _operand_preparation(instruction)
     fix = _counting_fix(instruction) if result_shape.element_type in WIDTHS else None
 
-    def sub_byte_handler(interpreter: Interpreter, instruction: Instruction,
-                         operands: list[Value]) -> Value:
+    def sub_byte_handler(interpreter: Any, instruction: Instruction,
+                         operands: list[Value]) -> Value:  # passed through, as a `Handler`
         if prepare is not None:
             operands = prepare(operands)
         value = handler(interpreter, instruction, operands)

@@ -14,7 +14,7 @@ from workbench.replay.localize.recorder import Enough, plain_value
 from workbench.replay.localize.result import DynKey
 
 if TYPE_CHECKING:
-    from workbench.replay.localize.localizer import Localizer
+    from workbench.replay.localize.context import LocalizeContext
 
 EARLIER_STEP_CHUNKS = 4  # the earlier step runs ahead of the later one by ~1/4 of itself
 
@@ -27,7 +27,7 @@ class EarlierStep:
     later one. `get` gives a value (None when the step never makes it), `finish` runs it to
     its end and gives its result."""
 
-    def __init__(self, localizer: Localizer) -> None:
+    def __init__(self, localizer: LocalizeContext) -> None:
         self.localizer = localizer
         self.values = localizer.before_values
         self.chunk = max(1, len(localizer.matching.sites_before) // EARLIER_STEP_CHUNKS)

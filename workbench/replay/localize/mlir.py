@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from workbench.replay.localize.result import (
     InstructionRef,
     Localization,
     LocalizeError,
+    MlirCulprit,
     NotJudged,
     differing_elements,
 )
@@ -40,20 +40,6 @@ from workbench.replay.localize.truth import stage_truth
 Key = tuple[str, int]  # (the op's name key, result number)
 Occurrence = tuple[Key, int]  # ... and how many times it ran before
 ARGUMENT = "^"  # the key of the entry function's argument number N: ("^", N)
-
-
-@dataclass
-class MlirCulprit:
-    """What reducing an MLIR culprit needs, as plain data (it crosses from a worker process):
-    the op (its key and result number) and the run that departs, and the earlier step's
-    values there: of the operands of both versions (by operand key; the entry function's
-    arguments as (`ARGUMENT`, number)) and of the result."""
-
-    key: str
-    result: int
-    occurrence: int
-    operands: dict[Key, np.ndarray] = field(default_factory=dict)
-    expected: np.ndarray | None = None
 
 
 def operand_key(operand: SSAValue, keys: dict[Operation, str]) -> Key | None:

@@ -5,7 +5,7 @@ differing elements) and the keys values are known by.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,11 +17,23 @@ from workbench.replay.localize.match import (
     Site,
 )
 
-if TYPE_CHECKING:
-    from workbench.replay.localize.mlir import MlirCulprit
-
 DynKey = tuple[Key, tuple[int, ...]]  # a site and the loop iterations it was made in
 Region = tuple[HloModule, list[DynKey]]  # a value's region and the values it starts from
+
+
+@dataclass
+class MlirCulprit:
+    """What reducing an MLIR culprit needs, as plain data (it crosses from a worker process):
+    the op (its key and result number) and the run that departs, and the earlier step's
+    values there: of the operands of both versions (by operand key; the entry function's
+    arguments as (`ARGUMENT`, number)) and of the result."""
+
+    key: str
+    result: int
+    occurrence: int
+    # By operand key (`mlir.Key`: the op's name key, result number).
+    operands: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    expected: np.ndarray | None = None
 
 
 class LocalizeError(Exception):
@@ -110,10 +122,23 @@ class Localization:
 
     @property
     def summary(self) -> str:
-        from workbench.replay.localize.text import localization_summary
-
-        return localization_summary(self)
-
+        """One line: the culprit instruction and its source line, or why there is none."""
+        ref = self.instruction
+        if ref is None:
+            return self.explanation
+        source = f" ({ref.source})" if ref.source else ""
+        op_name = f" {ref.op_name}" if ref.op_name else ""
+        c = self.comparison
+        numbers = ""
+        if c is not None:
+            numbers = f": max abs error {c.max_abs_error:.3g}"
+            if c.bound is not None:
+                numbers += f", bound {c.bound.bound:.3g}"
+        devices = (f" on partition(s) {', '.join(map(str, self.partitions))}"
+                   if self.partitions else "")
+        return (f"{ref.name} ({ref.opcode}{op_name}) in {ref.computation}{source} departs from "
+                f"{self.counterpart.name if self.counterpart else '?'}{devices} while its "
+                f"operands agree{numbers}")
 
 
 def describe(module: HloModule, site: Site, loops: tuple[int, ...]) -> InstructionRef:

@@ -13,7 +13,7 @@ from workbench.replay.localize.result import DynKey
 from workbench.replay.localize.truth import ValueTruth
 
 if TYPE_CHECKING:
-    from workbench.replay.localize.localizer import Localizer
+    from workbench.replay.localize.context import LocalizeContext
 
 Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
 WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
@@ -32,7 +32,7 @@ class Search:
     the candidate; one whose consumers all depart (or, with none, whose results depart) is the
     culprit."""
 
-    localizer: Localizer
+    localizer: LocalizeContext
     agrees: dict[DynKey, bool | str] = field(default_factory=dict)
     identical: set[DynKey] = field(default_factory=set)  # bit for bit the earlier value
     reasons: list[str] = field(default_factory=list)

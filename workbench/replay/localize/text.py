@@ -74,26 +74,6 @@ def _number(value: object) -> str:
     return f"{value:.7g}" if isinstance(value, float) else repr(value)
 
 
-def localization_summary(result: Localization) -> str:
-    """One line: the culprit instruction and its source line, or why there is none."""
-    ref = result.instruction
-    if ref is None:
-        return result.explanation
-    source = f" ({ref.source})" if ref.source else ""
-    op_name = f" {ref.op_name}" if ref.op_name else ""
-    c = result.comparison
-    numbers = ""
-    if c is not None:
-        numbers = f": max abs error {c.max_abs_error:.3g}"
-        if c.bound is not None:
-            numbers += f", bound {c.bound.bound:.3g}"
-    devices = (f" on partition(s) {', '.join(map(str, result.partitions))}"
-               if result.partitions else "")
-    return (f"{ref.name} ({ref.opcode}{op_name}) in {ref.computation}{source} departs from "
-            f"{result.counterpart.name if result.counterpart else '?'}{devices} while its "
-            f"operands agree{numbers}")
-
-
 def localization_lines(result: Localization) -> list[str]:
     """The report `workbench localize` prints (and the TUI's log shows)."""
     from workbench.replay.judge.outcome import step_name

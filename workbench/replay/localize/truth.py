@@ -18,7 +18,7 @@ from workbench.replay.localize.regions import entry_name
 from workbench.replay.localize.result import DynKey, LocalizeError, NotJudged, Region
 
 if TYPE_CHECKING:
-    from workbench.replay.localize.localizer import Localizer
+    from workbench.replay.localize.context import LocalizeContext
 
 def stage_truth(strict: Callable[[], Any], shadow: Callable[[], Any], moved: Callable[[], Any],
                 conditioning: bool) -> tuple[Truth | None, str | None]:
@@ -49,7 +49,7 @@ class Shadows:
     runs to the end. So a culprit costs the shadows of what it depends on, and no kind costs
     more than two evaluations."""
 
-    def __init__(self, localizer: Localizer, perturbed: bool) -> None:
+    def __init__(self, localizer: LocalizeContext, perturbed: bool) -> None:
         self.localizer = localizer
         self.perturbed = perturbed
         self.values: dict[DynKey, Any] = {}
@@ -98,7 +98,7 @@ class ValueTruth:
     region's (or the step's) f64 value first, on perturbed inputs too only when the first
     bound is not enough."""
 
-    localizer: Localizer
+    localizer: LocalizeContext
     key: DynKey  # the earlier step's value
     also: set[DynKey] = field(default_factory=set)  # made in the same evaluation if needed
     identical: set[DynKey] | None = None  # later-step values bit for bit the earlier's: a

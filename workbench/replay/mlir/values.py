@@ -224,8 +224,7 @@ def mixed_values(static: Attribute, dynamic: tuple[Any, ...]) -> list[int]:
     """Static values of an offsets/sizes/strides list, with the dynamic ones filled in."""
     values: list[int] = []
     remaining = iter(dynamic)
-    # xDSL types the op's static_* properties as Attribute; they are DenseArrayBase.
-    for value in static.get_values():  # type: ignore[attr-defined]
+    for value in static.get_values():  # type: ignore[attr-defined]  # a DenseArrayBase in xDSL
         values.append(int(next(remaining)) if value == builtin.DYNAMIC_INDEX else int(value))
     return values
 

@@ -93,7 +93,7 @@ def dimension_numbers(op: Operation, name: str) -> dict[str, Any]:
     if isinstance(attribute, DictionaryAttr):
         for key, value in attribute.data.items():
             # xDSL types a DictionaryAttr's values as Attribute; here they are dense arrays.
-            fields[key] = [int(v) for v in value.get_values()]  # type: ignore[attr-defined]
+            fields[key] = [int(v) for v in value.get_values()]  # type: ignore[attr-defined]  # dense
         return fields
     if isinstance(attribute, UnregisteredAttr):
         for key, value in _FIELD.findall(attribute.value.data):
