@@ -495,8 +495,9 @@ class Replay:
                 noise = self._evaluate_noise([widen(a) for a in self.inputs.arguments])
                 if noise is None:
                     return None
+                assert self._reference_value is not None  # made with the base truth
                 try:
-                    self._truths[NOISE] = with_noise(base, noise)
+                    self._truths[NOISE] = with_noise(base, noise, self._reference_value)
                 except ValueError as error:
                     self._noise_problem = str(error)
                     return None
