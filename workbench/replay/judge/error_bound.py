@@ -16,7 +16,10 @@ with a bound per element:
 - an absolute term, the largest spread among the elements of about this one's magnitude or
   less (`_absolute`): rounding errors of a cancellation show at elements near zero, where a
   relative measure would call them huge, and an element of 0.5 is not judged by the
-  rounding of an element of 3,000 in the same array;
+  rounding of an element of 3,000 in the same array. That holds where an element's rounding
+  is its own; a factorization's (LAPACK, `cholesky`, `triangular-solve`) is norm-wise, so
+  an output such an op makes takes its array's largest spread at every element: a small
+  entry of a Schur form carries the rounding of the large ones;
 - `U` ulps of the output type at the truth's magnitude: rounding the result itself.
 
 The fixed per-dtype tolerances of `compare.py` stay a floor: an element within them passes
@@ -86,10 +89,14 @@ def perturb(arguments: Sequence[LiteralValue]) -> list[LiteralValue]:
     return [one(argument) for argument in arguments]
 
 
-def truth_of(strict: LiteralValue, shadow: LiteralValue, perturbed: LiteralValue) -> Truth:
+def truth_of(strict: LiteralValue, shadow: LiteralValue, perturbed: LiteralValue,
+             normwise: Any = False) -> Truth:
     """The truth (the shadow) and the bound of every element of the strict reference's
-    structure. Raises ValueError when the shadow's structure is not the reference's."""
-    return Truth(_values(strict, shadow), _bounds(strict, shadow, perturbed))
+    structure. `normwise` (a bool, or one per output in the result's structure) marks the
+    outputs a norm-wise accurate op makes (`hlo.linalg.normwise_outputs`): their absolute
+    term is their array's largest spread. Raises ValueError when the shadow's structure is
+    not the reference's."""
+    return Truth(_values(strict, shadow), _bounds(strict, shadow, perturbed, normwise))
 
 
 def _values(strict: Any, shadow: Any) -> Any:
@@ -100,12 +107,13 @@ def _values(strict: Any, shadow: Any) -> Any:
     return np.asarray(shadow)
 
 
-def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
+def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any) -> Any:
     if isinstance(strict, tuple):
         if not isinstance(perturbed, tuple) or len(perturbed) != len(strict):
             raise ValueError("the perturbed result has another structure")
-        return tuple(_bounds(s, t, p) for s, t, p in zip(strict, shadow, perturbed,
-                                                         strict=True))
+        flags = normwise if isinstance(normwise, tuple) else (normwise,) * len(strict)
+        return tuple(_bounds(s, t, p, n) for s, t, p, n in zip(strict, shadow, perturbed,
+                                                               flags, strict=True))
     reference = np.asarray(strict)
     truth, moved = np.asarray(shadow), np.asarray(perturbed)
     if not _inexact(reference):
@@ -121,7 +129,9 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
         conditioning = np.where(finite & np.isfinite(p), np.abs(p - t), 0.0)
         spread = np.maximum(rounding, conditioning)
         magnitude = np.where(finite, np.abs(t), 0.0)
-        bound = C * spread + _absolute(spread, magnitude) + U * _eps(reference.dtype) * magnitude
+        absolute = (float(spread.max(initial=0.0)) if normwise
+                    else _absolute(spread, magnitude))
+        bound = C * spread + absolute + U * _eps(reference.dtype) * magnitude
     return np.where(np.isfinite(bound), bound, 0.0)
 
 
