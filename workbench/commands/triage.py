@@ -98,8 +98,9 @@ def instruction_text(instruction: CulpritInstruction) -> str:
     source = f" at {instruction.source}" if instruction.source else ""
     partitions = (f" on partition(s) {', '.join(map(str, instruction.partitions))}"
                   if instruction.partitions else "")
+    inside = f", changed inside: {instruction.inside}" if instruction.inside else ""
     return (f"{instruction.name} ({instruction.opcode}{op_name}) in "
-            f"{instruction.computation}{source}{partitions}")
+            f"{instruction.computation}{source}{partitions}{inside}")
 
 
 def dask_settings(args: argparse.Namespace) -> DaskSettings | None:

@@ -52,6 +52,8 @@ class InstructionRef:
     text: str = ""  # the instruction's line in the step's text dump
     neighbours: list[str] = field(default_factory=list)  # the lines around it
     line: int | None = None  # 0-based line of `text` in the step's text dump
+    inside: str = ""  # where inside its called computations it changed (`inside.py`)
+    metadata_from: str = ""  # whose op_name and source these are, when not its own
 
 
 @dataclass

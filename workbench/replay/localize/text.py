@@ -89,9 +89,10 @@ def localization_summary(result: Localization) -> str:
             numbers += f", bound {c.bound.bound:.3g}"
     devices = (f" on partition(s) {', '.join(map(str, result.partitions))}"
                if result.partitions else "")
+    inside = f"; changed inside: {ref.inside}" if ref.inside else ""
     return (f"{ref.name} ({ref.opcode}{op_name}) in {ref.computation}{source} departs from "
             f"{result.counterpart.name if result.counterpart else '?'}{devices} while its "
-            f"operands agree{numbers}")
+            f"operands agree{numbers}{inside}")
 
 
 def localization_lines(result: Localization) -> list[str]:
@@ -119,6 +120,11 @@ def localization_lines(result: Localization) -> list[str]:
         lines.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
     lines.append(f"  op_name: {ref.op_name or '(none)'}")
     lines.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
+    if ref.metadata_from:
+        lines.append(f"  (op_name and source borrowed from {ref.metadata_from}: the "
+                     "instruction has none)")
+    if ref.inside:
+        lines.append(f"  changed inside: {ref.inside}")
     if result.matched_by:
         lines.append(f"  matched to {other.name} by {result.matched_by}")
     if result.comparison is not None:
