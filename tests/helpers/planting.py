@@ -47,3 +47,29 @@ def plant(source: Path, target: Path, module: str, from_step: int, old: str, new
     if not count:
         raise ValueError(f"no {old} in {module} from step {from_step:04d} on")
     return count
+
+
+def plant_in_called(source: Path, target: Path, module: str, from_step: int, caller: str,
+                    old: str, new: str) -> int:
+    """`plant`, but only inside the computations that `caller` instructions call (the
+    reducer of a `reduce-window`, say), in the `.hlo.pb` files; returns how many
+    instructions were rewritten (raises if none)."""
+    shutil.copytree(source, target)
+    count = 0
+    for path in sorted(target.glob(f"{module}.*.hlo.pb")):
+        if not _planted(path.name, from_step):
+            continue
+        proto = hlo_pb2.HloProto.FromString(path.read_bytes())
+        called = {number for computation in proto.hlo_module.computations
+                  for instruction in computation.instructions if instruction.opcode == caller
+                  for number in instruction.called_computation_ids}
+        for computation in proto.hlo_module.computations:
+            if computation.id in called:
+                for instruction in computation.instructions:
+                    if instruction.opcode == old:
+                        instruction.opcode = new
+                        count += 1
+        path.write_bytes(proto.SerializeToString())
+    if not count:
+        raise ValueError(f"no {old} called by a {caller} in {module} from step {from_step:04d}")
+    return count

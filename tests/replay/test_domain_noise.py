@@ -57,7 +57,7 @@ def judged(actual: np.ndarray) -> tuple[bool, str]:
     shadow = evaluate_module(shadow_module(module), [widen(a) for a in args])
     perturbed = evaluate_module(shadow_module(module), perturb(args))
     noise = noise_of(module, [widen(a) for a in args])
-    truth = with_noise(truth_of(strict, shadow, perturbed), noise)
+    truth = with_noise(truth_of(strict, shadow, perturbed), noise, strict)
     comparison = compare(strict, actual, truth=truth)
     names = ", ".join(str(d) for d in noise.discontinuities)
     return comparison.ok, names

@@ -234,7 +234,7 @@ def _dot_truth(type_name: str, a: np.ndarray, b: np.ndarray) -> tuple[Any, Any]:
     shadow = widened_module(module)
     base = truth_of(strict, evaluate_module(shadow, [widen(a), widen(b)]),
                     evaluate_module(shadow, perturb([a, b])))
-    truth: Truth = with_noise(base, noise_of(module, [widen(a), widen(b)]))
+    truth: Truth = with_noise(base, noise_of(module, [widen(a), widen(b)]), strict)
     return strict, truth
 
 
@@ -604,7 +604,8 @@ def test_the_split_samples_nans_are_not_legal() -> None:
     noise = noise_of(module, [x, y])
     assert any(d.name == "positive" and d.flipped for d in noise.discontinuities)
     assert not np.any(noise.nan_seen)
-    truth = with_noise(Truth(np.array([0.0, 2.0, 3.0, 0.0]), np.zeros(4)), noise)
+    truth = with_noise(Truth(np.array([0.0, 2.0, 3.0, 0.0]), np.zeros(4)), noise,
+                       np.array([0.0, 2.0, 3.0, 0.0], np.float32))
     expected = np.array([0.0, 2.0, 3.0, 0.0], np.float32)
     assert not compare(expected, np.array([np.nan, 2.0, 3.0, 0.0], np.float32),
                        truth=truth).ok

@@ -190,6 +190,7 @@ def test_triage_localize_names_the_partitions_it_departs_on(
     lines = [line for line in capsys.readouterr().out.splitlines() if "instruction:" in line]
     assert len(lines) == 1
     assert "(all-reduce, jit(f)/reduce_sum)" in lines[0]
+    assert "(multiply, was add)" in lines[0] and "its reducer)" in lines[0]  # the plant
     assert lines[0].endswith(" on partition(s) 0, 1, 2, 3, 4, 5, 6, 7")
     assert main([*command, "--json"]) == 1
     (job,) = json.loads(capsys.readouterr().out)["results"]

@@ -100,14 +100,16 @@ def describe(result: TriageResult) -> str:
 
 
 def instruction_text(instruction: CulpritInstruction) -> str:
-    """`rsqrt.2 (sqrt, jit(ln)/rsqrt) in fused_computation.1 at program.py:4`, and `on
-    partition(s) 2, 3` when a per-device step departs only on some."""
+    """`rsqrt.2 (sqrt, jit(ln)/rsqrt) in fused_computation.1 at program.py:4`, with where
+    inside its called computations it changed when it did, and `on partition(s) 2, 3` when a
+    per-device step departs only on some."""
     op_name = f", {instruction.op_name}" if instruction.op_name else ""
     source = f" at {instruction.source}" if instruction.source else ""
     partitions = (f" on partition(s) {', '.join(map(str, instruction.partitions))}"
                   if instruction.partitions else "")
+    inside = f" (changed inside: {instruction.inside})" if instruction.inside else ""
     return (f"{instruction.name} ({instruction.opcode}{op_name}) in "
-            f"{instruction.computation}{source}{partitions}")
+            f"{instruction.computation}{source}{inside}{partitions}")
 
 
 def dask_settings(args: argparse.Namespace) -> DaskSettings | None:

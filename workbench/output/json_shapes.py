@@ -365,7 +365,8 @@ def instruction_json(ref: InstructionRef, comparison: Comparison | None) -> dict
     return {"name": ref.name, "computation": ref.computation, "opcode": ref.opcode,
             "op_name": ref.op_name, "source": ref.source or None,
             "max_abs_error": None if comparison is None else _number(comparison.max_abs_error),
-            "bound": None if bound is None else _number(bound)}
+            "bound": None if bound is None else _number(bound),
+            "inside": ref.inside or None, "metadata_from": ref.metadata_from or None}
 
 
 def culprit_json(c: Culprit) -> dict[str, Any]:
@@ -387,7 +388,8 @@ def culprit_instruction_json(i: CulpritInstruction | None) -> dict[str, Any] | N
     return {"name": i.name, "computation": i.computation, "opcode": i.opcode,
             "op_name": i.op_name, "source": i.source or None,
             "max_abs_error": _number(i.max_abs_error), "bound": _number(i.bound),
-            "partitions": list(i.partitions)}
+            "partitions": list(i.partitions), "inside": i.inside or None,
+            "metadata_from": i.metadata_from or None}
 
 
 def localization_json(r: Localization) -> dict[str, Any]:

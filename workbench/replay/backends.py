@@ -20,7 +20,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
 from workbench.model import Execution, Module, Step
@@ -181,6 +181,12 @@ class HloBackend:
         if has_elided_constant(hlo):
             raise Unsupported("elided constant")
         return hlo
+
+    def normwise_outputs(self, step: Step) -> Any:
+        """Per output of `step`, whether a norm-wise accurate op makes it (`linalg`)."""
+        from workbench.replay.hlo.linalg import normwise_outputs
+
+        return normwise_outputs(self.load(step))
 
     def partitioning(self) -> Partitioning | None:
         """How the module spreads over devices (None for one device), from its steps (text

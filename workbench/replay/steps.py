@@ -316,6 +316,7 @@ class Replay:
         self._truths: dict[Stage, Truth] = {}
         self._shadow_problem: str | None = None
         self._noise_problem: str | None = None
+        self._normwise_outputs: Any = None  # made on first need (`_normwise`)
 
     def close(self) -> None:
         self.runner.close()
@@ -425,7 +426,7 @@ class Replay:
             return comparison
         value, names = rounded
         try:
-            gpu = truth_of(self._reference_value, self._shadow, value)
+            gpu = truth_of(self._reference_value, self._shadow, value, self._normwise())
         except ValueError:
             return comparison
         verdict = compare(self._reference_value, recorded,
@@ -495,8 +496,9 @@ class Replay:
                 noise = self._evaluate_noise([widen(a) for a in self.inputs.arguments])
                 if noise is None:
                     return None
+                assert self._reference_value is not None  # made with the base truth
                 try:
-                    self._truths[NOISE] = with_noise(base, noise)
+                    self._truths[NOISE] = with_noise(base, noise, self._reference_value)
                 except ValueError as error:
                     self._noise_problem = str(error)
                     return None
@@ -514,7 +516,8 @@ class Replay:
                     return None
             assert self._reference_value is not None and perturbed is not None
             try:
-                truth = truth_of(self._reference_value, self._shadow, perturbed)
+                truth = truth_of(self._reference_value, self._shadow, perturbed,
+                                 self._normwise())
             except ValueError as error:
                 self._shadow_problem = str(error)
                 return None
@@ -522,6 +525,14 @@ class Replay:
             if conditioning:
                 self._truths.pop(False, None)  # never tried again (`stages`)
         return truth
+
+    def _normwise(self) -> Any:
+        """Which outputs a norm-wise accurate op makes (`error_bound.truth_of`); False for
+        every output when the backend cannot tell."""
+        if self._normwise_outputs is None:
+            find = getattr(self.backend, "normwise_outputs", None)
+            self._normwise_outputs = False if find is None else find(self.steps[0])
+        return self._normwise_outputs
 
     def _evaluate_noise(self, arguments: list[LiteralValue]) -> Any:
         if not hasattr(self.backend, "evaluate_noise"):

@@ -3,6 +3,8 @@ rewrites of the same pass that were judged legal."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from tests.helpers import localize_cases as cases
@@ -92,3 +94,42 @@ def test_json_says_how_the_culprit_was_matched() -> None:
     data = localization_json(_run(BEFORE, AFTER, ARGS))
     assert data["matched_by"] == OPCODE_CHANGED
     assert len(data["legal_rewrites"]) == 2
+
+
+CAUSAL = Path(__file__).parents[2] / "data" / "lowp" / "causal_attention_f32"
+
+
+def _algsimp_pair(root: Path) -> Localization:
+    """Localize the real dump's algsimp step (XLA step 0007) against the step before it."""
+    from workbench.index import scan
+    from workbench.replay.localize.localizer import localize_steps
+    from workbench.replay.steps import open_replay
+
+    module = next(m for m in scan(root).modules if m.executions)
+    with open_replay(root, module, module.executions[0]) as replay:
+        steps, arguments = replay.steps, replay.inputs.arguments
+    (after,) = [s for s in steps if s.xla_step == 7]
+    return localize_steps(root, steps[steps.index(after) - 1], after, arguments)
+
+
+def test_a_bug_in_a_busy_pass_is_named_past_values_whose_operands_were_rewritten(
+        tmp_path: Path) -> None:
+    """Causal attention (real XLA CPU, JAX 0.12): algsimp makes `s / 3` a multiply by its
+    reciprocal, `select(p, true, false)` p, `broadcast(iota)` a wider iota, and drops
+    `max(x, -inf)`. `select_n.2` (the masked scores) then reads two operands with no
+    counterpart and differs from before in the last bit; it was called departing without
+    being compared, so localization gave up. With `exp -> expm1` planted in the same step,
+    the exp is named and the masked scores are among the rewrites judged legal."""
+    from tests.helpers.planting import plant
+
+    clean = _algsimp_pair(CAUSAL)
+    assert clean.instruction is None
+    assert "there is no departure to localize" in clean.explanation
+    planted = tmp_path / "planted"
+    assert plant(CAUSAL, planted, "module_0002", 7, "exponential", "exponential-minus-one")
+    result = _algsimp_pair(planted)
+    assert result.instruction is not None, result.explanation
+    assert (result.instruction.name, result.instruction.opcode) == (
+        "exp.1", "exponential-minus-one")
+    assert any(text.startswith("select_n.2 (select) <-") for text in result.legal_rewrites)
+    assert result.instruction.op_name == "jit(attention)/exp"

@@ -20,9 +20,11 @@ prints `transpose_a`; a triangular-solve without it did not come with its option
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from workbench.hlo_ir import Instruction
+from workbench.hlo_ir import HloModule, Instruction, Shape
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.registry import Value, handles
@@ -218,3 +220,68 @@ def cholesky(interpreter: object, instruction: Instruction, operands: list[Value
     if _flag(instruction, "lower"):
         return cholesky_lower(a)
     return _swap(cholesky_lower(_swap(a))).copy()
+
+
+# Ops whose results are accurate norm-wise, not element-wise: a factorization or solve is
+# backward stable, so each element of its result may be off by about eps times its matrix's
+# norm whatever its own magnitude (a small entry of a Schur form carries the rounding of the
+# large ones beside it). LAPACK's custom-calls are such ops too (`lapack.TARGET`).
+NORMWISE_OPCODES = frozenset(("cholesky", "triangular-solve"))
+
+
+def is_normwise(instruction: Instruction) -> bool:
+    """Whether `instruction`'s results are accurate only norm-wise (see `NORMWISE_OPCODES`)."""
+    from workbench.replay.hlo.lapack import TARGET
+
+    if instruction.opcode in NORMWISE_OPCODES:
+        return True
+    return (instruction.opcode == "custom-call"
+            and TARGET.fullmatch(instruction.custom_call_target or "") is not None)
+
+
+def normwise_outputs(module: HloModule) -> Any:
+    """Per output of `module` (the structure of its result: a tuple per tuple), whether a
+    norm-wise op (`is_normwise`) makes it, directly or through the computations it calls."""
+    computations = module.by_name
+    inside: dict[str, bool] = {}
+
+    def calls_normwise(name: str) -> bool:
+        if name not in inside:
+            inside[name] = False  # a computation never calls itself; this ends any cycle
+            computation = computations.get(name)
+            inside[name] = computation is not None and any(
+                is_normwise(i) or any(calls_normwise(c) for c in i.called_computations)
+                for i in computation.instructions)
+        return inside[name]
+
+    entry = module.entry
+    by_name = entry.by_name
+    made: dict[str, bool] = {}
+
+    def normwise(name: str) -> bool:
+        """Whether a norm-wise op is among the instructions making `name` (iteratively:
+        entry computations run to many thousands of instructions)."""
+        stack = [name]
+        while stack:
+            current = stack[-1]
+            if current in made:
+                stack.pop()
+                continue
+            instruction = by_name[current]
+            pending = [o for o in instruction.operands if o not in made and o in by_name]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            made[current] = (is_normwise(instruction)
+                             or any(calls_normwise(c) for c in instruction.called_computations)
+                             or any(made.get(o, False) for o in instruction.operands))
+        return made[name]
+
+    def like(shape: Shape, flag: bool) -> Any:
+        return tuple(like(s, flag) for s in shape.tuple_shapes) if shape.is_tuple else flag
+
+    root = entry.root
+    if root.opcode == "tuple":
+        return tuple(like(by_name[o].shape, normwise(o)) for o in root.operands)
+    return like(root.shape, normwise(root.name))

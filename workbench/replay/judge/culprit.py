@@ -24,6 +24,8 @@ class CulpritInstruction:
     max_abs_error: float | None = None
     bound: float | None = None  # the rounding error bound it went beyond
     partitions: tuple[int, ...] = ()  # the devices it departs on (per-device SPMD steps)
+    inside: str = ""  # where inside its reducer, body, comparator... it changed
+    metadata_from: str = ""  # whose op_name and source these are, when not its own
 
 
 @dataclass(frozen=True)

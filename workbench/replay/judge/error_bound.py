@@ -16,7 +16,10 @@ with a bound per element:
 - an absolute term, the largest spread among the elements of about this one's magnitude or
   less (`_absolute`): rounding errors of a cancellation show at elements near zero, where a
   relative measure would call them huge, and an element of 0.5 is not judged by the
-  rounding of an element of 3,000 in the same array;
+  rounding of an element of 3,000 in the same array. That holds where an element's rounding
+  is its own; a factorization's (LAPACK, `cholesky`, `triangular-solve`) is norm-wise, so
+  an output such an op makes takes its array's largest spread at every element: a small
+  entry of a Schur form carries the rounding of the large ones;
 - `U` ulps of the output type at the truth's magnitude: rounding the result itself.
 
 The fixed per-dtype tolerances of `compare.py` stay a floor: an element within them passes
@@ -86,10 +89,14 @@ def perturb(arguments: Sequence[LiteralValue]) -> list[LiteralValue]:
     return [one(argument) for argument in arguments]
 
 
-def truth_of(strict: LiteralValue, shadow: LiteralValue, perturbed: LiteralValue) -> Truth:
+def truth_of(strict: LiteralValue, shadow: LiteralValue, perturbed: LiteralValue,
+             normwise: Any = False) -> Truth:
     """The truth (the shadow) and the bound of every element of the strict reference's
-    structure. Raises ValueError when the shadow's structure is not the reference's."""
-    return Truth(_values(strict, shadow), _bounds(strict, shadow, perturbed))
+    structure. `normwise` (a bool, or one per output in the result's structure) marks the
+    outputs a norm-wise accurate op makes (`hlo.linalg.normwise_outputs`): their absolute
+    term is their array's largest spread. Raises ValueError when the shadow's structure is
+    not the reference's."""
+    return Truth(_values(strict, shadow), _bounds(strict, shadow, perturbed, normwise))
 
 
 def _values(strict: Any, shadow: Any) -> Any:
@@ -100,12 +107,13 @@ def _values(strict: Any, shadow: Any) -> Any:
     return np.asarray(shadow)
 
 
-def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
+def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any) -> Any:
     if isinstance(strict, tuple):
         if not isinstance(perturbed, tuple) or len(perturbed) != len(strict):
             raise ValueError("the perturbed result has another structure")
-        return tuple(_bounds(s, t, p) for s, t, p in zip(strict, shadow, perturbed,
-                                                         strict=True))
+        flags = normwise if isinstance(normwise, tuple) else (normwise,) * len(strict)
+        return tuple(_bounds(s, t, p, n) for s, t, p, n in zip(strict, shadow, perturbed,
+                                                               flags, strict=True))
     reference = np.asarray(strict)
     truth, moved = np.asarray(shadow), np.asarray(perturbed)
     if not _inexact(reference):
@@ -121,7 +129,9 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any) -> Any:
         conditioning = np.where(finite & np.isfinite(p), np.abs(p - t), 0.0)
         spread = np.maximum(rounding, conditioning)
         magnitude = np.where(finite, np.abs(t), 0.0)
-        bound = C * spread + _absolute(spread, magnitude) + U * _eps(reference.dtype) * magnitude
+        absolute = (float(spread.max(initial=0.0)) if normwise
+                    else _absolute(spread, magnitude))
+        bound = C * spread + absolute + U * _eps(reference.dtype) * magnitude
     return np.where(np.isfinite(bound), bound, 0.0)
 
 
@@ -146,17 +156,20 @@ def _absolute(spread: np.ndarray, magnitude: np.ndarray) -> np.ndarray | float:
     return np.maximum(below[1:], floor)[binades].reshape(spread.shape)
 
 
-def with_noise(truth: Truth, noise: Noise) -> Truth:
+def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
     """`truth` with each element's bound widened by `C` times how far the random-rounding
     samples of the reference (`hlo/noise.py`) strayed from the truth there: no array-wide
     term, so noise that crosses a discontinuity widens the bound only downstream of it.
 
     Rounding may decide whether an element is finite at all (`sqrt` of an operand within
     rounding of 0): where the truth is not finite but some samples are, the samples' middle
-    stands for the truth, `C` times their half range for its bound, and a NaN is legal
-    wherever the truth or some random sample was NaN."""
+    stands for the truth, the strictly rounded reference (`strict`, itself one legal
+    rounding) counted among them, and its bound is `C` times their half range plus `U` ulps
+    at its magnitude, as `truth_of` makes one. Without the reference and the ulps, a range
+    of one finite sample (or of the split sample alone) left a computed value a bound of 0.
+    A NaN is legal wherever the truth or some random sample was NaN."""
     nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
-    parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen)
+    parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict)
     return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2),
                  noise.left_out)
 
@@ -171,13 +184,15 @@ def _pick(parts: Any, index: int) -> Any:
     return parts[index]
 
 
-def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any) -> Any:
+def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: Any) -> Any:
     """(value, bound, NaN legal) per array, in lists with the structure of `value`."""
     if isinstance(value, tuple):
         if not isinstance(low, tuple) or len(low) != len(value):
             raise ValueError("the random-rounding result has another structure")
-        return [_noisy(v, b, lo, hi, n) for v, b, lo, hi, n in zip(value, bound, low, high,
-                                                                     nan_seen, strict=True)]
+        if not isinstance(strict, tuple) or len(strict) != len(value):
+            raise ValueError("the reference has another structure")
+        return [_noisy(v, b, lo, hi, n, r) for v, b, lo, hi, n, r
+                in zip(value, bound, low, high, nan_seen, strict, strict=True)]
     if bound is None:
         return (value, None, None)
     t = np.asarray(value)
@@ -186,11 +201,21 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any) -> Any:
         raise ValueError(f"the random-rounding result has shape {lo.shape}, the truth "
                          f"{t.shape}")
     with np.errstate(invalid="ignore", over="ignore"):
-        decided = ~np.isfinite(t) & np.isfinite(lo) & np.isfinite(hi)
-        t = np.where(decided, (lo + hi) / 2, t)
+        undefined = ~np.isfinite(t)
+        own: np.ndarray | float = 0.0
+        if np.any(undefined):
+            # The strictly rounded reference is one legal rounding too: where the truth is
+            # not finite, it joins the samples' range (`fmin`/`fmax` skip NaNs).
+            reference = np.asarray(strict)
+            wide = reference.astype(t.dtype)
+            lo = np.where(undefined, np.fmin(lo, wide), lo)
+            hi = np.where(undefined, np.fmax(hi, wide), hi)
+            decided = undefined & np.isfinite(lo) & np.isfinite(hi)
+            t = np.where(decided, (lo + hi) / 2, t)
+            own = np.where(decided, U * _eps(reference.dtype) * np.abs(t), 0.0)
         spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
         spread = np.where(np.isfinite(spread), spread, 0.0)
-        widened = np.asarray(bound) + C * spread
+        widened = np.asarray(bound) + C * spread + own
     legal_nan = np.isnan(np.asarray(value))
     if nan_seen is not None:
         legal_nan = legal_nan | np.asarray(nan_seen)

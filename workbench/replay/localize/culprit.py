@@ -83,5 +83,6 @@ def with_instruction(culprit: Culprit, localization: Localization | str) -> Culp
     instruction = CulpritInstruction(
         found.name, found.computation, found.opcode, found.op_name, found.source,
         None if comparison is None else float(comparison.max_abs_error),
-        None if bound is None else float(bound), localization.partitions)
+        None if bound is None else float(bound), localization.partitions, found.inside,
+        found.metadata_from)
     return replace(culprit, localized=True, instruction=instruction)

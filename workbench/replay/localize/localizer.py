@@ -45,12 +45,14 @@ from workbench.replay.localize.earlier_step import EarlierStep
 from workbench.replay.localize.match import (
     Key,
     Matching,
+    Site,
 )
 from workbench.replay.localize.pair import pair_of
 from workbench.replay.localize.recorder import Enough, Recorder, value_bytes
 from workbench.replay.localize.regions import cone_module, region_module
 from workbench.replay.localize.result import (
     DynKey,
+    InstructionRef,
     Localization,
     LocalizeError,
     NotJudged,
@@ -369,6 +371,7 @@ class Localizer:
         other = matching.sites_before[before_key[0]]
         result.instruction = describe(self.after, site, key[1])
         result.counterpart = describe(self.before, other, key[1])
+        self._say_where(result.instruction, site, other)
         result.matched_by = matching.matched_by(key[0])
         result.comparison = comparison
         result.elements = differing_elements(before_values[before_key], after, comparison,
@@ -380,6 +383,29 @@ class Localizer:
         kept = (*result.operand_keys, *result.counterpart_operand_keys, before_key)
         result.values = {k: before_values[k] for k in kept if k in before_values}
         result.shapes = {k: matching.sites_before[k[0]].instruction.shape for k in kept}
+
+
+    def _say_where(self, ref: InstructionRef, site: Site, other: Site) -> None:
+        """Add to the culprit's description where inside its called computations it
+        changed, and an op_name and source borrowed from the nearest instruction that has
+        them when it has none (`inside.py`)."""
+        from workbench.replay.localize.inside import change_inside, metadata_source
+
+        change = change_inside(self.after, site.instruction, self.before, other.instruction)
+        others = [(f"{other.instruction.name}, its counterpart before the pass", self.before,
+                   other.instruction)]
+        if change is not None:
+            ref.inside = change.text
+            others.append((f"{change.instruction.name} in {change.computation}, the changed "
+                           f"instruction in its {change.role}", self.after, change.instruction))
+        borrowed = metadata_source(self.after, site.computation, site.instruction, others)
+        if borrowed is None:
+            return
+        ref.metadata_from, module, instruction = borrowed
+        assert instruction.metadata is not None  # `metadata_source` picks one with an op_name
+        ref.op_name = instruction.metadata.op_name
+        location = module.source_location(instruction)
+        ref.source = f"{location[0]}:{location[1]}" if location else ""
 
 
 def localize_modules(before: HloModule, after: HloModule, arguments: Sequence[LiteralValue],

@@ -69,6 +69,8 @@ class InstructionRef:
     text: str = ""  # the instruction's line in the step's text dump
     neighbours: list[str] = field(default_factory=list)  # the lines around it
     line: int | None = None  # 0-based line of `text` in the step's text dump
+    inside: str = ""  # where inside its called computations it changed (`inside.py`)
+    metadata_from: str = ""  # whose op_name and source these are, when not its own
 
 
 @dataclass
@@ -136,9 +138,10 @@ class Localization:
                 numbers += f", bound {c.bound.bound:.3g}"
         devices = (f" on partition(s) {', '.join(map(str, self.partitions))}"
                    if self.partitions else "")
+        inside = f"; changed inside: {ref.inside}" if ref.inside else ""
         return (f"{ref.name} ({ref.opcode}{op_name}) in {ref.computation}{source} departs from "
                 f"{self.counterpart.name if self.counterpart else '?'}{devices} while its "
-                f"operands agree{numbers}")
+                f"operands agree{numbers}{inside}")
 
 
 def describe(module: HloModule, site: Site, loops: tuple[int, ...]) -> InstructionRef:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 Found = tuple[DynKey, Comparison, LiteralValue, "Truth | None", list[DynKey]]
 WEAK = "weak"  # an agreement state: departs, but only an opcode-changed match says so
+UNMATCHED = "unmatched"  # an operand's state when it has no counterpart: not yet judged
 
 
 @dataclass
@@ -24,7 +25,9 @@ class Search:
     """The search for the culprit, value by value as the later step makes them: the first
     value that departs while every operand agrees. Values are judged in evaluation order; a
     value with an operand that does not agree departs downstream and is not compared at all,
-    and the search (and the evaluation) stops at a culprit matched by structure.
+    and the search (and the evaluation) stops at a culprit matched by structure. An operand
+    with no counterpart (what a rewrite made) does not depart: the value reading it is
+    compared, and agreeing, shows the rewrite legal.
 
     A departing value matched only by its operands (the pass changed its opcode) may be a
     legal rewrite (`x / sqrt(y)` -> `x * rsqrt(y)`): it is a *candidate*, and its consumers
@@ -99,13 +102,18 @@ class Search:
             self.agrees[key] = True
             return
         operands = [(o, loops) for o in site_operands]
-        states = [self.agrees.get(o, False) for o in operands]
+        # An operand with no counterpart (a rewrite's new instruction) neither agrees nor
+        # departs: this value is judged by its own comparison (`UNMATCHED`).
+        counterparts = localizer.matching.counterpart
+        states = [self.agrees.get(o, False if o[0] in counterparts else UNMATCHED)
+                  for o in operands]
         if all(state is True for state in states) and bit_identical(reference, plain):
             identical.add(key)
             self.agrees[key] = True
             return
         plain = localizer.pair.as_read(site_key, reference, plain)  # a tuple: what results read
         weak = list(dict.fromkeys(o for o, s in zip(operands, states, strict=True) if s == WEAK))
+        unmatched = [o for o, s in zip(operands, states, strict=True) if s == UNMATCHED]
         if any(state is False for state in states):
             self.agrees[key] = bit_identical(reference, plain)
             if self.agrees[key]:
@@ -131,9 +139,9 @@ class Search:
                 if self.candidates.pop(operand, None) is not None:  # a rewrite it absorbs
                     self.absorbed.append(operand)
             return
-        if weak:
+        if weak or unmatched:
             self.agrees[key] = False
-            self._downstream(instruction, weak)
+            self._downstream(instruction, [*weak, *unmatched])
             self._consumer_departs(weak)
             return
         if not localizer.pair.is_live(site_key):

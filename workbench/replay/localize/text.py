@@ -99,6 +99,11 @@ def localization_lines(result: Localization) -> list[str]:
         lines.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
     lines.append(f"  op_name: {ref.op_name or '(none)'}")
     lines.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
+    if ref.metadata_from:
+        lines.append(f"  (op_name and source borrowed from {ref.metadata_from}: the "
+                     "instruction has none)")
+    if ref.inside:
+        lines.append(f"  changed inside: {ref.inside}")
     if result.matched_by:
         lines.append(f"  matched to {other.name} by {result.matched_by}")
     if result.comparison is not None:

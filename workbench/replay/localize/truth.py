@@ -149,8 +149,12 @@ class ValueTruth:
         if noise is None:
             self.problem = "the random-rounding evaluation made no such value"
             return None
+        strict = self.localizer.before_value(self.key)
+        if strict is None:
+            self.problem = "the earlier step made no such value"
+            return None
         try:
-            self.last = with_noise(base, noise)
+            self.last = with_noise(base, noise, strict)
         except ValueError as error:
             self.problem = str(error)
             return None
