@@ -12,6 +12,11 @@ from typing import TYPE_CHECKING
 
 from workbench.commands.limits import time_limit_seconds
 from workbench.commands.replay import UsageError, add_input_arguments, attach_recorded_executions
+from workbench.commands.shared_reports import (
+    add_report_arguments,
+    check_report_arguments,
+    write_reports,
+)
 from workbench.replay.judge.outcome import KIND_ORDER, Kind
 from workbench.replay.triage.run import TriageResult
 
@@ -60,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="evaluate every job, and keep no results")
     add_input_arguments(parser, one_module=False)
+    add_report_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -72,14 +78,9 @@ def connect_timeout_seconds(text: str) -> float:
 
 def dig_command(root: Path, result: TriageResult) -> str:
     """The exact command that shows this execution step by step."""
-    words = ["workbench", "replay", str(root), result.module]
-    if result.execution is not None:
-        words += ["--execution", result.execution]
-    else:
-        words.append("--fake-data")
-    if result.status == Kind.MISMATCH:
-        words.append("--print-changes-only")
-    return shlex.join(words)
+    from workbench.output.triage_report import dig_command as command
+
+    return command(root, result.module, result.execution, result.status)
 
 
 def describe(result: TriageResult) -> str:
@@ -133,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
     if args.ship_files and args.scheduler is None and args.dask_workers is None:
         print("workbench triage: --ship-files needs --scheduler or --dask-workers",
               file=sys.stderr)
+        return 2
+    refused = check_report_arguments(args, args.dir)
+    if refused is not None:
+        print(f"workbench triage: {refused}", file=sys.stderr)
         return 2
     try:
         dask = dask_settings(args)
@@ -199,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
             print("workbench triage: interrupted; no job is left running", file=sys.stderr)
             return 130
     exit_status = 1 if any(r.status == Kind.MISMATCH for r in results) else 0
+    if args.html is not None or args.junit_xml is not None:
+        _write_reports(args, dump, results)
     counts = {str(kind): sum(1 for r in results if r.status == kind) for kind in KIND_ORDER}
     if args.json:
         from workbench.output.json_shapes import triage_json
@@ -225,6 +232,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"    {result.detail}")
         print(f"    dig in: {dig_command(args.dir, result)}")
     return exit_status
+
+
+def _write_reports(args: argparse.Namespace, dump: Dump, results: list[TriageResult]) -> None:
+    from workbench.output.triage_report import entry_of_triage
+
+    modules = {module.key: module for module in dump.modules}
+    entries = [entry_of_triage(dump.root, args.dir, modules.get(r.module), r) for r in results]
+    write_reports(args, f"workbench triage {dump.root.name}", dump.root,
+                  shlex.join(["workbench", "triage", str(args.dir)]), entries)
 
 
 def _say_why_not_triaged(dump: Dump) -> None:
