@@ -139,13 +139,20 @@ class LocalizeControl:
             out = Path(tempfile.mkdtemp(prefix=f"{module.key}.reduced-"))
             try:
                 reduction = reduce_to_folder(root, result, module.name, out)
+                bundle = None
+                if reduction.ir == "hlo":
+                    from workbench.replay.reduce.bundle import write_bundle
+
+                    bundle = write_bundle(root, module, result, reduction)
             except (LocalizeError, ValueError, OutputError) as error:
                 app.call_from_thread(app.log_line, f"reduce: {error}")
                 return
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
+            report = f"; bug report: {bundle.folder}" if bundle is not None else ""
             message = (f"wrote {out} ({reduction.instructions[0]} and "
                        f"{reduction.instructions[1]} {reduction.unit}; {verdict}: "
-                       f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
+                       f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'}"
+                       f"{report})")
             app.call_from_thread(app.log_line, message)
             app.call_from_thread(app.notify, message, timeout=8)
             app.call_from_thread(app.offer_copy, str(out))
