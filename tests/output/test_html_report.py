@@ -153,3 +153,19 @@ def test_without_the_report_extra_the_error_says_what_to_install(
     assert status == 2
     assert "--html needs matplotlib" in err and "[report]" in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_large_triage_shows_the_first_entries_in_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every entry is in the table; past `DETAILS` the sections (plots, diff) are left out,
+    and the report says how many."""
+    from workbench.output import html_report
+    from workbench.output.triage_report import ReportEntry
+    from workbench.replay.judge.outcome import Kind
+
+    monkeypatch.setattr(html_report, "DETAILS", 2)
+    entries = [ReportEntry(f"module_{i:04d}", "jit_f", "snapshot.1", Kind.MISMATCH, "differs")
+               for i in range(3)]
+    html = html_report.render_html("t", "dump", "workbench triage dump", entries)
+    assert html.count('<td class="status-mismatch">mismatch</td>') == 3
+    assert html.count('<section class="entry">') == 2
+    assert "1 more module x execution(s) are listed in the table but not shown in full" in html

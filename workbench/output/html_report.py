@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from workbench.output.triage_report import ReportEntry
 
 EXTRA_HINT = "pip install 'dump-triage-workbench[report]'"
+DETAILS = 50  # entries shown in full (plots, values, diff); the table lists every one
 COLOURS = {"ok": "#2e7d32", "mismatch": "#c62828", "bound": "#1565c0", "culprit": "#ef6c00"}
 
 
@@ -132,7 +133,7 @@ def histogram_plot(entry: ReportEntry) -> str | None:
 
 def render_html(title: str, root: str, command: str, entries: list[ReportEntry]) -> str:
     """The report: a summary table of every entry, then each entry that did not pass (and
-    every entry when all passed) with its plots, values and diff."""
+    every entry when all passed), up to `DETAILS` of them, with its plots, values and diff."""
     import jinja2
 
     environment = jinja2.Environment(
@@ -144,7 +145,8 @@ def render_html(title: str, root: str, command: str, entries: list[ReportEntry])
     counts = {str(kind): sum(1 for e in entries if e.status == kind) for kind in KIND_ORDER}
     shown = [e for e in ordered if str(e.status) != "ok"] or ordered
     details = [{"entry": e, "timeline": timeline_plot(e), "histogram": histogram_plot(e)}
-               for e in shown]
+               for e in shown[:DETAILS]]
     return environment.get_template("report.html.j2").render(
         title=title, root=root, command=command, entries=ordered, counts=counts,
-        details=details, made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+        details=details, left_out=len(shown) - len(details),
+        made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
