@@ -79,10 +79,14 @@ def timeline_plot(entry: ReportEntry) -> str | None:
     top = max(positive) * 10 if positive else 1.0
     figure, axes = plt.subplots(figsize=(8, 3.2))
     for status, colour in (("ok", COLOURS["ok"]), ("mismatch", COLOURS["mismatch"])):
-        chosen = [p for p in points if p.status.startswith(status)]
-        axes.scatter([p.index for p in chosen],
-                     [min(max(p.error or 0.0, floor), top) for p in chosen],
+        chosen = [p for p in points if p.status.startswith(status) and p.error != math.inf]
+        axes.scatter([p.index for p in chosen], [max(p.error or 0.0, floor) for p in chosen],
                      color=colour, label=f"worst error, {status}", zorder=3)
+    unmeasurable = [p for p in points if p.error == math.inf]
+    if unmeasurable:
+        axes.scatter([p.index for p in unmeasurable], [top] * len(unmeasurable), marker="^",
+                     s=80, color=COLOURS["mismatch"], zorder=3,
+                     label="NaN or infinity where a number was expected (drawn at the top)")
     bounded = [p for p in points if p.bound is not None]
     if bounded:
         axes.scatter([p.index for p in bounded], [max(p.bound or 0.0, floor) for p in bounded],
@@ -95,7 +99,7 @@ def timeline_plot(entry: ReportEntry) -> str | None:
 
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_yscale("log")
-    axes.set_ylim(floor / 2, top)
+    axes.set_ylim(floor / 2, top * 3)
     axes.set_xlabel("step (position in the pass timeline)")
     axes.set_ylabel("absolute error")
     axes.set_title("Worst error of each evaluated step (0 drawn at the bottom)")

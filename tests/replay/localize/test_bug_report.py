@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -64,7 +65,8 @@ def test_the_bundle_holds_runnable_hlo_inputs_and_commands(reduced: tuple[Path, 
     readme = (bundle / "README.md").read_text()
     assert "# Miscompile in pass `fusion`: `rsqrt.2` (sqrt) departs" in readme
     assert "from program.py:4" in readme
-    assert "| [0] | 3.05490779876709 | 0.32734212279319763 |" in readme
+    # rsqrt against sqrt of the same operand: about 3.05 against 0.327
+    assert re.search(r"\| \[0\] \| 3\.05\d* \| 0\.327\d* \|", readme)
     assert ("run_hlo_module --platform=CPU --reference_platform=interpreter --input_format=hlo "
             "--input_literals_file=inputs.pb --print_literals before.hlo after.hlo") in readme
     assert "hlo-opt --platform=cpu --passes=fusion before.hlo" in readme
