@@ -73,3 +73,26 @@ def test_text_xml_cannot_hold_is_made_visible() -> None:
     shown = xml_text("a\x1b[2Jb\udcff\nc")
     assert shown == "a␛[2Jb\ufffd\nc"
     ElementTree.fromstring(ElementTree.tostring(ElementTree.Element("x", name=shown)))
+
+
+def test_an_error_and_an_unsupported_execution(schema: xmlschema.XMLSchema) -> None:
+    """An execution that could not be evaluated is an error; one the evaluator cannot judge
+    is skipped, with the op it lacks."""
+    from workbench.output.junit_xml import junit_xml
+    from workbench.output.triage_report import ReportEntry
+    from workbench.replay.judge.outcome import Kind
+
+    entries = [ReportEntry("module_0001", "jit_f", "snapshot.1", Kind.ERROR,
+                           "cannot read the inputs: truncated"),
+               ReportEntry("module_0002", "jit_g", None, Kind.UNSUPPORTED,
+                           "unsupported: custom-call"),
+               ReportEntry("module_0003", "jit_h", "snapshot.3", Kind.OK, "no step differs")]
+    document = junit_xml("t", entries)
+    schema.validate(document.decode())
+    suite = ElementTree.fromstring(document).find("testsuite")
+    assert suite is not None
+    assert (suite.get("errors"), suite.get("failures"), suite.get("skipped")) == ("1", "0", "1")
+    error, skipped, passed = suite.findall("testcase")
+    assert error[0].tag == "error" and error[0].get("message") == entries[0].detail
+    assert skipped[0].tag == "skipped" and skipped.get("name") == "fake data"
+    assert len(passed) == 0

@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         packed = f" and {bundle.archive}" if bundle.archive is not None else ""
         print(f"bug report for XLA's tools: {bundle.folder}{packed} (README.md says how to "
               f"run it)")
+    else:
+        print("no bug report for XLA's tools: the reduced modules are MLIR, not HLO")
     if not reduction.reproduces:
         print("the reduction does NOT reproduce the departure")
     return 0 if reduction.reproduces else 1
