@@ -148,12 +148,13 @@ class LocalizeControl:
                 app.call_from_thread(app.log_line, f"reduce: {error}")
                 return
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
-            report = f"; bug report: {bundle.folder}" if bundle is not None else ""
             message = (f"wrote {out} ({reduction.instructions[0]} and "
                        f"{reduction.instructions[1]} {reduction.unit}; {verdict}: "
-                       f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'}"
-                       f"{report})")
+                       f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
             app.call_from_thread(app.log_line, message)
+            if bundle is not None:
+                app.call_from_thread(app.log_line, f"bug report for XLA's tools: "
+                                     f"{bundle.folder} (its README.md says how to run it)")
             app.call_from_thread(app.notify, message, timeout=8)
             app.call_from_thread(app.offer_copy, str(out))
             self.written = out
