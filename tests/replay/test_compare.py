@@ -227,3 +227,18 @@ def test_bit_identical_arrays_say_what_an_element_by_element_comparison_says(
         slow = compare(array, other)
         assert (slow.ok, slow.total, slow.mismatches, slow.max_abs_error, slow.tolerances) == (
             same.ok, same.total, same.mismatches, same.max_abs_error, same.tolerances)
+
+
+def test_a_mismatch_records_its_errors_by_power_of_ten() -> None:
+    """What a report's histogram at the culprit shows; summed over the outputs of a tuple."""
+    expected = np.array([1.0, 2.0, 3.0, 4.0, 5.0], dtype=np.float32)
+    actual = np.array([1.0, 2.5, 3.03, np.nan, 5.0], dtype=np.float32)
+    result = compare((expected, expected[:2]), (actual, np.array([1.0, 2.5], np.float32)))
+    assert not result.ok and result.errors is not None
+    assert result.errors.decades == ((-2, 1), (-1, 2))  # 0.03; 0.5 twice
+    assert (result.errors.exact, result.errors.not_finite) == (3, 1)
+
+
+def test_an_ok_comparison_keeps_no_histogram() -> None:
+    values = np.array([1.0, 2.0], dtype=np.float32)
+    assert compare(values, values + np.float32(1e-7)).errors is None

@@ -59,6 +59,18 @@ def test_fake_data_jobs_for_modules_without_executions() -> None:
     assert fake.status == "ok" and "fake data (seed 0)" in fake.detail
 
 
+def test_results_keep_each_judged_step_without_its_value() -> None:
+    """A report plots every evaluated step's numbers: they come back from the workers, the
+    literals (the reference's value among them) do not."""
+    results = triage(fake_dump(), TriageOptions(backend=FAKE), jobs=2, time_limit=30)
+    broken = by_key(results)["module_0002", "snapshot.-1"]
+    assert broken.verdict is not None
+    judged = sorted((r.position, str(r.kind)) for r in broken.verdict.results)
+    assert (2, "mismatch") in judged and (0, "ok") in judged
+    assert len(judged) == broken.evaluations
+    assert all(r.value is None for r in broken.verdict.results)
+
+
 def test_triage_in_worker_processes_streams_results() -> None:
     seen = []
     results = triage(fake_dump(), TriageOptions(backend=FAKE), jobs=2, time_limit=30,

@@ -62,7 +62,11 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
         assert diff.view.current_row in diff.view.marked
         line = await write_reproducer(pilot, app, until, written)
         assert "reproduces: mismatch, pass fusion" in line
-        assert len(list(written[0].iterdir())) == 4  # the modules, the inputs, a README
+        # The modules, the inputs, a README, and the bug report for XLA's tools.
+        assert len(list(written[0].iterdir())) == 5
+        assert any(f"bug report for XLA's tools: {written[0] / 'bug-report'}" in logged
+                   for logged in app.pane(ReplayLogPane).lines)
+        assert "run_hlo_module" in (written[0] / "bug-report" / "README.md").read_text()
         assert example.resolve() not in written[0].resolve().parents
         readme = (written[0] / "README.txt").read_text()
         assert f"workbench bisect {written[0]} jit_ln" in readme

@@ -92,7 +92,9 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     terminal.keys("W")  # write the reproducer folder
     terminal.wait_for(lambda s: "wrote " in s and "reproduces" in s)
     written = [p for p in tmp_path.iterdir() if p.name.startswith("module_0010.reduced-")]
-    assert len(written) == 1 and len(list(written[0].iterdir())) == 4  # with its README.txt
+    # With its README.txt, and the bug report for XLA's tools.
+    assert len(written) == 1 and len(list(written[0].iterdir())) == 5
+    assert (written[0] / "bug-report" / "README.md").is_file()
 
     terminal.keys("?")
     terminal.wait_for(lambda s: "Keys everywhere" in s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -18,10 +19,17 @@ from workbench.commands.replay import (
     status_line,
     step_heading,
 )
+from workbench.commands.shared_reports import (
+    add_report_arguments,
+    check_report_arguments,
+    write_reports,
+)
 from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import StepResult
 
 if TYPE_CHECKING:
+    from workbench.commands.replay import Selection
+    from workbench.replay.bisect import Verdict
     from workbench.replay.localize.result import Localization
 
 
@@ -38,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--localize", action="store_true",
                         help="then name the culprit instruction: the first value the culprit "
                         "pass got wrong, its op_name and source line")
+    add_report_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -46,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
     from workbench.replay.bisect import bisect_replay, evaluation_bound
     from workbench.replay.processes.workers import Cancelled
 
+    refused = check_report_arguments(args, args.dir)
+    if refused is not None:
+        print(f"workbench bisect: {refused}", file=sys.stderr)
+        return 2
     try:
         selection = open_replay(args)
     except UsageError as error:
@@ -85,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
             localization = localize_verdict(replay, verdict)
         except LocalizeError as error:
             localization = str(error)
+    if args.html is not None or args.junit_xml is not None:
+        _write_reports(args, selection, verdict, localization)
     if args.json:
         from workbench.output.json_shapes import bisect_json, culprit_json
 
@@ -128,3 +143,24 @@ def run(args: argparse.Namespace) -> int:
         print()
         print("\n".join(localization_lines(localization)))
     return exit_status
+
+
+def _write_reports(args: argparse.Namespace, selection: Selection, verdict: Verdict,
+                   localization: Localization | str | None) -> None:
+    from workbench.output.triage_report import entry_of_verdict
+    from workbench.replay.judge.culprit import Culprit
+    from workbench.replay.localize.culprit import with_instruction
+
+    culprit = None
+    if verdict.culprit is not None:
+        culprit = Culprit.of_step(verdict.culprit.step, selection.dump.root)
+        if localization is not None:
+            culprit = with_instruction(culprit, localization)
+    module = selection.module
+    execution = selection.execution.id if selection.execution else None
+    entry = entry_of_verdict(selection.dump.root, args.dir, module, execution, verdict, culprit)
+    command = ["workbench", "bisect", str(args.dir), module.key]
+    if execution is not None:
+        command += ["--execution", execution]
+    write_reports(args, f"workbench bisect {module.key} ({module.name})", selection.dump.root,
+                  shlex.join(command), [entry])

@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "DIR")
     parser.add_argument("--force", action="store_true",
                         help="write into OUT even when it exists and is not empty")
+    parser.add_argument("--archive", action="store_true",
+                        help="also pack OUT/bug-report/ (the HLO files, inputs and commands "
+                        "for XLA's tools) into OUT/bug-report.tar.gz")
     parser.set_defaults(func=run)
 
 
@@ -64,6 +67,12 @@ def run(args: argparse.Namespace) -> int:
         localization = localize_verdict(replay, verdict)
         reduction = reduce_to_folder(selection.dump.root, localization, module.name, out,
                                      args.force)
+        bundle = None
+        if reduction.ir == "hlo":
+            from workbench.replay.reduce.bundle import write_bundle
+
+            bundle = write_bundle(selection.dump.root, module, localization, reduction,
+                                  archive=args.archive)
     except Cancelled:
         return 130
     except (LocalizeError, ValueError) as error:
@@ -78,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
 
         payload = {"module": module.key, "name": module.name,
                    "localization": localization_json(localization),
-                   **reduction_json(reduction)}
+                   **reduction_json(reduction),
+                   "bug_report": None if bundle is None else str(bundle.folder),
+                   "archive": None if bundle is None or bundle.archive is None
+                   else str(bundle.archive)}
         json.dump(payload, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0 if reduction.reproduces else 1
@@ -91,6 +103,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"bisecting the folder: {reduction.verdict_status}"
           + (f", culprit pass {reduction.culprit_pass}" if reduction.culprit_pass else "")
           + f": {reduction.detail}")
+    if bundle is not None:
+        packed = f" and {bundle.archive}" if bundle.archive is not None else ""
+        print(f"bug report for XLA's tools: {bundle.folder}{packed} (README.md says how to "
+              f"run it)")
+    else:
+        print("no bug report for XLA's tools: the reduced modules are MLIR, not HLO")
     if not reduction.reproduces:
         print("the reduction does NOT reproduce the departure")
     return 0 if reduction.reproduces else 1

@@ -20,6 +20,11 @@ from workbench.commands.replay import (
     judged_counts,
     judged_status,
 )
+from workbench.commands.shared_reports import (
+    add_report_arguments,
+    check_report_arguments,
+    write_reports,
+)
 from workbench.replay.judge.outcome import KIND_ORDER, Kind
 from workbench.replay.triage.run import TriageResult
 
@@ -68,6 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="evaluate every job, and keep no results")
     add_input_arguments(parser, one_module=False)
+    add_report_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -80,14 +86,9 @@ def connect_timeout_seconds(text: str) -> float:
 
 def dig_command(root: Path, result: TriageResult) -> str:
     """The exact command that shows this execution step by step."""
-    words = ["workbench", "replay", str(root), result.module]
-    if result.execution is not None:
-        words += ["--execution", result.execution]
-    else:
-        words.append("--fake-data")
-    if result.status == Kind.MISMATCH:
-        words.append("--print-changes-only")
-    return shlex.join(words)
+    from workbench.output.triage_report import dig_command as command
+
+    return command(root, result.module, result.execution, result.status)
 
 
 def describe(result: TriageResult) -> str:
@@ -143,6 +144,10 @@ def run(args: argparse.Namespace) -> int:
     if args.ship_files and args.scheduler is None and args.dask_workers is None:
         print("workbench triage: --ship-files needs --scheduler or --dask-workers",
               file=sys.stderr)
+        return 2
+    refused = check_report_arguments(args, args.dir)
+    if refused is not None:
+        print(f"workbench triage: {refused}", file=sys.stderr)
         return 2
     try:
         dask = dask_settings(args)
@@ -211,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
             return 130
     exit_status = judged_status([r.status for r in results])
     judged, unjudged = judged_counts([r.status for r in results])
+    if args.html is not None or args.junit_xml is not None:
+        _write_reports(args, dump, results)
     counts = {str(kind): sum(1 for r in results if r.status == kind) for kind in KIND_ORDER}
     if args.json:
         from workbench.output.json_shapes import triage_json
@@ -247,6 +254,15 @@ def _has_recordings(dump: Dump) -> bool:
     from workbench.formats.recording import KIND
 
     return any(e.kind == KIND for module in dump.modules for e in module.executions)
+
+
+def _write_reports(args: argparse.Namespace, dump: Dump, results: list[TriageResult]) -> None:
+    from workbench.output.triage_report import entry_of_triage
+
+    modules = {module.key: module for module in dump.modules}
+    entries = [entry_of_triage(dump.root, args.dir, modules.get(r.module), r) for r in results]
+    write_reports(args, f"workbench triage {dump.root.name}", dump.root,
+                  shlex.join(["workbench", "triage", str(args.dir)]), entries)
 
 
 def not_triaged(dump: Dump) -> list[dict[str, str]]:

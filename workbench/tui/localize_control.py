@@ -139,6 +139,11 @@ class LocalizeControl:
             out = Path(tempfile.mkdtemp(prefix=f"{module.key}.reduced-"))
             try:
                 reduction = reduce_to_folder(root, result, module.name, out)
+                bundle = None
+                if reduction.ir == "hlo":
+                    from workbench.replay.reduce.bundle import write_bundle
+
+                    bundle = write_bundle(root, module, result, reduction)
             except (LocalizeError, ValueError, OutputError) as error:
                 app.call_from_thread(app.log_line, f"reduce: {error}")
                 return
@@ -147,6 +152,9 @@ class LocalizeControl:
                        f"{reduction.instructions[1]} {reduction.unit}; {verdict}: "
                        f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
             app.call_from_thread(app.log_line, message)
+            if bundle is not None:
+                app.call_from_thread(app.log_line, f"bug report for XLA's tools: "
+                                     f"{bundle.folder} (its README.md says how to run it)")
             app.call_from_thread(app.notify, message, timeout=8)
             app.call_from_thread(app.offer_copy, str(out))
             self.written = out

@@ -159,6 +159,8 @@ class Comparison:
     # some output had to include it (the noise stage; `hlo/noise.py`).
     widened_by: tuple[Discontinuity, ...] = ()
     allowance: str | None = None  # the platform's legal rounding judged with ("TF32")
+    # How far the elements of the outputs that mismatch are off (a report's histogram).
+    errors: ErrorHistogram | None = None
 
     @property
     def location(self) -> str:
@@ -179,6 +181,39 @@ class Comparison:
     def summary(self) -> str:
         """One line a user can read: the verdict, how far off, the bound, and where."""
         return comparison_text(self)
+
+
+@dataclass(frozen=True)
+class ErrorHistogram:
+    """How many elements are off by how much, by power of ten, over the outputs that
+    mismatch: what a report plots at the culprit (the comparison keeps no arrays).
+
+    `decades` pairs k with the count of elements whose |actual - expected| lies in
+    [10^k, 10^(k+1)); `exact` counts elements with no error, `not_finite` those whose error
+    cannot be measured (a NaN or an infinity on one side only)."""
+
+    decades: tuple[tuple[int, int], ...] = ()
+    exact: int = 0
+    not_finite: int = 0
+
+    def plus(self, other: ErrorHistogram) -> ErrorHistogram:
+        counts = dict(self.decades)
+        for decade, count in other.decades:
+            counts[decade] = counts.get(decade, 0) + count
+        return ErrorHistogram(tuple(sorted(counts.items())), self.exact + other.exact,
+                              self.not_finite + other.not_finite)
+
+
+def error_histogram(abs_error: np.ndarray) -> ErrorHistogram:
+    """The histogram of an array of |actual - expected| (inf where not measurable)."""
+    finite = np.isfinite(abs_error)
+    positive = abs_error[finite & (abs_error > 0)]
+    with np.errstate(divide="ignore"):
+        decades = np.floor(np.log10(positive)).astype(np.int64)
+    values, counts = np.unique(decades, return_counts=True)
+    return ErrorHistogram(tuple((int(v), int(c)) for v, c in zip(values, counts, strict=True)),
+                          exact=int(np.count_nonzero(finite & (abs_error == 0))),
+                          not_finite=int(np.count_nonzero(~finite)))
 
 
 @dataclass
@@ -377,6 +412,8 @@ def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray
     if count:
         result.ok = False
         result.mismatches += count
+        histogram = error_histogram(abs_error)
+        result.errors = histogram if result.errors is None else result.errors.plus(histogram)
 
 
 def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,

@@ -4,7 +4,7 @@ of this machine's pool, a Dask task), and what it comes to."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,7 +103,9 @@ def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:
         result.culprit = localized_culprit(result.culprit, replay, verdict)
     result.evaluations = verdict.evaluations
     result.detail = verdict.detail
-    verdict.results = []  # each step's result stays in the worker: the verdict is enough
+    # Each judged step's verdict and numbers travel with the result (a report plots them);
+    # its literal stays in the worker.
+    verdict.results = [replace(r, value=None) for r in verdict.results]
     result.verdict = verdict
     result.seconds = time.perf_counter() - start
     return result

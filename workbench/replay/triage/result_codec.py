@@ -29,14 +29,19 @@ def _classes() -> dict[str, type]:
     from workbench.model import Source, Step
     from workbench.replay.bisect import Verdict
     from workbench.replay.hlo.noise import Discontinuity
-    from workbench.replay.judge.compare import BoundCheck, Comparison, Tolerance
+    from workbench.replay.judge.compare import (
+        BoundCheck,
+        Comparison,
+        ErrorHistogram,
+        Tolerance,
+    )
     from workbench.replay.judge.culprit import Culprit, CulpritInstruction
     from workbench.replay.judge.outcome import Kind, Outcome
     from workbench.replay.steps import StepResult
 
     kinds: tuple[type, ...] = (Verdict, StepResult, Step, Comparison, Outcome, Tolerance,
                                BoundCheck, Discontinuity, Source, Kind, Culprit,
-                               CulpritInstruction)
+                               CulpritInstruction, ErrorHistogram)
     return {kind.__name__: kind for kind in kinds}
 
 
