@@ -142,17 +142,24 @@ def _text_source(name: str) -> Source:
 
 
 # Flags XLA prints on the `HloModule` line from the module's config, which a `.hlo.pb` dump
-# (an HloProto) does not hold.
+# (an HloProto) does not hold; the titles of the source tables that may follow that line.
+_SOURCE_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _CONFIG_FLAGS = re.compile(
     r", allow_spmd_sharding_propagation_to_(?:parameters|output)=\{[a-z,]*\}")
 
 
 def _without_config_flags(text: str) -> str:
-    """`text` with its `HloModule` line's config-only flags left out."""
-    header, newline, rest = text.partition("\n")
+    """`text` as a printed proto reads: its `HloModule` line without the config-only flags,
+    and no source tables (`FileNames` ... `StackFrames`, which the printer leaves out) before
+    the first computation, nor the blank lines they leave."""
+    header, _, rest = text.partition("\n")
     if not header.startswith("HloModule "):
         return text
-    return _CONFIG_FLAGS.sub("", header) + newline + rest
+    header = _CONFIG_FLAGS.sub("", header)
+    first = re.search(r"^(?:ENTRY )?%", rest, re.MULTILINE)
+    if first is None or not rest[: first.start()].strip("\n").startswith(_SOURCE_TABLES):
+        return header + "\n" + rest
+    return header + "\n\n" + rest[first.start():]
 
 
 def _diff_steps(operands: list[str], options: NormalizeOptions) -> tuple[IRDiff, str, str]:

@@ -258,8 +258,7 @@ def _openers(raw: list[str], closers: list[int]) -> list[int]:
 
 def _source_tables(text: str) -> list[tuple[int, int]]:
     """Line ranges of the source location tables (each a title line, then entries up to a
-    blank line, and the blank lines after it: a module printed without tables, as from a
-    proto, then reads the same)."""
+    blank line)."""
     dropped: list[tuple[int, int]] = []
     for title in ("\nFileNames\n", "\nFunctionNames\n", "\nFileLocations\n",
                   "\nStackFrames\n"):
@@ -269,8 +268,7 @@ def _source_tables(text: str) -> list[tuple[int, int]]:
         end = text.find("\n\n", start + 1)
         end = len(text) if end < 0 else end
         first = text.count("\n", 0, start) + 1
-        blank = len(text) - len(text[end + 1:].lstrip("\n")) - end - 1 if end < len(text) else 0
-        dropped.append((first, first + text.count("\n", start + 1, end) + 1 + blank))
+        dropped.append((first, first + text.count("\n", start + 1, end) + 1))
     return sorted(dropped)
 
 
