@@ -127,3 +127,37 @@ def test_ir_tree_steps_and_unrelated_scopes(corpus: Path,
 def _run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     assert main(argv) == 0
     return capsys.readouterr().out
+
+
+PRODUCERS = Path(__file__).resolve().parents[1] / "data" / "producers"
+
+
+@pytest.mark.parametrize(("folder", "step"), [("topk_sort_take", "0000"), ("shard_map", "0000")])
+def test_a_step_text_and_its_proto_are_the_same_program(
+        folder: str, step: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The proto printed as HLO text: the module's config flags (which a proto dump does not
+    hold), the source tables and their blank lines, Shardy's mesh replica groups and an
+    all-reduce's attribute order read as XLA's text, so the same step diffs equal."""
+    (text,) = (PRODUCERS / folder).glob(f"*.{step}.*.txt")
+    proto = text.with_name(text.name.removesuffix(".txt") + ".hlo.pb")
+    assert main(["diff", str(text), str(proto)]) == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "")
+
+
+def test_a_text_step_diffs_against_the_next_proto_step(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """topk-decomposer's change, read from text against proto as from text against text."""
+    folder = PRODUCERS / "topk_sort_take"
+    (before,) = folder.glob("*.0000.*.txt")
+    (after,) = folder.glob("*.0001.*.txt")
+    proto = after.with_name(after.name.removesuffix(".txt") + ".hlo.pb")
+    assert main(["diff", str(before), str(after), "--json"]) == 1
+    from_text = json.loads(capsys.readouterr().out)
+    assert main(["diff", str(before), str(proto), "--json"]) == 1
+    from_proto = json.loads(capsys.readouterr().out)
+    changed = {s["name"]: s["status"] for s in from_text["section_changes"]}
+    assert changed == {"(module)": "changed", "%main.8": "changed",
+                       "%compare-greater-than.1": "added"}
+    assert {s["name"]: s["status"] for s in from_proto["section_changes"]} == changed
+    assert from_proto["sections"] == from_text["sections"]

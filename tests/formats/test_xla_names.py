@@ -117,8 +117,9 @@ def test_pass_stems_split_as_the_pattern_says(corpus: Path) -> None:
     "module_0001.jit_f.0002.pipe.after_a.before_b.before_c",  # the first .before_ ends the pass
     "module_0001.jit_f.0003.pipe.after_a.before_",  # nothing after .before_: part of the pass
     "module_0001.jit_f.0004.pipe.after_.before_x",  # the pass name has at least one character
-    "module_0001.jit_f.0005.pipe.after_x.0006.q.after_y",  # the first fitting .after_ ends it
-    "module_0001.x.after_y.0007.p.after_z",  # ... when one before it does not fit
+    "module_0001.jit_f.0005.pipe.after_x.0006.q.after_y",  # the last fitting .after_ ends it
+    "module_0001.x.after_y.0007.p.after_z",
+    "module_0001.jit_f.0005.pipe.after_x.before_y.after_z",  # ... when one after it does not fit
     "module_0001.0001.0002.after_pipe.after_rest",
     "module_0002.0008.pipe.after_p",
     ".0001.pipe.after_p",  # an empty head
@@ -195,3 +196,27 @@ def test_the_tail_table_reads_as_the_patterns(corpus: Path,
         assert parse_xla_name(name) == _parse_by_patterns(name), name
         assert parse_xla_name(name) == _parse_by_patterns(name), name
     assert len(xla_names._TAILS) > 300  # the table was used
+
+
+@pytest.mark.parametrize(("basename", "name", "step", "pipeline", "pass_name"), [
+    # PyTorch/XLA's graph id ends the module name in a dot and four digits (a real name of
+    # tests/data/producers/torch_xla), and XLA CPU has a pipeline named after_layout_assignment.
+    ("module_0000.SyncTensorsGraph.1199.0046.after_layout_assignment.after_pipeline-start"
+     ".before_pipeline-end.txt", "SyncTensorsGraph.1199", 46, "after_layout_assignment",
+     "pipeline-start"),
+    ("module_0003.SyncTensorsGraph.4321.0002.sharding-removal.after_dce.before_pipeline-end"
+     ".hlo.pb", "SyncTensorsGraph.4321", 2, "sharding-removal", "dce"),
+    ("module_0001.foo.1234.0001.0002.after_pipe.after_rest.txt", "foo.1234.0001", 2,
+     "after_pipe", "rest"),
+])
+def test_module_names_ending_in_four_digits(basename: str, name: str, step: int,
+                                            pipeline: str, pass_name: str) -> None:
+    """The per-pass step is the group right after the whole module name, by every reader."""
+    for info in (parse_xla_name(basename), _parse_by_patterns(basename)):
+        assert info is not None and info.kind == "step"
+        assert (info.name, info.xla_step, info.pipeline, info.pass_name) == (
+            name, step, pipeline, pass_name)
+    stem = basename.removesuffix(".txt").removesuffix(".hlo.pb")
+    parts = split_pass_stem(stem)
+    assert parts is not None
+    assert parts[:4] == (f"module_000{basename[10]}.{name}", step, pipeline, pass_name)

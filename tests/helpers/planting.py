@@ -2,26 +2,30 @@
 
 What a real compiler bug looks like on disk: every per-pass step from XLA step `from_step` on
 (and `*after_optimizations`) computes `new` where the program says `old`. The `.hlo.pb` files
-are rewritten through the proto (the `.txt` files by name); the snapshot is left alone, so its
-recorded result is the correct one real XLA computed.
+are rewritten through the proto (the `.txt` and `.txt.gz` files by name); the snapshot is left
+alone, so its recorded result is the correct one real XLA computed.
 """
 
 from __future__ import annotations
 
+import gzip
 import re
 import shutil
 from pathlib import Path
 
+from workbench.formats.xla_names import parse_xla_name
 from workbench.protos import hlo_pb2
-
-_STEP = re.compile(r"\.(\d{4})\.[^.]+\.after_")
 
 
 def _planted(name: str, from_step: int) -> bool:
-    if "after_optimizations" in name:
+    """Whether the file `name` is a step from `from_step` on, as the dump reader numbers it
+    (a module named `SyncTensorsGraph.1167` has no step 1167)."""
+    info = parse_xla_name(name)
+    if info is None:
+        return False
+    if info.kind == "after":
         return True
-    match = _STEP.search(name)
-    return match is not None and int(match.group(1)) >= from_step
+    return info.kind == "step" and info.xla_step is not None and info.xla_step >= from_step
 
 
 def plant(source: Path, target: Path, module: str, from_step: int, old: str, new: str) -> int:
@@ -40,9 +44,12 @@ def plant(source: Path, target: Path, module: str, from_step: int, old: str, new
                         instruction.opcode = new
                         count += 1
             path.write_bytes(proto.SerializeToString())
-        elif path.name.endswith(".txt"):
-            text, changed = re.subn(rf"\b{re.escape(old)}\(", f"{new}(", path.read_text())
-            path.write_text(text)
+        elif path.name.endswith((".txt", ".txt.gz")):
+            packed = path.name.endswith(".gz")
+            data = path.read_bytes()
+            text, changed = re.subn(rf"\b{re.escape(old)}\(", f"{new}(",
+                                    (gzip.decompress(data) if packed else data).decode())
+            path.write_bytes(gzip.compress(text.encode()) if packed else text.encode())
             count += changed
     if not count:
         raise ValueError(f"no {old} in {module} from step {from_step:04d} on")

@@ -8,8 +8,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,12 +101,10 @@ def test_the_connect_timeout_is_seconds(value: str, capsys: pytest.CaptureFixtur
 
 
 def test_a_local_cluster_serves_no_dashboard() -> None:
+    """No HTTP server at all (tests/replay/test_dask_ports.py: no port but Dask's own)."""
     with _client(DaskSettings(local_workers=1)) as client:
-        host, port = client.run_on_scheduler(
-            lambda dask_scheduler: (dask_scheduler.http_server.address,
-                                    dask_scheduler.http_server.port))
-        assert host == "127.0.0.1" and port != 8787
-        for page in ("/status", "/info/main/workers.html", "/json/identity.json", "/health"):
-            with pytest.raises(urllib.error.HTTPError) as refused:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}{page}", timeout=30)
-            assert refused.value.code == 404
+        assert client.run_on_scheduler(
+            lambda dask_scheduler: sorted(dask_scheduler.services)) == []
+        assert list(client.run(lambda dask_worker: sorted(dask_worker.services)).values()) == [[]]
+        assert client.run_on_scheduler(
+            lambda dask_scheduler: hasattr(dask_scheduler, "http_server")) is False

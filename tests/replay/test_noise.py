@@ -647,3 +647,30 @@ def test_ranges_kept_only_to_name_jumps_are_f32_what_the_split_reads_stays_f64()
     scalar.see_float("main", named, np.float64(1.0), eps=2.0**-8)
     low, high = scalar.ranges[("main", named.name, 0)]
     assert (float(low), float(high)) == (1.0, 2.0)
+
+
+BATCH_NORM_BF16 = """HloModule m
+
+ENTRY main {
+  x = bf16[4,2] parameter(0)
+  scale = bf16[2] parameter(1)
+  offset = bf16[2] parameter(2)
+  t = (bf16[4,2], bf16[2], bf16[2]) batch-norm-training(x, scale, offset), epsilon=1e-05,
+      feature_index=1
+  ROOT y = bf16[4,2] get-tuple-element(t), index=0
+}
+"""
+
+
+def test_batch_norm_results_carry_the_rounding_of_their_type() -> None:
+    """batch-norm-training rounds each result to bf16 (XLA expands it into reductions and
+    elementwise ops): the samples move its normalized values by up to bf16's eps."""
+    from workbench.formats.hlo_text import parse_hlo_text
+
+    module = parse_hlo_text(BATCH_NORM_BF16)
+    x = np.array([[1.0, 2.0], [3.0, 5.0], [-2.0, 0.5], [7.0, -1.0]])
+    noise = noise_of(module, [x, np.ones(2), np.zeros(2)])
+    spread = noise.high - noise.low
+    middle = np.abs(noise.high + noise.low) / 2
+    assert np.all(spread > 0)
+    assert np.all(spread <= 2 * 2 ** -7 * middle * 1.01)  # within bf16's eps (2^-7) each way

@@ -10,6 +10,7 @@ Exit status as GNU diff: 0 equal, 1 different, 2 trouble.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -113,15 +114,52 @@ def _run(args: argparse.Namespace) -> int:
 def _diff_files(paths: list[str], ir: str | None, options: NormalizeOptions
                 ) -> tuple[IRDiff, str, str]:
     texts = []
+    sources = []
     for name in paths:
         path = Path(name)
         if path.is_dir():
             raise ReadError(name, "is a folder; give DIR MODULE A B to diff two steps")
-        texts.append(read_text(path.parent, Source(path.name)))
+        sources.append(_text_source(path.name))
+        texts.append(read_text(path.parent, sources[-1]))
+    printed = [source.entry is not None for source in sources]
+    if printed[0] != printed[1]:  # a text dump against a proto: what the proto cannot hold
+        texts = [text if was_printed else _without_config_flags(text)
+                 for text, was_printed in zip(texts, printed, strict=True)]
     kind = TEXT_KINDS[ir] if ir is not None else None
     a = normalize(texts[0], kind, options)
     b = normalize(texts[1], kind or a.kind, options)
     return diff_normalized(a, b), paths[0], paths[1]
+
+
+def _text_source(name: str) -> Source:
+    """A file's text: an HLO proto (`.hlo.pb`) printed as HLO text, so a step's text dump
+    and its proto dump, the same program, diff as such; any other file as it is."""
+    from workbench.formats.hlo_print import PRINTED_FROM_PROTO, PROTO_SUFFIXES
+
+    if name.endswith(PROTO_SUFFIXES):
+        return Source(name, entry=PRINTED_FROM_PROTO)
+    return Source(name)
+
+
+# Flags XLA prints on the `HloModule` line from the module's config, which a `.hlo.pb` dump
+# (an HloProto) does not hold; the titles of the source tables that may follow that line.
+_SOURCE_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_CONFIG_FLAGS = re.compile(
+    r", allow_spmd_sharding_propagation_to_(?:parameters|output)=\{[a-z,]*\}")
+
+
+def _without_config_flags(text: str) -> str:
+    """`text` as a printed proto reads: its `HloModule` line without the config-only flags,
+    and no source tables (`FileNames` ... `StackFrames`, which the printer leaves out) before
+    the first computation, nor the blank lines they leave."""
+    header, _, rest = text.partition("\n")
+    if not header.startswith("HloModule "):
+        return text
+    header = _CONFIG_FLAGS.sub("", header)
+    first = re.search(r"^(?:ENTRY )?%", rest, re.MULTILINE)
+    if first is None or not rest[: first.start()].strip("\n").startswith(_SOURCE_TABLES):
+        return header + "\n" + rest
+    return header + "\n\n" + rest[first.start():]
 
 
 def _diff_steps(operands: list[str], options: NormalizeOptions) -> tuple[IRDiff, str, str]:

@@ -23,7 +23,7 @@ from workbench.sources import ENTRY_READERS
 
 # `Source(<proto file>, entry=PRINTED_FROM_PROTO)` reads as the text printed from that proto.
 PRINTED_FROM_PROTO = 0
-_PROTO_SUFFIXES = (".hlo.pb",)
+PROTO_SUFFIXES = (".hlo.pb",)
 
 _CALLED_KEY = {
     "fusion": "calls", "call": "to_apply", "map": "to_apply", "reduce": "to_apply",
@@ -113,10 +113,14 @@ def instruction_text(instruction: Instruction, uses: dict[str, str] | None = Non
         inside = ", ".join(("" if i == 0 or i % 5 else f"/*index={i}*/")
                            + uses.get(name, f"%{name}")
                            for i, name in enumerate(instruction.operands))
-    attributes = [*_typed_attributes(instruction, newer_syntax), *_called(instruction)]
+    attributes = list(_typed_attributes(instruction, newer_syntax))
     late = {key: value for key, value in instruction.attrs.items() if key in _LATE_ATTRS}
-    attributes += [f"{key}={value}" for key, value in instruction.attrs.items()
-                   if key not in _LATE_ATTRS]
+    early = [f"{key}={value}" for key, value in instruction.attrs.items()
+             if key not in _LATE_ATTRS]
+    if opcode in _COLLECTIVES_CALLING_LAST:
+        attributes += [*early, *_called(instruction)]
+    else:
+        attributes += [*_called(instruction), *early]
     if instruction.sharding is not None:
         attributes.append(f"sharding={instruction.sharding}")
     attributes += [f"{key}={value}" for key, value in late.items()]
@@ -216,6 +220,10 @@ def _typed_attributes(instruction: Instruction, newer_syntax: bool) -> Iterator[
         yield "is_stable=true"
     if instruction.custom_call_target is not None:
         yield f"custom_call_target={_quoted(instruction.custom_call_target)}"
+
+
+# Collectives XLA prints with their channel and replica groups before `to_apply`.
+_COLLECTIVES_CALLING_LAST = frozenset(("all-reduce", "all-reduce-start", "reduce-scatter"))
 
 
 def _called(instruction: Instruction) -> Iterator[str]:
@@ -336,7 +344,7 @@ def printed_source(step: Step) -> Source | None:
     dumped with `--xla_dump_hlo_as_proto` only); None when it has neither."""
     if step.text is not None:
         return step.text
-    if step.proto is not None and step.proto.file.endswith(_PROTO_SUFFIXES) and \
+    if step.proto is not None and step.proto.file.endswith(PROTO_SUFFIXES) and \
             step.proto.entry is None:
         return Source(step.proto.file, entry=PRINTED_FROM_PROTO)
     return None
@@ -348,5 +356,5 @@ def _read_printed(data: bytes, entry: int, file: str) -> str:
     return print_module(read_hlo_proto(data, file))
 
 
-for _suffix in _PROTO_SUFFIXES:
+for _suffix in PROTO_SUFFIXES:
     ENTRY_READERS[_suffix] = _read_printed

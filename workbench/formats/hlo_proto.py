@@ -13,6 +13,7 @@ counts, iota and mesh replica groups, Shardy's shardings) are read from their nu
 
 from __future__ import annotations
 
+import numpy as np
 from google.protobuf import empty_pb2
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import DecodeError
@@ -286,7 +287,11 @@ class _Converter:
             attrs["algorithm"] = _ALGORITHM_NAMES.get(number, f"algorithm {number}")
         if opcode in _GROUPED and _DEVICE_LIST_FIELDS & {
                 f.field_number for f in UnknownFieldSet(proto)}:
-            attrs["replica_groups"] = _newer_replica_groups(proto)
+            # where XLA prints them: after the channel, before the flags
+            ordered = {key: value for key, value in attrs.items() if key == "channel_id"}
+            ordered["replica_groups"] = _newer_replica_groups(proto)
+            ordered.update((key, value) for key, value in attrs.items() if key not in ordered)
+            attrs = ordered
         if opcode == "scan":
             attrs.update(_scan_attrs(proto))
         return Instruction(
@@ -357,7 +362,8 @@ def _attrs(present: dict, names: dict[int, str]) -> dict[str, str]:
     if "frontend_attributes" in present and present["frontend_attributes"].map:
         attrs["frontend_attributes"] = _frontend_attributes(present["frontend_attributes"])
     if present.get("opcode") in _BATCH_NORM:
-        attrs["epsilon"] = repr(present.get("epsilon", 0.0))
+        # a float field: printed as XLA prints it, the shortest f32 that reads back (1e-05)
+        attrs["epsilon"] = str(np.float32(present.get("epsilon", 0.0)))
         attrs["feature_index"] = str(present.get("feature_index", 0))
     if "triangular_solve_options" in present:  # printed: the true flags, always transpose_a
         options = present["triangular_solve_options"]

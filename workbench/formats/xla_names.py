@@ -15,9 +15,12 @@ from typing import Any, NamedTuple
 
 MODULE_RE = re.compile(r"^(?:(?P<ts>\d+)\.)?module_(?P<num>\d+)(?:\.(?P<rest>.*))?$")
 
-# Per-pass dump: <step:04d>.<pipeline>.after_<pass>[.before_<next>].<ext>
+# Per-pass dump: <step:04d>.<pipeline>.after_<pass>[.before_<next>].<ext>. The step is the
+# last group that fits: a module name may itself end in a dot and four digits (PyTorch/XLA's
+# `SyncTensorsGraph.1199`), and a pipeline name may start with `after_` (XLA CPU's
+# `after_layout_assignment`), so the first fit can take the name's digits for the step.
 _PER_PASS_RE = re.compile(
-    r"^(?:(?P<name>.*?)\.)?(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>.+?)"
+    r"^(?:(?P<name>.*)\.)?(?P<step>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<pass>.+?)"
     r"(?:\.before_(?P<next>.+?))?\.(?P<ext>txt|hlo\.pb|hlo\.pb\.gz|txt\.gz|html|dot|url|pbtxt)$"
 )
 _SNAPSHOT_RE = re.compile(r"^(?:(?P<name>.*?)\.)?snapshot\.(?P<n>-?\d+)\.pb$")
@@ -288,8 +291,9 @@ def split_module_prefix(rest: str, known_names: set[str]) -> str | None:
 
 
 # A per-pass dump name without its extension, `<head>.<step:04d>.<pipeline>.after_<pass>
-# [.before_<next>]`: the definition `split_pass_stem` follows by faster means.
-_PASS_STEM_RE = re.compile(r"(.*?)\.(\d{4})\.([^.]+)\.after_(.+?)(?:\.before_(.+?))?")
+# [.before_<next>]`: the definition `split_pass_stem` follows by faster means. The head is the
+# longest that fits (see `_PER_PASS_RE`).
+_PASS_STEM_RE = re.compile(r"(.*)\.(\d{4})\.([^.]+)\.after_(.+?)(?:\.before_(.+?))?")
 
 # (head, xla_step, pipeline, pass_name, next_pass); the head, `[<timestamp>.]module_<NNNN>
 # [.<name>]` in a real dump, is not validated.
@@ -299,14 +303,15 @@ PassStem = tuple[str, int, str, str, "str | None"]
 def split_pass_stem(stem: str) -> PassStem | None:
     """Split a per-pass dump name without its extension; None when it has another shape.
 
-    The answer of `_PASS_STEM_RE`, whose head is the shortest that fits: it ends at the first
+    The answer of `_PASS_STEM_RE`, whose head is the longest that fits: it ends at the last
     `.after_` when a step number and a pipeline name come before that, which is what string
     methods check here at a quarter of the regex's cost (the index splits every per-pass step
-    of a folder, tens of thousands). Other names (rare) are left to the regex, as are names
-    with a line break, which the regex's `.` does not match. A plain tuple, not a NamedTuple,
-    for the same reason.
+    of a folder, tens of thousands). So `module_0000.SyncTensorsGraph.1199.0046.after_layout_
+    assignment.after_pipeline-start` is step 46 of `SyncTensorsGraph.1199`, not step 1199.
+    Other names (rare) are left to the regex, as are names with a line break, which the
+    regex's `.` does not match. A plain tuple, not a NamedTuple, for the same reason.
     """
-    before_after, _, tail = stem.partition(".after_")
+    before_after, _, tail = stem.rpartition(".after_")
     rest, _, pipeline = before_after.rpartition(".")
     head, dot, step = rest.rpartition(".")
     if not (dot and pipeline and tail and len(step) == 4 and step.isdecimal()) or "\n" in stem:
@@ -332,8 +337,9 @@ def split_pass_suffix(suffix: str) -> PassKey | None:
     head holds neither `.after_` nor a line break, as `split_pass_stem` splits them; None when
     the split could depend on the head (then split the whole name).
 
-    Such a head cannot end a per-pass name's head early, so a suffix of the shape
-    `<step:04d>.<pipeline>.after_<pass>[.before_<next>]` reads the same after any of them: the
+    The split is at the name's last `.after_`, so a suffix of the shape
+    `<step:04d>.<pipeline>.after_<pass>[.before_<next>]` whose last `.after_` is the one after
+    its pipeline reads the same after any such head: the
     index reads it once for all the modules of a folder (each runs the same passes), not once
     per file.
     """
@@ -346,7 +352,7 @@ def split_pass_suffix(suffix: str) -> PassKey | None:
 def _read_pass_suffix(suffix: str) -> PassKey | None:
     if "/" in suffix or "\n" in suffix:
         return None
-    before, _, tail = suffix.partition(".after_")
+    before, _, tail = suffix.rpartition(".after_")
     step, dot, pipeline = before.partition(".")
     if not (dot and pipeline and tail and "." not in pipeline and len(step) == 4 and
             step.isdecimal()):

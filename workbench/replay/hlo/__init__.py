@@ -15,6 +15,7 @@ import numpy as np
 from workbench.hlo_ir import Computation, HloModule, LiteralValue, Shape
 from workbench.replay.errors import EvaluationError
 from workbench.replay.hlo import (  # noqa: F401  (each module registers its ops)
+    batch_norm,
     collectives,
     control_flow,
     convolution,

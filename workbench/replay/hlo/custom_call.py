@@ -2,7 +2,9 @@
 (`registry.handles_custom_call`).
 
 - Annotations (sharding, host offloading, Shardy's `xla.sdy.*` markers) are the identity on
-  one device: their results are their operands.
+  one device: their results are their operands. A manual region's boundaries
+  (`xla.sdy.GlobalToLocalShape`, `SPMDFullToShardShape` and their inverses) shard and join
+  values when the devices run apart (`spmd.py`); `xla.sdy.ShardingGroup` has no result.
 - jaxlib's LAPACK kernels (`lapack_{s,d,c,z}<routine>_ffi`): `lapack.py`, via SciPy.
 - jaxlib's `tridiagonal_solve_perturbed_ffi`: `tridiagonal_solve.py`.
 - XLA's own targets (`TopK`): `xla_internal_calls.py`.
@@ -42,6 +44,7 @@ ANNOTATION_TARGETS = frozenset((
     # Shardy (`sdy`) round-tripped through HLO: result shardings, and a manual computation's
     # boundaries, which change shapes only when a mesh axis has more than one device.
     "xla.sdy.FuncResultSharding", "xla.sdy.GlobalToLocalShape", "xla.sdy.LocalToGlobalShape",
+    "xla.sdy.PropagationBarrier",
 ))
 
 
@@ -70,17 +73,36 @@ handles_custom_call(*(ANNOTATION_TARGETS - spmd.MANUAL_ENTRY - spmd.MANUAL_EXIT)
 @handles_custom_call(*spmd.MANUAL_ENTRY, *spmd.MANUAL_EXIT)
 def _manual_boundary(interpreter: Interpreter, instruction: Instruction,
                      operands: list[Value]) -> Value:
-    """On one device of a partitioned run, a manual region's entry (this device's shard) or
-    exit (every device's joined); on one device alone, an annotation."""
+    """On one device of a partitioned run, a manual region's entry (this device's shards) or
+    exit (every device's joined); on one device alone, an annotation. Shardy's
+    `xla.sdy.GlobalToLocalShape` / `LocalToGlobalShape` take a `shard_map`'s operands or
+    results all at once (a tuple result); XLA's `SPMDFullToShardShape` /
+    `SPMDShardToFullShape` one each."""
     if spmd.device_of(interpreter).devices == 1:
         return _annotation(interpreter, instruction, operands)
-    if len(operands) != 1 or instruction.shape.is_tuple:
+    shape = instruction.shape
+    count = len(shape.tuple_shapes) if shape.is_tuple else 1
+    if count != len(operands) or any(isinstance(operand, tuple) for operand in operands):
         raise Unsupported(f"custom-call {instruction.custom_call_target} with "
-                          f"{len(operands)} operands and result {instruction.shape}")
+                          f"{len(operands)} operands and result {shape}")
+    arrays = [np.asarray(operand) for operand in operands]
     if instruction.custom_call_target in spmd.MANUAL_EXIT:
-        return spmd.manual_exit(interpreter, instruction, operands[0])
-    operand = interpreter.operand(instruction, 0)
-    return spmd.manual_entry(interpreter, instruction, operands[0], operand.sharding)
+        values = spmd.manual_exit(interpreter, instruction, arrays)
+    else:
+        shardings = [interpreter.operand(instruction, index).sharding
+                     for index in range(len(operands))]
+        values = spmd.manual_entry(interpreter, instruction, arrays, shardings)
+    return tuple(values) if shape.is_tuple else values[0]
+
+
+@handles_custom_call("xla.sdy.ShardingGroup")
+def _sharding_group(_interpreter: Interpreter, instruction: Instruction,
+                    operands: list[Value]) -> Value:
+    """Shardy's hint that values shard alike: no result (an empty tuple), no effect."""
+    if instruction.shape.is_tuple and not instruction.shape.tuple_shapes:
+        return ()
+    raise Unsupported(f"custom-call {instruction.custom_call_target} with result "
+                      f"{instruction.shape}")
 
 
 @handles_custom_call("tridiagonal_solve_perturbed_ffi")

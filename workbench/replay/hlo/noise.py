@@ -47,6 +47,11 @@ from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
 SAMPLES = 12  # random-rounding evaluations of the reference
 SEED = 20261126
 
+# Ops with a tuple of float results, each rounded once to its type (`_rounding_parts`): the
+# batch-norm family, whose statistics and normalized values XLA's batchnorm_expander computes
+# with reductions and elementwise ops in the operand's type.
+_ROUNDED_TUPLES = frozenset(("batch-norm-training", "batch-norm-grad"))
+
 # Ops whose result is some operand's values moved or copied: they do not round.
 _EXACT = frozenset(
     (
@@ -378,6 +383,8 @@ class _NoisyInterpreter(Interpreter):
         original = self.declared.get((computation.name, instruction.name))
         if original is None:
             return handler
+        if original.opcode in _ROUNDED_TUPLES and original.shape.is_tuple:
+            return self._rounding_parts(handler, original)
         if original.opcode not in _EXACT and _is_float(original):
             eps = _eps(original.shape.element_type)
             if original.opcode == "dot" and eps > _F32_EPS:
@@ -404,6 +411,24 @@ class _NoisyInterpreter(Interpreter):
             if computation is not None:
                 self.recorder.see_float(computation, instruction, value, eps)
             return value
+
+        return rounded
+
+    def _rounding_parts(self, handler: Handler, original: Instruction) -> Handler:
+        """Each float array of a tuple result moved as `_rounding` moves an array result, by
+        its own type's ulp (the parts' ranges are not kept: their uses read them through
+        `get-tuple-element`)."""
+        eps = tuple(_eps(part.element_type) if part.element_type in _FLOAT_TYPES else None
+                    for part in original.shape.tuple_shapes)
+
+        def rounded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
+            value = handler(interpreter, instruction, operands)
+            if self.splitting:
+                return value
+            return tuple(
+                part if part_eps is None or np.asarray(part).dtype.kind != "f"
+                else randomly_rounded(self.draws, np.asarray(part), part_eps, in_place=False)
+                for part, part_eps in zip(value, eps, strict=True))
 
         return rounded
 

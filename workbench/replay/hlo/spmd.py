@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.hlo_ir import HloModule, Instruction
+from workbench.hlo_ir import HloModule, Instruction, Shape
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.hlo.sharding import (
     Sharding,
@@ -253,32 +253,58 @@ def needs_devices(module: HloModule) -> bool:
 
 
 def manual_entry(
-    interpreter: object, instruction: Instruction, operand: np.ndarray, operand_sharding: str | None
-) -> np.ndarray:
-    """This device's shard of a global value entering a manual region."""
+    interpreter: object, instruction: Instruction, operands: list[np.ndarray],
+    operand_shardings: list[str | None]
+) -> list[np.ndarray]:
+    """This device's shards of the global values entering a manual region (Shardy's
+    `xla.sdy.GlobalToLocalShape` takes every operand of a `shard_map` at once, each with the
+    sharding of the instruction that makes it)."""
     context = device_of(interpreter)
-    if operand_sharding is None:
-        raise Unsupported(
-            f"custom-call {instruction.custom_call_target} of an operand with no sharding"
-        )
-    sharding = parse_sharding(operand_sharding)
-    part = shard_of(sharding, np.asarray(operand), context.device)
-    if part.shape != instruction.shape.dims:
-        raise Unsupported(f"custom-call {instruction.custom_call_target} over more than one device")
-    return part
+    results = _result_shapes(instruction)
+    parts = []
+    for operand, text, result in zip(operands, operand_shardings, results, strict=True):
+        if text is None:
+            raise Unsupported(
+                f"custom-call {instruction.custom_call_target} of an operand with no sharding"
+            )
+        part = shard_of(parse_sharding(text), np.asarray(operand), context.device)
+        if part.shape != result.dims:
+            raise Unsupported(
+                f"custom-call {instruction.custom_call_target} over more than one device"
+            )
+        parts.append(part)
+    return parts
 
 
-def manual_exit(interpreter: object, instruction: Instruction, operand: np.ndarray) -> np.ndarray:
-    """The global value a manual region's per-device values make."""
+def manual_exit(
+    interpreter: object, instruction: Instruction, operands: list[np.ndarray]
+) -> list[np.ndarray]:
+    """The global values a manual region's per-device values make, each joined by its
+    element of the instruction's sharding (a tuple sharding for several operands)."""
     context = device_of(interpreter)
     if instruction.sharding is None:
         raise Unsupported(f"custom-call {instruction.custom_call_target} with no sharding")
     sharding = parse_sharding(instruction.sharding)
-    shards = context.exchange(instruction, [np.asarray(operand)])
-    joined = join_shards(sharding, {d: v[0] for d, v in shards.items()}, instruction.shape.dims)
-    if joined.shape != instruction.shape.dims or len(shards) < _tile_count(sharding):
-        raise Unsupported(f"custom-call {instruction.custom_call_target} over more than one device")
-    return joined
+    results = _result_shapes(instruction)
+    elements = sharding.elements if sharding.kind == "tuple" else (sharding,) * len(results)
+    if len(elements) != len(operands):
+        raise Unsupported(f"custom-call {instruction.custom_call_target} with "
+                          f"{len(operands)} operands and {len(elements)} shardings")
+    shards = context.exchange(instruction, [np.asarray(operand) for operand in operands])
+    joined_values = []
+    for index, (element, result) in enumerate(zip(elements, results, strict=True)):
+        joined = join_shards(element, {d: v[index] for d, v in shards.items()}, result.dims)
+        if joined.shape != result.dims or len(shards) < _tile_count(element):
+            raise Unsupported(
+                f"custom-call {instruction.custom_call_target} over more than one device"
+            )
+        joined_values.append(joined)
+    return joined_values
+
+
+def _result_shapes(instruction: Instruction) -> tuple[Shape, ...]:
+    shape = instruction.shape
+    return shape.tuple_shapes if shape.is_tuple else (shape,)
 
 
 def _tile_count(sharding: Sharding) -> int:

@@ -15,7 +15,8 @@ A Dask cluster exchanges pickles with its clients (tasks, results): whoever runs
 or a worker can run code in this process, so only a trusted cluster may be used. A scheduler
 is asked who it is before the client connects, within `connect_timeout` (a bad address, a
 closed port, a peer that accepts and never answers each end with `SchedulerUnreachable`).
-A local cluster serves no dashboard and no HTTP pages.
+A local cluster serves no dashboard and no HTTP pages, and its scheduler and workers start no
+HTTP server (`dask_no_http.py`): it listens on 127.0.0.1 only, on the ports Dask talks on.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import os
 import shutil
 import tempfile
@@ -278,6 +280,8 @@ def check_scheduler(address: str, timeout: float) -> None:
         raise SchedulerUnreachable(f"{address} is not a Dask scheduler (it says {kind})")
 
 
+_LOG = logging.getLogger(__name__)
+
 # A local cluster's scheduler and workers serve no pages: no dashboard, no JSON, no metrics.
 _NO_HTTP: dict[str, list[str]] = {"distributed.scheduler.http.routes": [],
                                    "distributed.worker.http.routes": []}
@@ -286,7 +290,7 @@ _NO_HTTP: dict[str, list[str]] = {"distributed.scheduler.http.routes": [],
 @contextlib.contextmanager
 def _client(settings: DaskSettings) -> Iterator[Client]:
     import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client, SpecCluster
 
     if settings.scheduler is not None:
         check_scheduler(settings.scheduler, settings.connect_timeout)
@@ -294,12 +298,22 @@ def _client(settings: DaskSettings) -> Iterator[Client]:
                     timeout=settings.connect_timeout) as client:
             yield client
         return
+    from distributed.worker_memory import parse_memory_limit
+
+    from workbench.replay.triage.dask_no_http import NoHttpNanny, NoHttpScheduler
+
+    # As LocalCluster(processes=True, threads_per_worker=1) makes them, with the classes
+    # that listen on no HTTP port (LocalCluster cannot be given a scheduler class).
+    count = settings.local_workers
+    worker = {"cls": NoHttpNanny, "options": {
+        "nthreads": 1, "host": "127.0.0.1", "dashboard": False, "silence_logs": logging.WARN,
+        "memory_limit": parse_memory_limit("auto", 1, count, logger=_LOG)}}
     with dask.config.set({"distributed.scheduler.allowed-failures": settings.allowed_failures,
                           **_NO_HTTP}), \
-            LocalCluster(n_workers=settings.local_workers, threads_per_worker=1, processes=True,
-                         host="127.0.0.1", dashboard_address=None,
-                         scheduler_kwargs={"dashboard": False,
-                                           "dashboard_address": "127.0.0.1:0"}) as cluster, \
+            SpecCluster(scheduler={"cls": NoHttpScheduler,
+                                   "options": {"host": "127.0.0.1", "dashboard": False}},
+                        workers=dict.fromkeys(range(count), worker), worker=worker,
+                        silence_logs=logging.WARN) as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
 
