@@ -53,6 +53,7 @@ from workbench.replay.inputs import (
 )
 from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare
 from workbench.replay.judge.outcome import Kind, Outcome
+from workbench.replay.processes.memory import return_freed_memory
 from workbench.replay.processes.workers import Cancelled, WorkerPool
 
 
@@ -70,7 +71,17 @@ class Evaluation:
 def evaluate_step(backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
                   seconds: float | None = None) -> Evaluation:
     """Evaluate `step`, turning every failure into an `Evaluation` (runs in workers too);
-    a loop still running after `seconds` stops it (`deadline.py`; None: no deadline)."""
+    a loop still running after `seconds` stops it (`deadline.py`; None: no deadline).
+    The intermediates' pages go back to the system as it ends (`return_freed_memory`), so
+    the next evaluation, or the values a verdict keeps, do not stand on them."""
+    try:
+        return _evaluate_step(backend, step, arguments, seconds)
+    finally:
+        return_freed_memory()
+
+
+def _evaluate_step(backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
+                   seconds: float | None) -> Evaluation:
     from workbench.loader import ReadError
     from workbench.replay.errors import EvaluationError, Unsupported
 

@@ -43,6 +43,7 @@ from workbench.hlo_ir import HloModule, Instruction, LiteralValue
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
+from workbench.replay.processes.memory import return_freed_memory
 
 SAMPLES = 12  # random-rounding evaluations of the reference
 SEED = 20261126
@@ -351,6 +352,7 @@ class _NoisyInterpreter(Interpreter):
         self.split: dict[tuple[str, str], int] = {}  # elements moved across, by steep op
 
     def reseed(self, sample: int) -> None:
+        return_freed_memory()  # the last sample's intermediates: the next one's room
         self.draws.reseed(sample)
         self.recorder.sample = sample
         self.recorder.occurrences.clear()
