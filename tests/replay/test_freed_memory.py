@@ -60,3 +60,27 @@ def test_every_evaluation_ends_by_returning_freed_memory(
     failed = steps.evaluate_step(backend, backend.steps()[1], inputs.arguments)
     assert (evaluated.kind, failed.kind) == ("value", "error")
     assert calls == ["trim", "trim"]  # after a value and after a failure alike
+
+
+def test_the_noisy_truth_shares_the_truths_array_where_the_noise_decides_nothing() -> None:
+    """The truth is the largest array a verdict keeps (f64, the result's size): the noise
+    stage keeps it once, not a copy beside it, unless the samples decide some element."""
+    import numpy as np
+
+    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.compare import Truth
+    from workbench.replay.judge.error_bound import with_noise
+
+    value = np.array([1.0, -2.0, 3.0, 0.5])
+    truth = Truth(value, np.full(4, 1e-6))
+    noise = Noise(value - 1e-3, value + 2e-3)
+    widened = with_noise(truth, noise, value.astype(np.float32))
+    assert widened.value is value
+    np.testing.assert_allclose(widened.bound, 1e-6 + 4.0 * 2e-3)
+    # Where the truth is not finite but every sample is, the samples' middle stands for it.
+    undecided = np.array([np.nan, 1.0])
+    decided = with_noise(Truth(undecided, np.zeros(2)), Noise(np.array([0.0, 1.0]),
+                                                               np.array([2.0, 1.0])),
+                         np.array([np.nan, 1.0], np.float32))
+    assert decided.value is not undecided
+    np.testing.assert_array_equal(decided.value, [1.0, 1.0])
