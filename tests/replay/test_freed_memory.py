@@ -84,3 +84,47 @@ def test_the_noisy_truth_shares_the_truths_array_where_the_noise_decides_nothing
                          np.array([np.nan, 1.0], np.float32))
     assert decided.value is not undecided
     np.testing.assert_array_equal(decided.value, [1.0, 1.0])
+
+
+# f32[1000,1000] values: one evaluation in f64 holds 8 MB an array; each value's range 17 MB.
+WIDE = """HloModule wide
+
+ENTRY main {
+  x = f32[1000,1000] parameter(0)
+  y = f32[1000,1000] parameter(1)
+  s = f32[1000,1000] add(x, y)
+  p = f32[1000,1000] multiply(s, x)
+  ROOT d = f32[1000,1000] divide(p, y)
+}
+"""
+
+
+def test_a_noise_stage_over_the_limit_says_what_it_needs_before_any_sample(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import noise
+    from workbench.replay.hlo.shadow import widened_module
+
+    module = parse_hlo_text(WIDE)
+    arguments = [np.full((1000, 1000), 1.5), np.full((1000, 1000), 2.5)]
+    monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, str(48 * 2**20))
+    # One f64 evaluation fits the limit (its values, 40 MB at most at once)...
+    assert noise.Interpreter(widened_module(module)).holds_at_once("main") < 48 * 2**20
+
+    def no_samples(*_: object) -> None:
+        raise AssertionError("a sample ran")
+
+    monkeypatch.setattr(noise, "_sampled", no_samples)
+    # ... the stage, with the samples' ranges beside it, does not: said before any sample.
+    with pytest.raises(memory.OverMemoryLimit) as raised:
+        noise.noise_of(module, arguments)
+    message = str(raised.value)
+    assert "limit 48 MB" in message and "random-rounding stage" in message
+    assert "raise it with --memory-limit" in message
+    needed = float(message.split("needs ")[1].split(" MB")[0])
+    assert 48 < needed < 200  # evaluation + result ranges + the values' ranges, not the caps
+    monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, str(2**30))
+    with pytest.raises(AssertionError, match="a sample ran"):  # within the limit: it runs
+        noise.noise_of(module, arguments)
