@@ -157,6 +157,8 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) 
         verdict = json.loads(text)
     except json.JSONDecodeError:
         verdict = {"status": f"no verdict (exit {process.returncode})"}
+    kind = "localize" if localize else "bisect"
+    (folder.parent / f"{folder.name}.{kind}.json").write_text(text)  # beside, not inside
     return Run(seconds, peak / 2**20, verdict)
 
 
