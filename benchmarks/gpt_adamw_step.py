@@ -1,13 +1,15 @@
 """A GPT-style decoder's training step (bf16 compute, f32 parameters, optax AdamW, the whole
 step under `jax.jit`), the program issue 21's model-size localization is measured on.
 
-    PYENV_VERSION=3.12.1 python3.12 benchmarks/gpt_adamw_step.py [LAYERS [REPEAT]]
+    PYENV_VERSION=3.12.1 python3.12 benchmarks/gpt_adamw_step.py \
+        [LAYERS [REPEAT [D HEADS VOCAB BATCH]]]
 
 Needs JAX, Flax and optax; run under XLA's dump flags (`eval_vs_xla.py` makes the dump).
 With REPEAT, the compiled step is then run REPEAT more times on the same arguments and the best
 wall time is printed as `xla-seconds S`, the least CPU time of all its threads as
 `xla-cpu-seconds S` (what `eval_vs_xla.py` compares the evaluator with).
-2 layers, d_model 256, 4 heads, sequence 128, vocabulary 1,000, batch 8.
+2 layers, d_model 256, 4 heads, sequence 128, vocabulary 1,000, batch 8 unless D HEADS VOCAB
+BATCH say otherwise (`model_size.py`: GPT-2 small's shape is 12 768 12 50304 4).
 """
 
 import sys
@@ -19,7 +21,8 @@ import jax.numpy as jnp
 import optax
 
 LAYERS = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-D, HEADS, T, V, B = 256, 4, 128, 1000, 8
+D, HEADS, V, B = (int(a) for a in sys.argv[3:7]) if len(sys.argv) > 6 else (256, 4, 1000, 8)
+T = 128
 
 
 class Block(nn.Module):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,16 @@ def test_bisect_progress_on_a_terminal() -> None:
     assert status == 1
     assert "bisect" in terminal and "failing" in terminal
     assert "culprit" in stdout
+
+
+def test_bisect_progress_says_which_evaluation_and_the_memory_of_the_tree() -> None:
+    status, _, terminal = run_with_terminal_stderr(
+        "bisect", str(DUMP), "module_0010", "--execution", "snapshot.-17687811")
+    assert status == 1
+    phases = ("reference", "f64 truth", "random rounding", "step ")
+    assert any(phase in terminal for phase in phases), terminal
+    assert re.search(r"\d+(\.\d+)? MB", terminal), terminal  # the process tree's memory
+    assert re.search(r"~\d+ s left", terminal), terminal  # the replay's own estimate
 
 
 def test_progress_counts_failures_even_without_a_bar() -> None:

@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
               f"{replay.backend.name} steps, {how}.", flush=True)
     total = count if args.linear else evaluation_bound(count)
     try:
-        with Progress("bisect", total, wanted(args.json), unit="steps") as progress:
+        progress = Progress("bisect", total, wanted(args.json), unit="steps", phases=True)
+        replay.on_phase, replay.planned_steps = progress.phase, total
+        with progress:
 
             def show(result: StepResult) -> None:
                 progress.advance(failed=result.kind != Kind.OK)

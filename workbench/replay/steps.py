@@ -53,7 +53,18 @@ from workbench.replay.inputs import (
 )
 from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare
 from workbench.replay.judge.outcome import Kind, Outcome
+from workbench.replay.processes.memory import return_freed_memory
 from workbench.replay.processes.workers import Cancelled, WorkerPool
+from workbench.replay.progress import (
+    FLUSHED,
+    NOISE_STAGE,
+    PERTURBED_TRUTH,
+    REFERENCE,
+    STEP,
+    TRUTH,
+    PhaseClock,
+    ReplayPhase,
+)
 
 
 @dataclass
@@ -70,7 +81,17 @@ class Evaluation:
 def evaluate_step(backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
                   seconds: float | None = None) -> Evaluation:
     """Evaluate `step`, turning every failure into an `Evaluation` (runs in workers too);
-    a loop still running after `seconds` stops it (`deadline.py`; None: no deadline)."""
+    a loop still running after `seconds` stops it (`deadline.py`; None: no deadline).
+    The intermediates' pages go back to the system as it ends (`return_freed_memory`), so
+    the next evaluation, or the values a verdict keeps, do not stand on them."""
+    try:
+        return _evaluate_step(backend, step, arguments, seconds)
+    finally:
+        return_freed_memory()
+
+
+def _evaluate_step(backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
+                   seconds: float | None) -> Evaluation:
     from workbench.loader import ReadError
     from workbench.replay.errors import EvaluationError, Unsupported
 
@@ -286,7 +307,9 @@ class Replay:
     `error_bound=False` judges by the tolerance alone too. With `keep_values` each result
     keeps its literal (to print it or dump it); otherwise only the reference is kept. A step
     whose loop still runs after `HANG_FACTOR` times the reference's time (at least
-    `hang_floor` seconds; None: never) is a mismatch that did not finish.
+    `hang_floor` seconds; None: never) is a mismatch that did not finish. `on_phase` hears of
+    each evaluation as it starts (`progress.py`), its time-left estimate planned for
+    `planned_steps` step evaluations (a bisection's bound; by default every step).
     """
 
     backend: Backend
@@ -308,6 +331,8 @@ class Replay:
     shadow_evaluations: int = 0
     noise_evaluations: int = 0  # random-rounding evaluations of the reference (SAMPLES each)
     shadow_seconds: float = 0.0
+    on_phase: Callable[[ReplayPhase], None] | None = None
+    planned_steps: int | None = None
 
     def __post_init__(self) -> None:
         self.steps: list[Step] = self.backend.steps()
@@ -317,6 +342,22 @@ class Replay:
         self._shadow_problem: str | None = None
         self._noise_problem: str | None = None
         self._normwise_outputs: Any = None  # made on first need (`_normwise`)
+        self._clock: PhaseClock | None = None
+
+    def _phase(self, what: str, units: float = 1.0, position: int | None = None,
+               label: str = "") -> None:
+        """Tell `on_phase` an evaluation of `units` (about one evaluation of the reference
+        each) starts."""
+        if self.on_phase is None:
+            return
+        if self._clock is None:
+            from workbench.replay.hlo.noise import SAMPLES
+
+            judged = self.error_bound and self.atol is None and self.rtol is None
+            planned = (len(self.steps) if self.planned_steps is None else self.planned_steps)
+            planned += (2 if judged else 0) + (SAMPLES + 1 if judged and self.noise else 0)
+            self._clock = PhaseClock(float(planned))
+        self.on_phase(self._clock.start(what, units, position, label))
 
     def close(self) -> None:
         self.runner.close()
@@ -350,6 +391,7 @@ class Replay:
                 self.results[position] = result
                 return result
         step = self.steps[position]
+        self._phase(REFERENCE if position == 0 else STEP, position=position, label=step.label)
         evaluation = self.runner.evaluate(self.backend, step, self.inputs.arguments, self.cancel,
                                           self._loop_seconds(position))
         self.evaluations += 1
@@ -450,6 +492,7 @@ class Replay:
         platform = backend.platform()
         if platform is not None and platform not in PLATFORMS_THAT_FLUSH:
             return
+        self._phase(FLUSHED)
         evaluation = self.runner.evaluate(FlushedBackend(backend), self.steps[0],
                                           self.inputs.arguments, self.cancel)
         if evaluation.kind != "value":
@@ -511,7 +554,8 @@ class Replay:
         if truth is None:
             perturbed: LiteralValue | None = self._shadow
             if conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound
-                perturbed = self._evaluate_shadow(perturb(self.inputs.arguments))
+                perturbed = self._evaluate_shadow(perturb(self.inputs.arguments),
+                                                  PERTURBED_TRUTH)
                 if perturbed is None:
                     return None
             assert self._reference_value is not None and perturbed is not None
@@ -538,6 +582,9 @@ class Replay:
         if not hasattr(self.backend, "evaluate_noise"):
             self._noise_problem = f"the {self.backend.name} backend has no random rounding"
             return None
+        from workbench.replay.hlo.noise import SAMPLES
+
+        self._phase(NOISE_STAGE, units=SAMPLES + 1)
         evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
                                           arguments, self.cancel)
         self.noise_evaluations += 1
@@ -548,10 +595,12 @@ class Replay:
             return None
         return evaluation.value
 
-    def _evaluate_shadow(self, arguments: list[LiteralValue]) -> LiteralValue | None:
+    def _evaluate_shadow(self, arguments: list[LiteralValue],
+                         what: str = TRUTH) -> LiteralValue | None:
         if not hasattr(self.backend, "evaluate_shadow"):
             self._shadow_problem = f"the {self.backend.name} backend has no f64 evaluation"
             return None
+        self._phase(what)
         evaluation = self.runner.evaluate(ShadowBackend(self.backend), self.steps[0],
                                           arguments, self.cancel)
         self.shadow_evaluations += 1

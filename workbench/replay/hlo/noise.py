@@ -39,10 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from workbench.hlo_ir import HloModule, Instruction, LiteralValue
+from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
+from workbench.replay.processes.memory import return_freed_memory
 
 SAMPLES = 12  # random-rounding evaluations of the reference
 SEED = 20261126
@@ -356,6 +357,7 @@ class _NoisyInterpreter(Interpreter):
         self.split: dict[tuple[str, str], int] = {}  # elements moved across, by steep op
 
     def reseed(self, sample: int) -> None:
+        return_freed_memory()  # the last sample's intermediates: the next one's room
         self.draws.reseed(sample)
         self.recorder.sample = sample
         self.recorder.occurrences.clear()
@@ -906,9 +908,11 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
     ancestors = _steep_ancestors(declared, non_negative(module, arguments))
     budget = int(NEEDED_SHARE * memory_limit())
+    groups = _groups(_needed(declared, ancestors), declared, budget)
+    check_stage_memory(shadow, groups, declared, budget)
     found: _Found | None = None
     left_out = 0
-    for needed in _groups(_needed(declared, ancestors), declared, budget):
+    for needed in groups:
         recorder = _Recorder(needed=needed, needed_bytes=budget)
         group = _sampled(shadow, declared, arguments, samples, recorder, ancestors)
         found = group if found is None else found.merged(group)
@@ -921,6 +925,45 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
                    "with --memory-limit)")
     return Noise(found.low, found.high, found.discontinuities(declared), found.nan_seen,
                  message)
+
+
+def check_stage_memory(shadow: HloModule, groups: list[set[tuple[str, str]]],
+                       declared: dict[tuple[str, str], Instruction], budget: int) -> int:
+    """The most bytes the stage holds at once, from declared shapes, before any sample runs:
+    one evaluation of the f64 shadow, the samples' range of its result (`RANGE_BYTES` an
+    element), and the values' ranges the recorder keeps: for the split sample (its largest
+    group, within `budget`), to name jumps (`TRACKED_BYTES`) and the accumulation spreads
+    (`SPREAD_BYTES`), at most every value's. Raises `OverMemoryLimit` saying so when that
+    passes the memory limit, so a run that cannot fit stops before its most expensive stage,
+    not by running out."""
+    from workbench.replay.processes import memory
+    from workbench.sizes import format_size
+
+    evaluation = Interpreter(shadow).holds_at_once(shadow.entry_name)  # raises beyond it
+    result = _range_bytes(shadow.entry.root.shape)
+    split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
+    # At most every value's range: a small program keeps far less than the caps.
+    kept = min(split + TRACKED_BYTES + SPREAD_BYTES, _group_bytes(set(declared), declared))
+    needed = evaluation + result + kept
+    memory.check(needed, (
+        f"the random-rounding stage (one f64 evaluation holds {format_size(evaluation)}, the "
+        f"samples' range of the result {format_size(result)}, the values' ranges "
+        f"{format_size(kept)})"))
+    return needed
+
+
+def _range_bytes(shape: Shape) -> int:
+    """What the samples' range of a value of `shape` keeps: `RANGE_BYTES` a float element."""
+    if shape.is_tuple:
+        return sum(_range_bytes(part) for part in shape.tuple_shapes)
+    if not shape.is_array or shape.element_type not in _FLOAT_TYPES:
+        return 0
+    return RANGE_BYTES * int(np.prod(shape.dims, dtype=np.int64))
+
+
+def _group_bytes(group: set[tuple[str, str]],
+                 declared: dict[tuple[str, str], Instruction]) -> int:
+    return sum(_range_bytes(declared[key].shape) for key in group if key in declared)
 
 
 def _needed(declared: dict[tuple[str, str], Instruction],

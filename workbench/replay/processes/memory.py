@@ -13,8 +13,12 @@ environment variable, so worker processes (started later, from this process) see
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import math
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -24,7 +28,7 @@ from workbench.sizes import default_memory_limit as default_limit
 from workbench.sizes import format_size, memory_limit
 
 __all__ = ["ENVIRONMENT_VARIABLE", "OverMemoryLimit", "array_bytes", "check", "default_limit",
-           "memory_limit", "set_memory_limit"]
+           "memory_limit", "return_freed_memory", "set_memory_limit"]
 
 
 class OverMemoryLimit(EvaluationError):
@@ -47,3 +51,30 @@ def check(size: int, what: str, limit: int | None = None) -> None:
     if size > limit:
         raise OverMemoryLimit(f"needs {format_size(size)} (limit {format_size(limit)}) for "
                               f"{what}; raise it with --memory-limit")
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none (macOS, musl)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    if trim is None:
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+def return_freed_memory() -> bool:
+    """Hand the pages of freed values back to the system; whether any were (always False
+    where the C library cannot).
+
+    glibc serves an array below its mmap threshold from its heap, and raises that threshold
+    to the size of each mmapped array freed (up to 32 MB): after the first evaluation
+    almost every intermediate of a training step lives in the heap, and freeing it keeps
+    the pages resident. A 2-layer GPT step's bisect held 990 MB after its noise stage
+    where 390 MB were live. Trimming costs milliseconds; call it when an evaluation ends."""
+    trim = _malloc_trim()
+    return bool(trim(0)) if trim is not None else False

@@ -1,0 +1,100 @@
+"""Where a replay stands while it runs: which evaluation, of which step, how much memory the
+process tree holds, and about how long the rest takes.
+
+At model size one verdict takes minutes and most of them are not steps: the reference in f64
+(twice) and `SAMPLES` random-rounding evaluations plus the split sample for the noise inside
+the program. A bar over steps alone sits still through them. Each evaluation is counted in
+*units* of about one evaluation of the reference (the noise stage is `SAMPLES + 1` of them),
+and the time left is the units still planned at the pace of those done. The plan is an upper
+bound (a bisection's `ceil(log2 N) + 2` steps, both truths, the noise stage), so the estimate
+errs long, never short.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# What each evaluation of a replay is (`ReplayPhase.what`).
+REFERENCE = "reference"
+STEP = "step"
+TRUTH = "f64 truth"
+PERTURBED_TRUTH = "f64 truth on perturbed inputs"
+NOISE_STAGE = "random rounding"
+FLUSHED = "reference with subnormals as zero"
+
+
+@dataclass(frozen=True)
+class ReplayPhase:
+    """One evaluation starting: `what` (`REFERENCE`, `STEP`, ...), the step's position and
+    label for a step, the units done and planned (`PhaseClock`), the seconds since the replay
+    started and the estimate of those left (None until one evaluation has finished), and the
+    resident memory of this process and its descendants (None where /proc is not)."""
+
+    what: str
+    position: int | None
+    label: str
+    units_done: float
+    units_planned: float
+    elapsed: float
+    seconds_left: float | None
+    tree_memory: int | None
+
+    def describe(self) -> str:
+        """`step 45 (after_fusion)`, `random rounding`: what a progress line shows."""
+        if self.what == STEP and self.position is not None:
+            return f"step {self.position} ({self.label})" if self.label else \
+                f"step {self.position}"
+        return self.what
+
+
+@dataclass
+class PhaseClock:
+    """Counts a replay's evaluations in units and estimates the time left."""
+
+    units_planned: float
+    units_done: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+    _current: float = 0.0  # units of the evaluation running now
+
+    def start(self, what: str, units: float, position: int | None = None,
+              label: str = "") -> ReplayPhase:
+        """The phase of an evaluation of `units` starting (the one before it has ended)."""
+        self.units_done += self._current
+        self._current = units
+        self.units_planned = max(self.units_planned, self.units_done + units)
+        elapsed = time.perf_counter() - self.started
+        left = None
+        if self.units_done > 0:
+            left = elapsed / self.units_done * (self.units_planned - self.units_done)
+        return ReplayPhase(what, position, label, self.units_done, self.units_planned,
+                           elapsed, left, tree_resident_bytes())
+
+
+def tree_resident_bytes(root: int | None = None) -> int | None:
+    """Resident bytes of process `root` (this one by default) and all its descendants, from
+    /proc; None where there is no /proc. Worker processes count: they are descendants."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    root = os.getpid() if root is None else root
+    page = os.sysconf("SC_PAGE_SIZE")
+    children: dict[int, list[int]] = {}
+    resident: dict[int, int] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        resident[int(entry.name)] = int(fields[21]) * page
+    total, frontier = 0, [root]
+    while frontier:
+        pid = frontier.pop()
+        total += resident.get(pid, 0)
+        frontier.extend(children.get(pid, ()))
+    return total
