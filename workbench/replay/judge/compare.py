@@ -159,6 +159,8 @@ class Comparison:
     # some output had to include it (the noise stage; `hlo/noise.py`).
     widened_by: tuple[Discontinuity, ...] = ()
     allowance: str | None = None  # the platform's legal rounding judged with ("TF32")
+    # Outputs of a non-unique factorization judged by its relations (`factorizations.py`)
+    relations: str | None = None
 
     @property
     def location(self) -> str:
@@ -494,6 +496,8 @@ def comparison_text(comparison: Comparison) -> str:
     if comparison.allowance:
         verdict = "within" if comparison.ok else "beyond"
         text += f" ({verdict} {comparison.allowance} rounding of the reference)"
+    if comparison.relations:
+        text += f"; {comparison.relations}"
     return text + noise_text(comparison)
 
 
