@@ -1,9 +1,11 @@
 """A recorded factorization that is legal but not the reference's is judged by its relations.
 
-The data (`tests/data/factorizations/schur_f32_reordered`, its README says how it was made)
-is a real JAX 0.12 dump of `jax.scipy.linalg.schur` (LAPACK `sgees`) whose recorded Schur
-form was reordered by LAPACK's `strexc`: the same eigenvalues in another order on the
-diagonal, a legal Schur form of the same matrix, far from the reference element by element.
+The data (`tests/data/factorizations/`, each README says how it was made) are real JAX 0.12
+dumps of `jax.scipy.linalg.schur` (LAPACK `sgees`, `cgees`) and `jnp.linalg.eig` (`sgeev`)
+whose recorded results were changed into another legal factorization of the same matrix:
+the Schur forms reordered by LAPACK's `strexc`/`ctrexc` (the same eigenvalues in another
+order on the diagonal), the eigenpairs put in another order with their vectors' phases
+changed. Element by element each is far from the reference, though right.
 """
 
 from __future__ import annotations
@@ -12,16 +14,22 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from workbench.formats.literal import literal_from_proto, shape_from_proto
 from workbench.formats.literal_write import literal_to_proto
 from workbench.index import scan
+from workbench.loader import load_step_hlo
 from workbench.protos import hlo_pb2
 from workbench.replay.bisect import bisect_replay
+from workbench.replay.judge.factorizations import factorizations
 from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import open_replay
 
-SCHUR = Path(__file__).parents[1] / "data" / "factorizations" / "schur_f32_reordered"
+DATA = Path(__file__).parents[1] / "data" / "factorizations"
+SCHUR_F32 = DATA / "schur_f32_reordered"
+SCHUR_C64 = DATA / "schur_c64_reordered"
+EIG_F32 = DATA / "eig_f32_permuted"
 
 
 def _verdict(root: Path) -> tuple[bool, str, Kind]:
@@ -33,34 +41,56 @@ def _verdict(root: Path) -> tuple[bool, str, Kind]:
     return recorded.ok, verdict.detail, verdict.status
 
 
-def _planted(tmp_path: Path, row: int, column: int, change: float) -> Path:
-    """The data with the recorded T changed at [row, column]."""
-    target = tmp_path / "planted"
-    shutil.copytree(SCHUR, target)
+def _planted(source: Path, target: Path, output: int, index: tuple[int, ...],
+             change: complex) -> Path:
+    """The data with the recorded output `output` changed by `change` at `index`."""
+    shutil.copytree(source, target)
     (snapshot_file,) = target.glob("*.snapshot.*.pb")
     snapshot = hlo_pb2.HloSnapshot.FromString(snapshot_file.read_bytes())
-    t, z = literal_from_proto(snapshot.result)
-    t = np.array(t)
-    t[row, column] += np.float32(change)
-    snapshot.result.CopyFrom(literal_to_proto((t, z), shape_from_proto(snapshot.result.shape)))
+    outputs = [np.array(part) for part in literal_from_proto(snapshot.result)]
+    outputs[output][index] += change if outputs[output].dtype.kind == "c" else change.real
+    snapshot.result.CopyFrom(literal_to_proto(tuple(outputs),
+                                              shape_from_proto(snapshot.result.shape)))
     snapshot_file.write_bytes(snapshot.SerializeToString())
     return target
 
 
-def test_a_reordered_schur_form_is_a_legal_recording() -> None:
-    ok, detail, status = _verdict(SCHUR)
+@pytest.mark.parametrize(("root", "words"), [
+    (SCHUR_F32, "a different, legal Schur form: A = Z T Z^H within |A - Z T Z^H|"),
+    (SCHUR_C64, "a different, legal Schur form: A = Z T Z^H within |A - Z T Z^H|"),
+    (EIG_F32, "a different, legal eigen-decomposition: A V = V W within |A V - V W| / |V|"),
+])
+def test_another_legal_factorization_is_a_legal_recording(root: Path, words: str) -> None:
+    ok, detail, status = _verdict(root)
     assert ok and status == Kind.OK, detail
-    assert "a different, legal Schur form: A = Z T Z^H within |A - Z T Z^H|" in detail
+    assert "{0}, {1} judged by the" in detail and words in detail
     assert "eigenvalues (as a multiset) off the reference's" in detail
     # the steps are still compared element by element with each other: every one is ok
     assert "no step differs from the reference (checked every step)" in detail
 
 
-def test_a_planted_change_to_the_schur_form_is_still_a_mismatch(tmp_path: Path) -> None:
-    """Above the diagonal (the relation A = Z T Z^H breaks) and on it (the eigenvalues)."""
-    for row, column, change in ((0, 3, 0.01), (2, 2, 0.001)):
-        ok, detail, status = _verdict(_planted(tmp_path / f"{row}{column}", row, column,
-                                               change))
-        assert not ok and status == Kind.MISMATCH, detail
-        assert "the recorded result differs from the reference" in detail
-        assert "not a legal Schur form either: |A - Z T Z^H|" in detail
+@pytest.mark.parametrize(("root", "output", "index", "change", "words"), [
+    (SCHUR_F32, 0, (0, 3), 0.01, "not a legal Schur form either: |A - Z T Z^H|"),  # above
+    (SCHUR_F32, 0, (2, 2), 0.001, "not a legal Schur form either: |A - Z T Z^H|"),  # on
+    (SCHUR_C64, 0, (1, 3), 0.01j, "not a legal Schur form either: |A - Z T Z^H|"),
+    (EIG_F32, 0, (3,), 0.001, "not a legal eigen-decomposition either:"),  # an eigenvalue
+    (EIG_F32, 1, (2, 1), 0.01, "not a legal eigen-decomposition either:"),  # a vector
+])
+def test_a_planted_change_to_a_factorization_is_still_a_mismatch(
+        tmp_path: Path, root: Path, output: int, index: tuple[int, ...], change: complex,
+        words: str) -> None:
+    ok, detail, status = _verdict(_planted(root, tmp_path / "planted", output, index, change))
+    assert not ok and status == Kind.MISMATCH, detail
+    assert "the recorded result differs from the reference" in detail
+    assert words in detail
+
+
+def test_the_outputs_are_traced_to_the_lapack_call_and_its_matrix_to_the_input() -> None:
+    """Through JAX's `call`, `select(info == 0, x, NaN)` and (eig) `complex(wr, wi)`."""
+    for root, routine, keys in ((SCHUR_F32, "gees", {"t", "z"}),
+                                (EIG_F32, "geev", {"values", "vr"})):
+        (module,) = [m for m in scan(root).modules if m.executions]
+        (found,) = factorizations(load_step_hlo(root, module.ir_steps("hlo")[0]))
+        assert found.routine == routine and found.parameter == 0
+        assert set(found.outputs) == keys
+        assert sorted(path for path, _ in found.outputs.values()) == [(0,), (1,)]

@@ -421,14 +421,12 @@ class Replay:
             return comparison
         reference = self._reference_value
         assert reference is not None
-        truth = self._truths.get(True) or self._truths.get(False)
         replaced: Any = recorded
         texts, legal = [], True
         for factorization in found:
             try:
                 relations = judge_relations(factorization, list(self.inputs.arguments),
-                                            reference, recorded,
-                                            None if truth is None else truth.bound)
+                                            reference, recorded)
             except (ValueError, np.linalg.LinAlgError):
                 continue
             if relations is None:
