@@ -30,10 +30,12 @@ DATA = Path(__file__).parents[1] / "data" / "factorizations"
 SCHUR_F32 = DATA / "schur_f32_reordered"
 SCHUR_C64 = DATA / "schur_c64_reordered"
 EIG_F32 = DATA / "eig_f32_permuted"
+MOVED = DATA / "moved_outputs"
 
 
-def _verdict(root: Path) -> tuple[bool, str, Kind]:
-    (module,) = [m for m in scan(root).modules if m.executions]
+def _verdict(root: Path, name: str | None = None) -> tuple[bool, str, Kind]:
+    (module,) = [m for m in scan(root).modules
+                 if m.executions and (name is None or m.name == name)]
     with open_replay(root, module, module.executions[0]) as replay:
         verdict = bisect_replay(replay, linear=True)
         recorded = replay.recorded_comparison
@@ -42,10 +44,11 @@ def _verdict(root: Path) -> tuple[bool, str, Kind]:
 
 
 def _planted(source: Path, target: Path, output: int, index: tuple[int, ...],
-             change: complex) -> Path:
-    """The data with the recorded output `output` changed by `change` at `index`."""
+             change: complex, name: str = "") -> Path:
+    """The data with the recorded output `output` changed by `change` at `index` (in the
+    snapshot of the module named `name`, when there are several)."""
     shutil.copytree(source, target)
-    (snapshot_file,) = target.glob("*.snapshot.*.pb")
+    (snapshot_file,) = target.glob(f"*{name}.snapshot.*.pb")
     snapshot = hlo_pb2.HloSnapshot.FromString(snapshot_file.read_bytes())
     outputs = [np.array(part) for part in literal_from_proto(snapshot.result)]
     outputs[output][index] += change if outputs[output].dtype.kind == "c" else change.real
@@ -69,17 +72,44 @@ def test_another_legal_factorization_is_a_legal_recording(root: Path, words: str
     assert "no step differs from the reference (checked every step)" in detail
 
 
+def test_outputs_moved_by_the_program_are_moved_back_before_judging() -> None:
+    """A Schur form of `x.T` returned as `t.T` and `z.reshape(2, 3, 6)`; eigenvalues alone
+    (no vectors), returned from a `call` beside another output judged element by element."""
+    ok, detail, _ = _verdict(MOVED, "jit_moved_schur")
+    assert ok, detail
+    assert "{0}, {1} judged by the Schur form's relations" in detail
+    assert "a different, legal Schur form: A = Z T Z^H within" in detail
+    ok, detail, _ = _verdict(MOVED, "jit_eigenvalues")
+    assert ok, detail
+    assert "{0} judged as A's eigenvalues" in detail
+    assert "a different, legal order of the eigenvalues: the same multiset within" in detail
+    assert "eigenvalues' backward error" in detail
+
+
+def test_the_outputs_beside_a_legal_factorization_are_still_compared(tmp_path: Path) -> None:
+    """The sum returned beside the eigenvalues, changed: a mismatch there, the eigenvalues
+    still judged legal by their relations."""
+    root = _planted(MOVED, tmp_path / "planted", 1, (), 0.5, "jit_eigenvalues")
+    ok, detail, _ = _verdict(root, "jit_eigenvalues")
+    assert not ok
+    assert "first at {1}" in detail
+    assert "a different, legal order of the eigenvalues" in detail
+
+
 @pytest.mark.parametrize(("root", "output", "index", "change", "words"), [
     (SCHUR_F32, 0, (0, 3), 0.01, "not a legal Schur form either: |A - Z T Z^H|"),  # above
     (SCHUR_F32, 0, (2, 2), 0.001, "not a legal Schur form either: |A - Z T Z^H|"),  # on
     (SCHUR_C64, 0, (1, 3), 0.01j, "not a legal Schur form either: |A - Z T Z^H|"),
     (EIG_F32, 0, (3,), 0.001, "not a legal eigen-decomposition either:"),  # an eigenvalue
     (EIG_F32, 1, (2, 1), 0.01, "not a legal eigen-decomposition either:"),  # a vector
+    (MOVED, 0, (0,), 0.1, "not a legal order of the eigenvalues either:"),  # eigvals alone
 ])
 def test_a_planted_change_to_a_factorization_is_still_a_mismatch(
         tmp_path: Path, root: Path, output: int, index: tuple[int, ...], change: complex,
         words: str) -> None:
-    ok, detail, status = _verdict(_planted(root, tmp_path / "planted", output, index, change))
+    name = "jit_eigenvalues" if root == MOVED else None
+    planted = _planted(root, tmp_path / "planted", output, index, change, name or "")
+    ok, detail, status = _verdict(planted, name)
     assert not ok and status == Kind.MISMATCH, detail
     assert "the recorded result differs from the reference" in detail
     assert words in detail

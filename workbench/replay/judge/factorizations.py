@@ -20,7 +20,9 @@ legal up to `THRESHOLD` times n eps |A| (eps of the factorization's type, norms 
   / |V_l|, each vector of norm 1.
 
 Eigenvalues of a cluster are ill-conditioned: each is legal within LAPACK's error bound of an
-eigenvalue, the same residual over its condition (`_eigenvalue_check`).
+eigenvalue, the same residual over its condition (`_eigenvalue_check`), and (for matrices of
+at most `BACKWARD_ERROR_SIZE`) is an eigenvalue of a matrix that near A
+(`_backward_error_check`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ _OUTPUTS = {
 }
 _NAMES = {"gees": "Schur form", "geev": "eigen-decomposition"}
 
-Transform = tuple[str, tuple[int, ...]]  # ("transpose", permutation) or ("reshape", dims)
+# A move of an array: ("transpose", permutation, dims before) or ("reshape", dims after,
+# dims before).
+Transform = tuple[str, tuple[int, ...], tuple[int, ...]]
 
 
 @dataclass
@@ -70,16 +74,25 @@ class Relations:
 
 
 def _apply(array: np.ndarray, transforms: list[Transform]) -> np.ndarray:
-    for kind, dims in transforms:
-        array = np.transpose(array, dims) if kind == "transpose" else array.reshape(dims)
+    for kind, argument, _ in transforms:
+        array = np.transpose(array, argument) if kind == "transpose" else array.reshape(argument)
     return array
 
 
 def _undo(array: np.ndarray, transforms: list[Transform]) -> np.ndarray:
-    for kind, dims in reversed(transforms):
-        array = (np.transpose(array, np.argsort(dims)) if kind == "transpose"
-                 else array.reshape(dims))
+    for kind, argument, before in reversed(transforms):
+        array = (np.transpose(array, np.argsort(argument)) if kind == "transpose"
+                 else array.reshape(before))
     return array
+
+
+def _move(instruction: Instruction, operand: Instruction) -> list[Transform]:
+    """The move `instruction` (a copy, reshape or transpose of `operand`) makes."""
+    if instruction.opcode == "reshape":
+        return [("reshape", instruction.shape.dims, operand.shape.dims)]
+    if instruction.opcode == "transpose":
+        return [("transpose", tuple(instruction.dimensions or ()), operand.shape.dims)]
+    return []
 
 
 class _Tracer:
@@ -97,11 +110,8 @@ class _Tracer:
         opcode, operands = instruction.opcode, instruction.operands
         if opcode in ("copy", "reshape", "transpose"):
             operand = computation.by_name[operands[0]]
-            if opcode == "reshape":
-                moves = [("reshape", instruction.shape.dims), *moves]
-            elif opcode == "transpose":
-                moves = [("transpose", tuple(instruction.dimensions or ())), *moves]
-            return self.output(computation, operand.name, stack, moves)
+            return self.output(computation, operand.name, stack,
+                               [*_move(instruction, operand), *moves])
         if opcode == "select" and len(operands) == 3:
             if _is_nan(computation, operands[2]):
                 return self.output(computation, operands[1], stack, moves)
@@ -112,6 +122,9 @@ class _Tracer:
                     or (parts[0][1], parts[1][1]) != ("wr", "wi") or parts[0][2] or parts[1][2]):
                 return None
             return parts[0][0], "values", moves, parts[0][3]
+        if opcode == "call" and instruction.called_computations:
+            callee = self.computations[instruction.called_computations[0]]
+            return self.output(callee, callee.root.name, (*stack, instruction), moves)
         if opcode != "get-tuple-element" or instruction.tuple_index is None:
             return None
         source = computation.by_name[operands[0]]
@@ -149,11 +162,8 @@ class _Tracer:
         if found is None:
             return None
         number, moves = found
-        if instruction.opcode == "reshape":
-            moves = [*moves, ("reshape", instruction.shape.dims)]
-        elif instruction.opcode == "transpose":
-            moves = [*moves, ("transpose", tuple(instruction.dimensions or ()))]
-        return number, moves
+        operand = computation.by_name[instruction.operands[0]]
+        return number, [*moves, *_move(instruction, operand)]
 
     def _computation_of(self, instruction: Instruction) -> Computation | None:
         for computation in self.computations.values():
@@ -269,6 +279,25 @@ def _eigenvalue_check(a: np.ndarray, theirs: list[np.ndarray], ours: list[np.nda
     return worst
 
 
+BACKWARD_ERROR_SIZE = 128  # the largest n whose eigenvalues' backward errors are checked
+
+
+def _backward_error_check(a: np.ndarray, theirs: list[np.ndarray], limit: float
+                          ) -> _Check | None:
+    """Each recorded eigenvalue mu is an eigenvalue of a matrix within `limit` of A: the
+    least singular value of A - mu I (its backward error) is at most `limit`. One SVD per
+    eigenvalue, so only up to `BACKWARD_ERROR_SIZE` (None beyond)."""
+    n = a.shape[-1]
+    if n > BACKWARD_ERROR_SIZE:
+        return None
+    identity = np.eye(n)
+    worst = 0.0
+    for matrix, values in zip(a, theirs, strict=True):
+        shifted = matrix[None] - values[:, None, None] * identity
+        worst = max(worst, float(np.linalg.svd(shifted, compute_uv=False)[:, -1].max()))
+    return _Check("eigenvalues' backward error", worst, limit)
+
+
 @dataclass
 class _Check:
     name: str
@@ -313,7 +342,7 @@ def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
     used = [k for k in keys if k in outputs]
     if routine == "gees" and "t" not in used:
         return None
-    if routine == "geev" and (values(recorded) is None or not {"vl", "vr"} & set(used)):
+    if routine == "geev" and values(recorded) is None:
         return None
     a = _apply(np.asarray(arguments[factorization.parameter]), factorization.to_operand)
     wide = np.complex128 if factorization.complex_ or routine == "geev" else np.float64
@@ -381,13 +410,19 @@ def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
             checks.append(_Check(f"{'left' if left else 'right'} vectors' | |v| - 1 |",
                                  float(lengths.max()), THRESHOLD * n * eps))
     checks.append(_eigenvalue_check(a, theirs, ours, scale))
+    backward = _backward_error_check(a, theirs, limit)
+    if backward is not None:
+        checks.append(backward)
     legal = all(check.ok for check in checks)
     paths = [outputs[k][0] for k in used]
     where = ", ".join("".join(f"{{{i}}}" for i in p) for p in paths)
     name = _NAMES[routine]
-    relation = ("A = Z T Z^H" if routine == "gees" else "A V = V W")
+    judged = f"{where} judged by the {name}'s relations"
+    relation = "A = Z T Z^H" if routine == "gees" else "A V = V W"
+    if routine == "geev" and not {"vl", "vr"} & set(used):
+        judged, name, relation = (f"{where} judged as A's eigenvalues",
+                                  "order of the eigenvalues", "the same multiset")
     verdict = (f"a different, legal {name}: {relation} within" if legal
                else f"not a legal {name} either:")
-    return Relations(legal, paths, f"{where} judged by the {name}'s relations "
-                                   f"({factorization.call.name}, {element} {n}x{n}), "
+    return Relations(legal, paths, f"{judged} ({factorization.call.name}, {element} {n}x{n}), "
                                    f"{verdict} " + ", ".join(str(c) for c in checks))
