@@ -31,6 +31,7 @@ SCHUR_F32 = DATA / "schur_f32_reordered"
 SCHUR_C64 = DATA / "schur_c64_reordered"
 EIG_F32 = DATA / "eig_f32_permuted"
 MOVED = DATA / "moved_outputs"
+SVD_F32 = DATA / "svd_f32_rotated"
 
 
 def _verdict(root: Path, name: str | None = None) -> tuple[bool, str, Kind]:
@@ -72,6 +73,16 @@ def test_another_legal_factorization_is_a_legal_recording(root: Path, words: str
     assert "no step differs from the reference (checked every step)" in detail
 
 
+def test_another_legal_svd_is_a_legal_recording() -> None:
+    """Singular vectors with other signs, and another basis for two nearly equal singular
+    values; the singular values themselves stay compared element by element."""
+    ok, detail, status = _verdict(SVD_F32)
+    assert ok and status == Kind.OK, detail
+    assert ("{0}, {2} judged by the singular value decomposition's relations (svd.22, float32 "
+            "6x4), a different, legal singular value decomposition: A = U S V^H within "
+            "|A - U S V^H|") in detail
+
+
 def test_outputs_moved_by_the_program_are_moved_back_before_judging() -> None:
     """A Schur form of `x.T` returned as `t.T` and `z.reshape(2, 3, 6)`; eigenvalues alone
     (no vectors), returned from a `call` beside another output judged element by element."""
@@ -84,6 +95,16 @@ def test_outputs_moved_by_the_program_are_moved_back_before_judging() -> None:
     assert "{0} judged as A's eigenvalues" in detail
     assert "a different, legal order of the eigenvalues: the same multiset within" in detail
     assert "eigenvalues' backward error" in detail
+
+
+def test_a_changed_singular_value_is_a_mismatch(tmp_path: Path) -> None:
+    """The singular values are compared element by element, and with the recorded vectors
+    they no longer make A."""
+    root = _planted(SVD_F32, tmp_path / "planted", 1, (3,), 0.001)
+    ok, detail, _ = _verdict(root)
+    assert not ok
+    assert "first at {1}[3]" in detail
+    assert "not a legal singular value decomposition either: |A - U S V^H| 0.001 >" in detail
 
 
 def test_the_outputs_beside_a_legal_factorization_are_still_compared(tmp_path: Path) -> None:
@@ -103,6 +124,8 @@ def test_the_outputs_beside_a_legal_factorization_are_still_compared(tmp_path: P
     (EIG_F32, 0, (3,), 0.001, "not a legal eigen-decomposition either:"),  # an eigenvalue
     (EIG_F32, 1, (2, 1), 0.01, "not a legal eigen-decomposition either:"),  # a vector
     (MOVED, 0, (0,), 0.1, "not a legal order of the eigenvalues either:"),  # eigvals alone
+    (SVD_F32, 2, (1, 2), 0.01, "not a legal singular value decomposition either:"),  # V^T
+    (SVD_F32, 0, (4, 1), 0.01, "not a legal singular value decomposition either:"),  # U
 ])
 def test_a_planted_change_to_a_factorization_is_still_a_mismatch(
         tmp_path: Path, root: Path, output: int, index: tuple[int, ...], change: complex,

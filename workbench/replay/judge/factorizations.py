@@ -17,7 +17,9 @@ legal up to `THRESHOLD` times n eps |A| (eps of the factorization's type, norms 
   triangular (real: quasi-triangular, 2x2 blocks apart), its eigenvalues (the diagonal, the
   2x2 blocks') equal to the reference's as a multiset;
 - eig: the eigenvalues as a multiset, |A V - V diag(w)| / |V| and |V_l^H A - diag(w) V_l^H|
-  / |V_l|, each vector of norm 1.
+  / |V_l|, each vector of norm 1;
+- SVD (`gesdd`, `gesvd`): |A - U S V^H|, U and V with orthonormal columns; the singular
+  values, sorted, stay compared element by element.
 
 Eigenvalues of a cluster are ill-conditioned: each is legal within LAPACK's error bound of an
 eigenvalue, the same residual over its condition (`_eigenvalue_check`), and (for matrices of
@@ -42,8 +44,11 @@ _OUTPUTS = {
     ("gees", True): ("t", "z", "values"),
     ("geev", False): ("wr", "wi", "vl", "vr"),
     ("geev", True): ("values", "vl", "vr"),
+    **{(svd, complex_): ("a", "s", "u", "vt") for svd in ("gesdd", "gesvd")
+       for complex_ in (False, True)},
 }
-_NAMES = {"gees": "Schur form", "geev": "eigen-decomposition"}
+_NAMES = {"gees": "Schur form", "geev": "eigen-decomposition",
+          "gesdd": "singular value decomposition", "gesvd": "singular value decomposition"}
 
 # A move of an array: ("transpose", permutation, dims before) or ("reshape", dims after,
 # dims before).
@@ -313,20 +318,71 @@ class _Check:
         return f"{self.name} {self.value:.3g} {relation} {self.limit:.3g}"
 
 
+def _output(factorization: Factorization, value: Any, key: str) -> np.ndarray | None:
+    """The custom-call's output `key` as recorded in `value` (the module's result), moved
+    back; None when it is not an output of the module."""
+    if key not in factorization.outputs:
+        return None
+    path, moves = factorization.outputs[key]
+    part: Any = value
+    for i in path:
+        part = part[i]
+    return _undo(np.asarray(part), moves)
+
+
+def _judge_svd(factorization: Factorization, arguments: list[LiteralValue],
+               recorded: LiteralValue) -> Relations | None:
+    """Singular vectors, unique only up to phase (and a basis within a cluster of singular
+    values): |A - U S V^H| <= 30 max(m, n) eps |A|, |U^H U - I| and |V^H V - I| <= 30
+    max(m, n) eps. The singular values, sorted and unique, stay compared element by
+    element (the vectors are judged with the recorded ones)."""
+    s, u, vt = (_output(factorization, recorded, key) for key in ("s", "u", "vt"))
+    if s is None or u is None or vt is None:
+        return None
+    a = _apply(np.asarray(arguments[factorization.parameter]), factorization.to_operand)
+    element = a.dtype
+    eps = float(np.finfo(element).eps)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    wide = np.complex128 if factorization.complex_ else np.float64
+    a = a.astype(wide).reshape(-1, m, n)
+    u = u.astype(wide).reshape(-1, m, u.shape[-1])[..., :k]
+    vt = vt.astype(wide).reshape(-1, vt.shape[-2], n)[..., :k, :]
+    s = s.astype(np.float64).reshape(-1, k)
+    size = max(m, n)
+    limit = THRESHOLD * size * eps * float(np.linalg.norm(a, axis=(-2, -1)).max())
+
+    def frobenius(x: np.ndarray) -> float:
+        return float(np.linalg.norm(x, axis=(-2, -1)).max())
+
+    identity = np.eye(k)
+    checks = [
+        _Check("|A - U S V^H|", frobenius(a - (u * s[:, None, :]) @ vt), limit),
+        _Check("|U^H U - I|", frobenius(np.conj(np.swapaxes(u, -1, -2)) @ u - identity),
+               THRESHOLD * size * eps),
+        _Check("|V^H V - I|", frobenius(vt @ np.conj(np.swapaxes(vt, -1, -2)) - identity),
+               THRESHOLD * size * eps)]
+    legal = all(check.ok for check in checks)
+    paths = [factorization.outputs[key][0] for key in ("u", "vt")]
+    where = ", ".join("".join(f"{{{i}}}" for i in p) for p in paths)
+    name = _NAMES[factorization.routine]
+    verdict = (f"a different, legal {name}: A = U S V^H within" if legal
+               else f"not a legal {name} either:")
+    return Relations(legal, paths, f"{where} judged by the {name}'s relations "
+                                   f"({factorization.call.name}, {element} {m}x{n}), "
+                                   f"{verdict} " + ", ".join(str(c) for c in checks))
+
+
 def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
                     reference: LiteralValue, recorded: LiteralValue) -> Relations | None:
     """The recorded outputs of `factorization` judged by its relations (None: too few of
     its outputs are outputs of the module to judge them this way)."""
     outputs = factorization.outputs
+    if factorization.routine in ("gesdd", "gesvd"):
+        return _judge_svd(factorization, arguments, recorded)
 
     def output(value: Any, key: str) -> np.ndarray | None:
-        if key not in outputs:
-            return None
-        path, moves = outputs[key]
-        part: Any = value
-        for i in path:
-            part = part[i]
-        return _undo(np.asarray(part), moves)
+        return _output(factorization, value, key)
 
     def values(value: Any) -> np.ndarray | None:
         if "values" in outputs:
