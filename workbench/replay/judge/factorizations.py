@@ -2,7 +2,8 @@
 
 Some factorizations are not unique. LAPACK's Schur form without sorting (`gees`) is unique
 only up to the order of the eigenvalues on its diagonal and the phases of its Schur vectors;
-an eigen-decomposition's (`geev`) vectors only up to order and phase. Another build of
+an eigen-decomposition's (`geev`) vectors only up to order and phase; singular vectors
+(`gesdd`, `gesvd`) up to phase, and a basis for a cluster of singular values. Another build of
 LAPACK, or the same one on more threads, may legally return another one (JAX's `linalg_test`
 on XLA CPU: the same eigenvalues of a clustered matrix in another order), and element by
 element that is far from the reference, although it is right.
@@ -156,7 +157,7 @@ class _Tracer:
             if not stack:
                 return instruction.parameter_number, []
             call = stack[-1]
-            caller = self._computation_of(call)
+            caller = self.computation_of(call)
             if caller is None:
                 return None
             return self.parameter(caller, call.operands[instruction.parameter_number],
@@ -170,7 +171,8 @@ class _Tracer:
         operand = computation.by_name[instruction.operands[0]]
         return number, [*moves, *_move(instruction, operand)]
 
-    def _computation_of(self, instruction: Instruction) -> Computation | None:
+    def computation_of(self, instruction: Instruction) -> Computation | None:
+        """The computation that holds `instruction`."""
         for computation in self.computations.values():
             if computation.by_name.get(instruction.name) is instruction:
                 return computation
@@ -188,7 +190,8 @@ def _is_nan(computation: Computation, name: str) -> bool:
 
 
 def routine_of(instruction: Instruction) -> tuple[str, bool] | None:
-    """("gees" or "geev", complex?) for a LAPACK custom-call whose result is not unique."""
+    """(the routine: "gees", "geev", "gesdd" or "gesvd"; complex?) for a LAPACK custom-call
+    whose result is not unique, else None."""
     from workbench.replay.hlo.lapack import TARGET
 
     if instruction.opcode != "custom-call":
@@ -200,14 +203,15 @@ def routine_of(instruction: Instruction) -> tuple[str, bool] | None:
 
 
 def factorizations(module: HloModule) -> list[Factorization]:
-    """The non-unique factorizations among the outputs of `module`'s result tuple."""
+    """The non-unique factorizations among the outputs of `module`'s result (a tuple's
+    elements, or the result itself)."""
     tracer = _Tracer(module)
     entry = module.entry
     root = entry.root
-    if root.opcode != "tuple":
-        return []
+    results = ([((index,), name) for index, name in enumerate(root.operands)]
+               if root.opcode == "tuple" else [((), root.name)])
     found: dict[str, Factorization] = {}
-    for index, name in enumerate(root.operands):
+    for path, name in results:
         traced = tracer.output(entry, name, (), [])
         if traced is None:
             continue
@@ -216,14 +220,14 @@ def factorizations(module: HloModule) -> list[Factorization]:
         assert kind is not None
         factorization = found.get(call.name)
         if factorization is None:
-            callee = tracer._computation_of(call)
+            callee = tracer.computation_of(call)
             operand = None if callee is None else tracer.parameter(callee, call.operands[0],
                                                                    stack)
             if operand is None:
                 continue
             factorization = Factorization(call, kind[0], kind[1], operand[0], operand[1])
             found[call.name] = factorization
-        factorization.outputs[output] = ((index,), moves)
+        factorization.outputs[output] = (path, moves)
     return list(found.values())
 
 
