@@ -251,6 +251,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
                         "elements": d.elements, "how": "flips" if d.flipped else "jumps"}
                        for d in c.widened_by],
         "allowance": c.allowance,
+        "relations": c.relations,
         "summary": c.summary,
     }
 

@@ -155,6 +155,8 @@ class Comparison:
     shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
     noise_problem: str | None = None  # why rounding noise inside the program was not modelled
     noise_left_out: str | None = None  # what the noise stage left out, where it mattered
+    # Outputs of a non-unique factorization judged by its relations (`factorizations.py`)
+    relations: str | None = None
     # Where rounding noise inside the program decided values, when the bound that judged
     # some output had to include it (the noise stage; `hlo/noise.py`).
     widened_by: tuple[Discontinuity, ...] = ()
@@ -531,6 +533,8 @@ def comparison_text(comparison: Comparison) -> str:
     if comparison.allowance:
         verdict = "within" if comparison.ok else "beyond"
         text += f" ({verdict} {comparison.allowance} rounding of the reference)"
+    if comparison.relations:
+        text += f"; {comparison.relations}"
     return text + noise_text(comparison)
 
 
