@@ -55,12 +55,24 @@ def _list(dump: Dump, as_json: bool) -> int:
              str(module.pass_step_count), str(len(module.executions)),
              str(len(module.artifacts))) for module in dump.modules]
     # A framed table only when it fits on the terminal: more rows than a screen, or output
-    # into a pipe or file, get plain columns (as fast for 10,000 rows as for 10).
-    if sys.stdout.isatty() and len(rows) + 8 <= shutil.get_terminal_size().lines:
+    # into a pipe or file, get plain columns (as fast for 10,000 rows as for 10). A frame
+    # takes 3 characters per column and 1 more; the name folds down to its heading's width.
+    terminal = shutil.get_terminal_size()
+    widths = _widths(rows)
+    framed_width = sum(widths) - widths[1] + len(COLUMNS[1]) + 3 * len(COLUMNS) + 1
+    if not sys.stdout.isatty():
+        _print_plain(dump, rows, width=None)
+    elif len(rows) + 8 <= terminal.lines and framed_width <= terminal.columns:
         _print_framed(dump, rows)
     else:
-        _print_plain(dump, rows)
+        _print_plain(dump, rows, width=terminal.columns)
     return 0
+
+
+def _widths(rows: Sequence[tuple[str, ...]]) -> list[int]:
+    """Each column's width: its longest cell or heading."""
+    return [max([len(column), *(len(row[i]) for row in rows)])
+            for i, column in enumerate(COLUMNS)]
 
 
 def _print_framed(dump: Dump, rows: Sequence[tuple[str, ...]]) -> None:
@@ -70,8 +82,13 @@ def _print_framed(dump: Dump, rows: Sequence[tuple[str, ...]]) -> None:
 
     console = terminal_console()
     table = Table(title=plain(str(dump.root)), title_justify="left")
+    # On a narrow terminal Rich shrinks the widest columns: the module key, which users type
+    # into other commands, keeps its whole width; the name folds over lines instead.
+    key_width = _widths(rows)[0]
     for number, column in enumerate(COLUMNS):
-        table.add_column(column, justify="right" if number > 2 else "left")
+        table.add_column(column, justify="right" if number > 2 else "left",
+                         no_wrap=number != 1, overflow="fold",
+                         min_width=key_width if number == 0 else None)
     for row in rows:
         table.add_row(*(plain(cell) for cell in row))
     console.print(table)
@@ -81,16 +98,30 @@ def _print_framed(dump: Dump, rows: Sequence[tuple[str, ...]]) -> None:
                       highlight=False)
 
 
-def _print_plain(dump: Dump, rows: Sequence[tuple[str, ...]]) -> None:
-    """Columns separated by two spaces, names left-aligned and counts right-aligned."""
-    widths = [max([len(column), *(len(row[i]) for row in rows)])
-              for i, column in enumerate(COLUMNS)]
+def _print_plain(dump: Dump, rows: Sequence[tuple[str, ...]], width: int | None) -> None:
+    """Columns separated by two spaces, names left-aligned and counts right-aligned.
+
+    On a terminal `width` columns wide the name column is cut in its middle to fit (never the
+    module key); into a pipe or file (`width` None) every cell is whole."""
+    widths = _widths(rows)
+    excess = sum(widths) + 2 * (len(widths) - 1) - (width or 0)
+    if width is not None and excess > 0:
+        widths[1] = max(len(COLUMNS[1]), widths[1] - excess)
+        rows = [(row[0], _cut_middle(row[1], widths[1]), *row[2:]) for row in rows]
     line = "  ".join(f"{{:{'<' if i < 3 else '>'}{w}}}" for i, w in enumerate(widths))
     out = [str(dump.root), line.format(*COLUMNS).rstrip()]
     out += [line.format(*row).rstrip() for row in rows]
     out.append(_summary(dump))
     out += [f"problem: {problem.file}: {problem.reason}" for problem in dump.problems]
     sys.stdout.write("\n".join(out) + "\n")
+
+
+def _cut_middle(text: str, width: int) -> str:
+    """`text`, or its head and tail around `…` in `width` characters."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return f"{text[:width - 1 - tail]}…{text[len(text) - tail:]}"
 
 
 def _summary(dump: Dump) -> str:
