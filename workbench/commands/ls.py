@@ -13,9 +13,10 @@ from workbench.index import scan
 from workbench.model import Dump
 from workbench.output.json_shapes import write_dump_json
 from workbench.output.safe_text import raw_stream
-from workbench.output.short_names import short_name, with_short_name
+from workbench.output.short_names import short_name
 
 COLUMNS = ("module", "name", "format", "steps", "per-pass", "executions", "artifacts")
+KEY_FOLD = 16  # a longer module key may fold over lines in a framed table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,23 +51,37 @@ def _list(dump: Dump, as_json: bool) -> int:
             write_dump_json(dump, sys.stdout.write)
         sys.stdout.write("\n")
         return 0
-    rows = [(with_short_name(module.key, module.name), short_name(module.name),
+    # The key whole (other commands take it), even where it holds the name (`_make_keys_unique`).
+    rows = [(module.key, short_name(module.name),
              module.format, str(module.step_count),
              str(module.pass_step_count), str(len(module.executions)),
              str(len(module.artifacts))) for module in dump.modules]
     # A framed table only when it fits on the terminal: more rows than a screen, or output
-    # into a pipe or file, get plain columns (as fast for 10,000 rows as for 10). A frame
-    # takes 3 characters per column and 1 more; the name folds down to its heading's width.
+    # into a pipe or file, get plain columns (as fast for 10,000 rows as for 10).
     terminal = shutil.get_terminal_size()
-    widths = _widths(rows)
-    framed_width = sum(widths) - widths[1] + len(COLUMNS[1]) + 3 * len(COLUMNS) + 1
     if not sys.stdout.isatty():
         _print_plain(dump, rows, width=None)
-    elif len(rows) + 8 <= terminal.lines and framed_width <= terminal.columns:
-        _print_framed(dump, rows)
+        return 0
+    fitted = _framed_widths(_widths(rows), terminal.columns)
+    if len(rows) + 8 <= terminal.lines and fitted is not None:
+        _print_framed(dump, rows, *fitted)
     else:
         _print_plain(dump, rows, width=terminal.columns)
     return 0
+
+
+def _framed_widths(widths: list[int], columns: int) -> tuple[int, int] | None:
+    """The key's and the name's widths in a frame `columns` wide, None when it cannot fit.
+
+    The counts keep their width; on a narrow terminal the name folds down to its heading's
+    width and a key longer than KEY_FOLD folds down to KEY_FOLD (never cut: other commands
+    take it). A frame takes 3 characters a column and 1 more."""
+    room = columns - sum(widths[2:]) - 3 * len(COLUMNS) - 1
+    key, name = widths[0], widths[1]
+    if key + name <= room:
+        return key, name
+    key = min(key, max(KEY_FOLD, room - len(COLUMNS[1])))
+    return (key, room - key) if room - key >= len(COLUMNS[1]) else None
 
 
 def _widths(rows: Sequence[tuple[str, ...]]) -> list[int]:
@@ -75,20 +90,19 @@ def _widths(rows: Sequence[tuple[str, ...]]) -> list[int]:
             for i, column in enumerate(COLUMNS)]
 
 
-def _print_framed(dump: Dump, rows: Sequence[tuple[str, ...]]) -> None:
+def _print_framed(dump: Dump, rows: Sequence[tuple[str, ...]], key_width: int,
+                  name_width: int) -> None:
     from rich.table import Table
 
     from workbench.output.safe_text import markup, plain, terminal_console
 
     console = terminal_console()
     table = Table(title=plain(str(dump.root)), title_justify="left")
-    # On a narrow terminal Rich shrinks the widest columns: the module key, which users type
-    # into other commands, keeps its whole width; the name folds over lines instead.
-    key_width = _widths(rows)[0]
+    # Widths of our own: Rich, short of room, would cut any column, the key's too.
     for number, column in enumerate(COLUMNS):
         table.add_column(column, justify="right" if number > 2 else "left",
-                         no_wrap=number != 1, overflow="fold",
-                         min_width=key_width if number == 0 else None)
+                         no_wrap=number > 1, overflow="fold",
+                         width={0: key_width, 1: name_width}.get(number))
     for row in rows:
         table.add_row(*(plain(cell) for cell in row))
     console.print(table)
