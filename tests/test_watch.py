@@ -309,3 +309,33 @@ def test_live_index_takes_what_it_is_told_by_the_listing_rules(corpus: Path,
     assert [m.name for m in change.dump.modules] == ["jit_ln"]
     assert [(p.file, p.reason) for p in change.dump.problems] == [
         (name, f"link outside the dump: {secret} (read it with --follow-links)")]
+
+
+def test_files_being_written_are_reported_until_they_settle(corpus: Path,
+                                                             tmp_path: Path) -> None:
+    """The queue names the files it holds; the live index passes on those it lists (a new
+    file is not listed until it settles), and a change of them alone is a change."""
+    queue, disk = SettlingQueue(quiet=0.1), FakeDisk()
+    queue.touched("a.txt", now=0.0)
+    disk.files["a.txt"] = (10, 1)
+    assert queue.pending() == {"a.txt"}
+    queue.collect(0.2, disk.stat)
+    assert queue.collect(0.3, disk.stat).changed == {"a.txt"} and queue.pending() == set()
+
+    for file in _ln_files(corpus, "module_0010"):
+        shutil.copy(file, tmp_path)
+    live = LiveIndex(tmp_path)
+    live.scan()
+    step = next(f.name for f in _ln_files(corpus, "module_0010") if ".0028." in f.name)
+    change = live.apply(ChangeBatch(writing=frozenset({step, "module_0011.new.txt"})))
+    assert change is not None and change.writing == {step} == live.writing
+    assert (change.added, change.removed, change.changed, change.files_changed) == \
+        ([], [], [], frozenset())
+    assert live.apply(ChangeBatch(writing=frozenset({step}))) is None  # nothing new
+    done = live.apply(ChangeBatch(changed=frozenset({step})))
+    assert done is not None and done.writing == frozenset() and step in done.files_changed
+
+    # Held back before the first scan listed it: the scan's model marks it.
+    early = LiveIndex(tmp_path)
+    assert early.apply(ChangeBatch(writing=frozenset({step}))) is None
+    assert early.scan().writing == {step}

@@ -5,7 +5,9 @@ Three parts, none of them knows about the UI:
 - `SettlingQueue` decides when a changed file is ready to report: a file is reported once its
   size and modification time stayed the same across two looks after a short quiet time, so a
   file still being written is retried on the next look instead of being read half-done. An empty
-  file is held back a little longer (compilers create a file, then fill it).
+  file is held back a little longer (compilers create a file, then fill it). The files it holds
+  are reported too, as `writing`: a file the listing already has (the first scan found it
+  half-written, or it is being rewritten) is marked as being written until it settles.
 - `FolderWatcher` is the small interface the app uses; `WatchdogWatcher` implements it with
   watchdog (inotify and kin), turns events into `ChangeBatch`es from a background thread and
   batches bursts: at most one batch per `min_interval`, and a slow consumer simply gets bigger
@@ -41,11 +43,13 @@ class ChangeBatch:
     """Settled changes under a watched folder, as POSIX paths relative to it.
 
     `changed` files exist and stopped changing (new or rewritten); `deleted` paths are gone and
-    may name a folder, meaning everything under it.
+    may name a folder, meaning everything under it; `writing` files are still changing (held
+    back until they settle), all of them each time.
     """
 
     changed: frozenset[str] = frozenset()
     deleted: frozenset[str] = frozenset()
+    writing: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.changed or self.deleted)
@@ -78,6 +82,10 @@ class SettlingQueue:
             self._pending[path] = _Pending(first_seen=now, last_event=now)
         else:
             pending.last_event = now
+
+    def pending(self) -> frozenset[str]:
+        """The files changed and not yet reported: still being written, or not looked at yet."""
+        return frozenset(self._pending)
 
     def removed(self, path: str) -> None:
         """A file or folder was deleted or moved out; "" is the watched folder itself."""
@@ -271,17 +279,19 @@ class WatchdogWatcher(FolderWatcher):
 
     def _run(self, on_batch: Callable[[ChangeBatch], None]) -> None:
         last_batch = 0.0
+        writing: frozenset[str] = frozenset()  # as last reported
         while not self._stop.wait(self.tick):
             now = time.monotonic()
             if now - last_batch < self.min_interval:
                 continue
             with self._lock:
-                if not len(self.queue):
+                if not len(self.queue) and not writing:
                     continue
                 batch = self.queue.collect(now, self._stat)
-            if batch:
-                last_batch = now
-                on_batch(batch)
+                still = self.queue.pending()
+            if batch or still != writing:
+                last_batch, writing = now, still
+                on_batch(ChangeBatch(batch.changed, batch.deleted, still))
 
 
 @dataclass
@@ -294,6 +304,7 @@ class DumpChange:
     changed: list[str] = field(default_factory=list)
     files_changed: frozenset[str] = frozenset()
     files_removed: frozenset[str] = frozenset()
+    writing: frozenset[str] = frozenset()  # listed files still being written
 
 
 def module_signature(module: Module) -> tuple:
@@ -323,6 +334,8 @@ class LiveIndex:
         self._paths: set[str] = set()
         self._listing_problems: list[Problem] = []
         self._signatures: dict[str, tuple] = {}
+        self.writing: frozenset[str] = frozenset()  # listed files still being written
+        self._unsettled: frozenset[str] = frozenset()  # as the watcher last reported them
         self._lock = threading.Lock()
         self.dump = Dump(root=self.root)
 
@@ -369,15 +382,25 @@ class LiveIndex:
                 batch = ChangeBatch(
                     frozenset(p for p in batch.changed if p == self.single_file),
                     frozenset(p for p in batch.deleted if p == self.single_file),
+                    frozenset(p for p in batch.writing if p == self.single_file),
                 )
             prefixes = tuple(p + "/" if p else "" for p in batch.deleted)  # "": all
             removed = {p for p in self._paths if p in batch.deleted or p.startswith(prefixes)}
             self._paths -= removed
             changed = self._classify(batch.changed, removed)
             self._paths |= changed
+            self._unsettled = batch.writing
             if not removed and not changed:
-                return None
+                writing = self._listed_unsettled()
+                if writing == self.writing:
+                    return None
+                self.writing = writing  # the same model, other files being written
+                return DumpChange(dump=self.dump, writing=writing)
             return self._rebuild(batch.changed, frozenset(removed))
+
+    def _listed_unsettled(self) -> frozenset[str]:
+        """The listed files the watcher holds back (a file not listed yet is not shown)."""
+        return frozenset(p for p in self._unsettled if p in self._paths)
 
     def _classify(self, changed: frozenset[str], removed: set[str]) -> set[str]:
         """The changed paths the listing takes, by the rules `list_files` applies (a FIFO or a
@@ -412,6 +435,7 @@ class LiveIndex:
         claim_paths(dump, sorted(self._paths) if sorted_paths is None else sorted_paths,
                     expand=self.expand)
         signatures = {m.key: module_signature(m) for m in dump.modules}
+        self.writing = self._listed_unsettled()  # the scan may list files a batch held back
         old = self._signatures
         change = DumpChange(
             dump=dump,
@@ -420,6 +444,7 @@ class LiveIndex:
             changed=[k for k, s in signatures.items() if k in old and old[k] != s],
             files_changed=changed,
             files_removed=removed,
+            writing=self.writing,
         )
         self._signatures = signatures
         self.dump = dump

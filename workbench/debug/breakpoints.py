@@ -57,9 +57,10 @@ def parse_spec(spec: str) -> tuple[str, str]:
         return "mismatch", ""
     kind, sep, pattern = spec.partition(":")
     if not sep or kind not in KINDS:
+        example = f"pass:{spec}" if not sep and spec else "pass:CSE"
         raise BreakpointError(
-            f"{spec!r}: write KIND:PATTERN with KIND one of pass, action, loc, op, op-change, "
-            f"or just `mismatch`")
+            f"{spec!r}: write KIND:PATTERN with KIND one of pass, action, loc, op, op-change "
+            f"(e.g. {example}), or just `mismatch`")
     if not pattern:
         raise BreakpointError(f"{spec!r}: nothing after {kind}:")
     if kind == "pass":

@@ -162,6 +162,7 @@ class WorkbenchApp(App[int]):
         self.book = Book()
         self.marked: dict[str, str] = {}  # module key -> step key of the marked step
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
+        self.writing: frozenset[str] = frozenset()  # files still being written
         self.selection = Selection()
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
         self.split: int | None = None  # the left panes' width in percent, once `<`/`>` moved it
@@ -339,6 +340,12 @@ class WorkbenchApp(App[int]):
         elif not self.scanned:
             return  # the scan's own result is newer than this
         change = event.change
+        self.writing = change.writing
+        if change.dump is self.dump and not (change.files_changed or change.files_removed):
+            from workbench.tui.panes.timeline import TimelinePane
+
+            self.pane(TimelinePane).table.refresh_rows()  # only the `being written` marks
+            return
         for key in change.changed + change.removed:
             self.jobs.forget(key)
         self._set_dump(change.dump, change)

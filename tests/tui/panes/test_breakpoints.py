@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.breakpoints import BreakpointsPane
@@ -56,3 +58,43 @@ def test_breakpoints_and_stepping(example: Path, drive, wait, lines, until) -> N
         assert len(pane.breakpoints) == 0
 
     drive(app, scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_a_refused_breakpoint_says_why_in_the_pane(example: Path, drive, wait, lines,
+                                                   size: tuple[int, int]) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    def shown(widget: Widget) -> str:
+        return " ".join(line.strip() for line in lines(widget))
+
+    async def scenario(pilot: Pilot) -> None:
+        pane = app.pane(BreakpointsPane)
+        await pilot.press("3", "g", "6", "a")
+        assert pane.entry.has_focus
+        assert shown(pane.entry).startswith("KIND:PATTERN, e.g. pass:CSE")  # the placeholder
+
+        await pilot.press(*"CSEPass", "enter")  # a pass name without its kind
+        await wait(pilot)
+        assert len(pane.breakpoints) == 0
+        refusal = shown(pane.refusal)
+        assert refusal.startswith("✗ 'CSEPass': write KIND:PATTERN")
+        assert "pass:CSEPass" in refusal and "Esc" in refusal
+        assert pane.entry.has_focus and pane.entry.value == "CSEPass"  # to be corrected
+
+        await pilot.press("escape")  # gives up: the box and the refusal go, the table has focus
+        await wait(pilot)
+        assert not pane.entry.is_open and not pane.refusal.display
+        assert pane.table.has_focus
+
+        await pilot.press("a", *"pas:CSE", "enter")
+        await wait(pilot)
+        assert "'pas:CSE'" in shown(pane.refusal) and pane.entry.has_focus
+        await pilot.press("ctrl+u", *"pass:CSE", "enter")  # corrected: added, the box closes
+        await wait(pilot)
+        assert [b.spec for b in pane.breakpoints] == ["pass:CSE"]
+        assert not pane.entry.is_open and not pane.refusal.display
+        assert pane.table.has_focus
+        assert "pass:CSE" in lines(pane.table)[1]
+
+    drive(app, scenario, size)

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
 
 SPEC_HELP = "pass:REGEX  action:TAG  loc:FILE:LINE  op:NAME  op-change:NAME  mismatch"
+# The form first: a narrow pane cuts the end of the placeholder.
+ENTRY_PLACEHOLDER = "KIND:PATTERN, e.g. pass:CSE  (pass action loc op op-change, or mismatch)"
 
 
 class BreakpointsPane(Pane):
@@ -42,6 +44,17 @@ class BreakpointsPane(Pane):
             "the enclosing pipeline, x skips the current step (never stopped at again). "
             "Commands start at the timeline's cursor; a mismatch breakpoint replays each "
             "step it passes.")
+
+    DEFAULT_CSS = """
+    BreakpointsPane #breakpoints-refusal {
+        display: none;
+        height: auto;
+        color: $text-error;
+        background: $boost;
+        padding: 0 1;
+        &.-shown { display: block; }
+    }
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "add", "Add"),
@@ -73,11 +86,15 @@ class BreakpointsPane(Pane):
              Column("hits", 4, align="right")],
             row_key=lambda b: str(b.id), render_row=self._cells,
             empty_text="no breakpoints: a adds one", id="breakpoints-table")
-        self.entry = FilterInput(placeholder=SPEC_HELP, id="breakpoints-entry")
+        # Why the entry was refused, above the entry itself: a toast would vanish while the
+        # user is still correcting it.
+        self.refusal = DataStatic("", id="breakpoints-refusal")
+        self.entry = FilterInput(placeholder=ENTRY_PLACEHOLDER, id="breakpoints-entry")
 
     def compose(self) -> ComposeResult:
         yield self.state
         yield self.table
+        yield self.refusal
         yield self.entry
 
     def focus_target(self) -> Widget:
@@ -105,8 +122,9 @@ class BreakpointsPane(Pane):
         try:
             added = self.breakpoints.add(spec)
         except BreakpointError as error:
-            self.notify(str(error), severity="error", timeout=6)
+            self.show_refusal(f"✗ {error}. Correct it and press Enter, or Esc to leave the box.")
             return None
+        self.show_refusal("")
         self.refill()
         self.table.move_to_key(str(added.id))
         return added
@@ -124,8 +142,14 @@ class BreakpointsPane(Pane):
         if self.entry.value:  # refused: keep it open to be corrected (escape gives up)
             move_focus(self.entry)
             return
+        self.show_refusal("")
         self.entry.remove_class("-open")
         move_focus(self.table)
+
+    def show_refusal(self, text: str) -> None:
+        """Say why the entry was refused (empty: nothing to say, the line is hidden)."""
+        self.refusal.update(text)
+        self.refusal.set_class(bool(text), "-shown")
 
     def action_toggle_breakpoint(self) -> None:
         current = self.table.current

@@ -238,8 +238,8 @@ class DiffPane(Pane):
     def on_diff_pane_loaded(self, event: Loaded) -> None:
         if event.request != self.request:
             return  # an answer to an older request
-        same_step = self.diff is not None and event.diff is not None and \
-            self.diff.b.original == event.diff.b.original
+        # The same step again (a toggle, or its file read again when complete): keep the place.
+        same_step = self.shown_step == step_key(event.request.step)
         self.diff = event.diff
         self.shown_step = step_key(event.request.step)
         self.header_text = event.header

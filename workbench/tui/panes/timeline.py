@@ -43,6 +43,7 @@ def instruction_delta(before: IrStats | ReadError | None, after: IrStats | ReadE
 # The changed column: the mark and its style (None: not known, or nothing to compare with).
 CHANGED_MARKS: dict[bool | None, tuple[str, str]] = {
     True: ("●", "mark--changed"), False: ("·", "mark--same"), None: ("", "")}
+WRITING_MARK = ("✎", "status--running")  # the step's file is still being written
 
 
 class TimelinePane(FilteredTablePane):
@@ -50,9 +51,10 @@ class TimelinePane(FilteredTablePane):
     KEY = "3"
     HELP = ("The selected module's pass timeline. ● the step changed the IR, · it did not; Δ is "
             "the change in instruction count; the last column is the replay result of the step "
-            "(✓ matches the reference, ✗ differs, ? unsupported, ! error). m marks a step: the "
-            "diff then compares the selected step with the marked one instead of its "
-            "predecessor.")
+            "(✓ matches the reference, ✗ differs, ? unsupported, ! error). ✎ the step's file is "
+            "still being written: it is read again when complete, the cursor and the diff "
+            "staying where they are. m marks a step: the diff then compares the selected step "
+            "with the marked one instead of its predecessor.")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter"),
@@ -108,6 +110,8 @@ class TimelinePane(FilteredTablePane):
         changed = CHANGED_MARKS[facts.changed]
         if module is not None and app.marked.get(module.key) == step_key(step):
             changed = ("◆", "mark--marked")
+        if step.file in app.writing:
+            changed = WRITING_MARK
         status = book.step_status(module.key, step) if module else None
         result = (status.symbol, status.style) if status and status.state != "none" else ("", "")
         if app.culprit.get(module.key if module else "") == step_key(step):
