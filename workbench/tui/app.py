@@ -131,6 +131,11 @@ class WorkbenchApp(App[int]):
     # In footer order (after the focused pane's keys; what does not fit is in `?` and ctrl+p).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?"),
+        # Quit early in the footer (a narrow one cuts the last keys). ctrl+c and ctrl+q quit too:
+        # Textual's own ctrl+c only says which key quits (in an input box it copies the text).
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False),
+        Binding("ctrl+q", "quit", "Quit", show=False),
         *REPLAY_BINDINGS,
         *LOCALIZE_BINDINGS,
         Binding("z", "zoom", "Zoom", tooltip="Zoom the focused pane (again: restore)"),
@@ -148,7 +153,6 @@ class WorkbenchApp(App[int]):
         *(Binding(pane.KEY, f"focus_pane('{pane.__name__}')", f"Go to {pane.TITLE}", show=False,
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
-        Binding("q", "quit", "Quit"),
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
