@@ -1,5 +1,6 @@
 """The whole bisect flow from the keyboard on layernorm-broken-fusion, automatic and manual:
-both end on the culprit, XLA step 0028 (pass fusion) of module_0010 jit_ln, its diff open."""
+both end on the culprit, timeline row 30 (XLA step 0028, pass fusion) of module_0010 jit_ln,
+its diff open."""
 
 from __future__ import annotations
 
@@ -15,17 +16,20 @@ from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.modules import ModulesPane
 from workbench.tui.panes.replay_log import ReplayLogPane
 
+# The culprit, as the app names it: timeline row, pass, pipeline.
+FUSION = "#30 fusion in HLO_passes_after_layout_assignment"
+
 
 def assert_on_culprit_with_diff(app: WorkbenchApp, lines) -> None:  # type: ignore[no-untyped-def]
     assert app.module is not None and app.module.key == "module_0010"
     assert app.step is not None and (app.step.xla_step, app.step.pass_name) == (28, "fusion")
     assert app.culprit["module_0010"] == step_key(app.step)
     status = app.book.module_status("module_0010")
-    assert (status.state, status.detail) == ("mismatch", "fusion")
+    assert (status.state, status.detail) == ("mismatch", FUSION)
     assert "✗" in lines(app.pane(ModulesPane).table)[1]
     diff = app.pane(DiffPane)
     assert isinstance(app.focused, IrView) and app.focused is diff.view
-    assert str(diff.header.render()).startswith("0028 fusion vs 0027")
+    assert str(diff.header.render()).startswith("#30 fusion vs #29")
     assert diff.view.current_row == diff.view.document.hunks[0]  # at the first change
     assert any(" + " in line for line in lines(diff.view))  # which is in view
     added = [r.text for r in diff.view.document.rows if getattr(r, "kind", "") == "added"]
@@ -42,7 +46,7 @@ def test_automatic_bisect_lands_on_the_culprit(example: Path, drive, wait, lines
         await wait(pilot)
         assert_on_culprit_with_diff(app, lines)
         log = app.pane(ReplayLogPane).lines
-        assert any("0028 fusion ✗ mismatch" in line for line in log)
+        assert any(f"{FUSION} ✗ mismatch" in line for line in log)
         assert any("evaluations of 38 steps" in line for line in log)
         evaluated = sum(1 for s in app.book.steps if s[0] == "module_0010")
         assert evaluated <= 8  # ceil(log2 38) + 2
@@ -73,7 +77,7 @@ def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines, until) -
             assert rounds < 12
             proposal = manual.proposal
             assert app.step is not None and app.step.index == proposal.index
-            assert f"try {proposal.label}" in str(bar.render())
+            assert f"try #{proposal.index} {proposal.pass_name}" in str(bar.render())
             await pilot.press("e")  # evaluate it, then judge from the result like a user
             await until(pilot, lambda p=proposal: app.book.step_status("module_0010", p).state
                         not in ("none", "running") and not app.jobs.busy)
@@ -81,7 +85,7 @@ def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines, until) -
             assert state in ("ok", "mismatch")
             await pilot.press("g" if state == "ok" else "b")
         await wait(pilot)
-        assert "culprit: 0028 fusion" in str(bar.render())
+        assert f"culprit: {FUSION}" in str(bar.render())
         assert_on_culprit_with_diff(app, lines)
         await pilot.press("escape")
         assert not bar.has_class("-active") and app.replay_control.manual is None

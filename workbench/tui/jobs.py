@@ -28,6 +28,7 @@ from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_repla
 from workbench.replay.triage.results_cache import ResultsCache, UnsafeCache, default_cache_dir
 from workbench.replay.triage.run import TriageOptions, TriageResult, cached_results, triage
 from workbench.sources import ReadError
+from workbench.tui.step_names import step_name
 
 
 class JobsHost(Protocol):
@@ -210,7 +211,7 @@ class Jobs:
 
     def evaluate(self, module: Module, execution: Execution | None, step: Step) -> bool:
         """Evaluate one step (and the reference first, when not yet done)."""
-        job = Job("evaluate", f"evaluate {step.label}", module.key,
+        job = Job("evaluate", f"evaluate {step_name(step)}", module.key,
                   execution.id if execution else None, total=1)
 
         def body(job: Job) -> None:
@@ -218,7 +219,7 @@ class Jobs:
             position = next((p for p, s in enumerate(replay.steps) if s.index == step.index),
                             None)
             if position is None:
-                raise NoBackend(f"{step.label} is not a replayable step of {module.key}")
+                raise NoBackend(f"{step_name(step)} is not a replayable step of {module.key}")
             on_result = self._stream(job)
             if position != 0 and 0 not in replay.results:
                 on_result(replay.evaluate(0))

@@ -26,6 +26,7 @@ from workbench.tui.book import step_key
 from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
 from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
+from workbench.tui.step_names import step_name
 from workbench.tui.words import plural
 
 if TYPE_CHECKING:
@@ -60,12 +61,17 @@ def result_status(result: StepResult) -> Status:
 
 
 def verdict_status(verdict: Verdict) -> Status:
-    """A module's badge from a bisection verdict: `✗ fusion`, `? sort`, `✓`."""
+    """A module's badge from a bisection verdict: `✗ #30 fusion in …` (the culprit named as
+    the timeline rows name it), `? sort`, `✓`."""
+    if verdict.culprit is not None and verdict.outcome.kind == Kind.MISMATCH:
+        return Status.of(replace(verdict.outcome, culprit=step_name(verdict.culprit.step)))
     return Status.of(verdict.outcome)
 
 
 def triage_status(result: TriageResult) -> Status:
-    return replace(Status.of(result.outcome), cached=result.cached)
+    status = Status.of(result.outcome) if result.verdict is None else verdict_status(
+        result.verdict)
+    return replace(status, cached=result.cached)
 
 
 def triage_summary(tally: Counter[str]) -> str:
@@ -185,7 +191,7 @@ class ReplayControl:
             return
         culprit = manual.culprit
         if culprit is not None:
-            outcome = Outcome(Kind.MISMATCH, culprit=culprit.pass_name)
+            outcome = Outcome(Kind.MISMATCH, culprit=step_name(culprit))
             app.book.set_module_status(manual.module_key, Status.of(outcome))
             app.culprit[manual.module_key] = step_key(culprit)
             app.results_changed(manual.module_key)
@@ -222,9 +228,10 @@ class ReplayControl:
         assert module_key is not None
         status = result_status(result)
         app.book.set_step_status(module_key, result.step, status)
-        app.log_line(f"{job.label}: {result.step.label} {status.symbol} {result.outcome.text}")
+        app.log_line(f"{job.label}: {step_name(result.step)} {status.symbol} "
+                     f"{result.outcome.text}")
         if self.manual is not None and job.kind == "evaluate":
-            self.manual.last_result = (f"{result.step.label}: {status.symbol} "
+            self.manual.last_result = (f"{step_name(result.step)}: {status.symbol} "
                                        f"{result.outcome.status}")
             app.bisect_bar.show_state(self.manual)
         app.results_changed(module_key)

@@ -26,6 +26,7 @@ from workbench.tui.focus import move_focus
 from workbench.tui.jobs import Job, StepReplayed
 from workbench.tui.panes.base import Pane
 from workbench.tui.row_table import Cell, Column, RowTable
+from workbench.tui.step_names import step_name
 from workbench.tui.words import plural
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ class BreakpointsPane(Pane):
             stop = getattr(stepper, command)()
             self.post_message(self.Stopped(module.key, stop))
 
-        app.jobs.run_in_background(f"{label} from {step.label}", module, execution, work)
+        app.jobs.run_in_background(f"{label} from {step_name(step)}", module, execution, work)
 
     def on_breakpoints_pane_stopped(self, event: Stopped) -> None:
         app = self.context

@@ -34,6 +34,7 @@ from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_d
 from workbench.tui.outside import editor_command, open_outside, tool_command
 from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
+from workbench.tui.step_names import pass_in_pipeline, step_name
 from workbench.tui.words import plural
 
 if TYPE_CHECKING:
@@ -67,14 +68,19 @@ def base_step(app: PaneContext, module: Module, step: Step) -> Step | None:
 def diff_header(request: DiffRequest, diff: IRDiff | None) -> str:
     step, base = request.step, request.base
     if base is None:
-        return f"{step.label}  ·  {step.file or ''}"
-    marked = "marked " if base.index != step.index - 1 else ""
-    parts = [f"{step.label} vs {marked}{base.label}"]
+        return f"{step_name(step)}  ·  {step.file or ''}"
+    # `#30 fusion vs #29  ·  -20 +41  ·  in HLO_passes_after_layout_assignment  ·  …`: what
+    # fits a narrow pane first. The step before is the row above in the timeline (its number
+    # says which); a marked step is named in full.
+    against = f"#{base.index}" if base.index == step.index - 1 else f"marked {step_name(base)}"
+    parts = [f"#{step.index} {step.pass_name} vs {against}"]
+    named = pass_in_pipeline(step)
+    pipeline = [named.removeprefix(step.pass_name + " ")] if named != step.pass_name else []
     if diff is not None:
-        if diff.equal:
-            parts.append("no change" + ("" if request.raw else " (normalized)"))
-        else:
-            parts.append(f"-{diff.removed} +{diff.added}")
+        parts.append(("no change" + ("" if request.raw else " (normalized)")) if diff.equal
+                     else f"-{diff.removed} +{diff.added}")
+        parts.extend(pipeline)
+        if not diff.equal:
             counts = section_counts(diff.sections())
             changed = [f"{n} {what}" for what, n in counts.items() if n and what != "unchanged"]
             parts.append(", ".join(changed))
@@ -205,12 +211,12 @@ class DiffPane(Pane):
             return
         self.request = request
         # Until the diff arrives (a 10,000-instruction module takes a while), say so.
-        self.header.update(f"{step.label}  ·  diffing…" if request.base else
-                           f"{step.label}  ·  reading…")
+        self.header.update(f"{step_name(step)}  ·  diffing…" if request.base else
+                           f"{step_name(step)}  ·  reading…")
         if self.shown_step != step_key(step):  # a toggle keeps the old view meanwhile
-            self.view.show(message_document(f"diffing {step.label} against "
-                                            f"{request.base.label}…" if request.base
-                                            else f"reading {step.label}…"))
+            self.view.show(message_document(f"diffing {step_name(step)} against "
+                                            f"{step_name(request.base)}…" if request.base
+                                            else f"reading {step_name(step)}…"))
         self.load(request)
 
     @work(thread=True, exclusive=True, group="diff-load", exit_on_error=False)
@@ -314,7 +320,7 @@ class DiffPane(Pane):
 
         source = printed_source(step)
         if source is None:
-            self.notify(f"{step.label}: no printed IR for this step", timeout=4)
+            self.notify(f"{step_name(step)}: no printed IR for this step", timeout=4)
             return None
         try:
             text = read_text(self.context.dump.root, source)
