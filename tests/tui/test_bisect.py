@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from workbench.tui.app import WorkbenchApp
@@ -30,8 +31,11 @@ def assert_on_culprit_with_diff(app: WorkbenchApp, lines) -> None:  # type: igno
     diff = app.pane(DiffPane)
     assert isinstance(app.focused, IrView) and app.focused is diff.view
     assert str(diff.header.render()).startswith("#30 fusion vs #29")
-    assert diff.view.current_row == diff.view.document.hunks[0]  # at the first change
-    assert any(" + " in line for line in lines(diff.view))  # which is in view
+    first = diff.view.document.hunks[0]
+    assert diff.view.current_row == first  # at the first change, at the top of the view
+    assert diff.view.scroll_offset.y == max(first - 2, 0) > 0, diff.view.scroll_offset
+    assert any(" + " in line for line in lines(diff.view))
+    assert str(diff.header.render()).endswith(f"change 1/{len(diff.view.document.hunks)}")
     added = [r.text for r in diff.view.document.rows if getattr(r, "kind", "") == "added"]
     assert any(" sqrt(" in text for text in added)  # the planted bug is among the changes
 
@@ -93,3 +97,70 @@ def test_manual_bisect_good_bad_skip(example: Path, drive, wait, lines, until) -
         assert app.replay_control.manual is None
 
     drive(app, scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_changes_step_from_the_first_and_say_when_they_wrap(example: Path, drive, wait, lines,
+                                                            until,
+                                                            size: tuple[int, int]) -> None:
+    """Landed on the culprit at its first change, `]` goes to the second, `[` back to the
+    first, and `[` again to the last, saying it wrapped."""
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("b")
+        await until(pilot, lambda: not app.jobs.busy and app.culprit.get("module_0010"))
+        await wait(pilot)
+        assert_on_culprit_with_diff(app, lines)
+        diff = app.pane(DiffPane)
+        hunks = diff.view.document.hunks
+        total = len(hunks)
+        assert total > 2
+
+        def header() -> str:
+            return str(diff.header.render())
+
+        await pilot.press("right_square_bracket")
+        assert header().endswith(f"change 2/{total}") and diff.view.current_row == hunks[1]
+        await pilot.press("left_square_bracket")
+        assert header().endswith(f"change 1/{total}") and diff.view.current_row == hunks[0]
+        await pilot.press("left_square_bracket")
+        assert header().endswith(f"change {total}/{total} (wrapped to the last)")
+        await pilot.press("right_square_bracket")
+        assert header().endswith(f"change 1/{total} (wrapped to the first)")
+
+    drive(app, scenario, size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_manual_bisection_shows_each_proposal_at_its_change(example: Path, drive, wait,
+                                                            size: tuple[int, int]) -> None:
+    """`B` from the Breaks tab: each proposed step comes up in the IR diff tab (not under
+    Breaks), at its first change, named as its timeline row is."""
+    from textual.widgets import TabbedContent
+
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("6", "B")
+        await wait(pilot)
+        manual = app.replay_control.manual
+        bar = app.query_one(BisectBar)
+        diff = app.pane(DiffPane)
+        tabs = app.query_one("#right", TabbedContent)
+        for _ in range(3):
+            manual = app.replay_control.manual
+            proposal = manual.proposal if manual is not None else None
+            assert proposal is not None
+            assert tabs.active == "tab-diffpane"
+            assert f"try #{proposal.index} {proposal.pass_name}" in str(bar.render())
+            assert diff.request is not None and diff.request.step is proposal
+            hunks = diff.view.document.hunks
+            if hunks:
+                assert diff.view.current_row == hunks[0]
+                assert diff.view.scroll_offset.y == min(max(hunks[0] - 2, 0),
+                                                        diff.view.max_scroll_y)
+            await pilot.press("6", "b")  # back to Breaks, judge: the next one shows its diff
+            await wait(pilot)
+
+    drive(app, scenario, size=size)

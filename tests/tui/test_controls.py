@@ -112,7 +112,7 @@ def test_manual_bisection_marks_until_the_culprit() -> None:
         assert step is not None
         control.action_bisect_mark("bad" if step.pass_name == "bad" else "good")
     assert app.visits[-1] == (module.key, "bad", True)  # the culprit, its diff open
-    assert all(not open_diff for _, _, open_diff in app.visits[:-1])
+    assert all(open_diff for _, _, open_diff in app.visits)  # each at its change
     assert app.culprit == {module.key: step_key(module.steps[3])}
     status = app.book.module_status(module.key)
     assert (status.state, status.detail) == (Kind.MISMATCH, "#3 bad")

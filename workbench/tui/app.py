@@ -497,8 +497,7 @@ class WorkbenchApp(App[int]):
         timeline.show_step(step)
         self.step_changed()
         if open_diff:
-            diff = self.pane(DiffPane)
-            diff.first_change_pending = True
+            self.pane(DiffPane).open_at_first_change()
             self.action_focus_pane("DiffPane")
 
     # ----- replay and localization: handed to the controls -------------------------------------

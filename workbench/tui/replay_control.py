@@ -186,8 +186,8 @@ class ReplayControl:
         app.bisect_bar.show_state(manual)
         app.refresh_bindings()
         proposal = manual.proposal
-        if proposal is not None:
-            app.go_to_step(manual.module_key, proposal)
+        if proposal is not None:  # its diff, at what the step changed: what is to be judged
+            app.go_to_step(manual.module_key, proposal, open_diff=True)
             return
         culprit = manual.culprit
         if culprit is not None:

@@ -142,6 +142,7 @@ class DiffPane(Pane):
         self.side_by_side = False
         self.section: str | None = None
         self.first_change_pending = False  # jump to the first change once the next diff shows
+        self.loaded: DiffRequest | None = None  # the request whose answer is shown
         self.instructions: tuple[str, str] | None = None  # (before, after) names to mark
         self.header_text = ""
         self.shown_step: str | None = None  # step key of the document shown
@@ -251,11 +252,26 @@ class DiffPane(Pane):
         self.header_text = event.header
         self.header.update(event.header)
         self.view.show(event.document, keep_position=same_step)
-        if self.first_change_pending and event.document.hunks:
+        self.loaded = event.request
+        if self.first_change_pending:
             self.first_change_pending = False
-            self.view.go_to_row(event.document.hunks[0])
+            self._go_to_first_change()
         if self.instructions is not None:
             self._mark_instructions()
+
+    def open_at_first_change(self) -> None:
+        """Show the first change of the selected step's diff: now if it is shown, else as
+        soon as it is (a culprit is landed on to see what its pass changed)."""
+        if self.request is not None and self.loaded == self.request:
+            self._go_to_first_change()
+        else:
+            self.first_change_pending = True
+
+    def _go_to_first_change(self) -> None:
+        hunks = self.view.document.hunks
+        if hunks:
+            self.view.go_to_row(hunks[0])
+            self.on_ir_view_moved(IrView.Moved(self.view, "hunk", 0, len(hunks)))
 
     def show_instruction(self, before: str, after: str) -> None:
         """Mark the lines defining instruction `before` (earlier step) and `after` (this
@@ -286,7 +302,11 @@ class DiffPane(Pane):
     def on_ir_view_moved(self, event: IrView.Moved) -> None:
         """Say where a jump landed: `change 2/5`, `match 3/12`."""
         word = "change" if event.what == "hunk" else event.what
-        self.header.update(f"{self.header_text}  ·  {word} {event.index + 1}/{event.total}")
+        wrapped = ""
+        if event.wrapped:
+            wrapped = f" (wrapped to the {'first' if event.index == 0 else 'last'})"
+        self.header.update(f"{self.header_text}  ·  {word} {event.index + 1}/{event.total}"
+                           f"{wrapped}")
 
     # ----- actions ----------------------------------------------------------------------------
 
