@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from workbench.tui.app import WorkbenchApp
@@ -20,7 +21,8 @@ def test_breakpoints_and_stepping(example: Path, drive, wait, lines, until) -> N
         assert pane.table.has_focus
         await pilot.press("a", *"pass:(", "enter")  # refused: not a regular expression
         assert len(pane.breakpoints) == 0
-        await pilot.press("ctrl+u", *"op:sqrt", "enter", "escape")
+        assert pane.table.has_focus  # the pane's keys work again
+        await pilot.press("a", "ctrl+u", *"op:sqrt", "enter")
         assert [b.spec for b in pane.breakpoints] == ["op:sqrt"]
         assert "op:sqrt" in lines(pane.table)[1]
 
@@ -56,3 +58,31 @@ def test_breakpoints_and_stepping(example: Path, drive, wait, lines, until) -> N
         assert len(pane.breakpoints) == 0
 
     drive(app, scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_a_typo_is_said_in_the_pane_and_frees_the_keys(example: Path, drive,
+                                                        size: tuple[int, int]) -> None:
+    """`a`, `CSEPass`, Enter: the pane says what is wrong and the form to use, the pane's keys
+    work again (not typed into the box), and `a` brings the typo back to be corrected."""
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        pane = app.pane(BreakpointsPane)
+        await pilot.press("6", "a")
+        assert "KIND:PATTERN" in pane.entry.placeholder and "pass:" in pane.entry.placeholder
+        await pilot.press(*"CSEPass", "enter")
+        await pilot.pause()
+        assert len(pane.breakpoints) == 0
+        said = str(pane.state.render())
+        assert "not added" in said and "CSEPass" in said and "KIND:PATTERN" in said, said
+        assert pane.table.has_focus and not pane.entry.is_open
+        await pilot.press("a")
+        assert pane.entry.has_focus and pane.entry.value == "CSEPass"
+        await pilot.press("home", *"pass:", "end", "backspace", "backspace", "backspace",
+                          "backspace", "enter")
+        await pilot.pause()
+        assert [b.spec for b in pane.breakpoints] == ["pass:CSE"]
+        assert pane.table.has_focus and "not added" not in str(pane.state.render())
+
+    drive(app, scenario, size=size)

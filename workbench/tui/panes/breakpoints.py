@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
 
 SPEC_HELP = "pass:REGEX  action:TAG  loc:FILE:LINE  op:NAME  op-change:NAME  mismatch"
+# The box's placeholder: the form first (a bare pass name is the usual first try).
+IDLE = "not running: put the cursor on a step, then c, s, n, f or x"
+ENTRY_HELP = "KIND:PATTERN, e.g. pass:CSE  (kinds: pass action loc op op-change; or mismatch)"
 
 
 class BreakpointsPane(Pane):
@@ -67,14 +70,13 @@ class BreakpointsPane(Pane):
         super().__init__(id=id)
         self.breakpoints = BreakpointList()
         self.steppers: dict[str, Stepper] = {}
-        self.state = DataStatic("not running: put the cursor on a step, then c, s, n, f or x",
-                            id="breakpoints-state")
+        self.state = DataStatic(IDLE, id="breakpoints-state")
         self.table: RowTable[Breakpoint] = RowTable(
             [Column("#", 3, align="right"), Column("", 1), Column("breakpoint", flex=True),
              Column("hits", 4, align="right")],
             row_key=lambda b: str(b.id), render_row=self._cells,
             empty_text="no breakpoints: a adds one", id="breakpoints-table")
-        self.entry = FilterInput(placeholder=SPEC_HELP, id="breakpoints-entry")
+        self.entry = FilterInput(placeholder=ENTRY_HELP, id="breakpoints-entry")
 
     def compose(self) -> ComposeResult:
         yield self.state
@@ -103,11 +105,17 @@ class BreakpointsPane(Pane):
         self.entry.open()
 
     def add(self, spec: str) -> Breakpoint | None:
+        """Add the breakpoint `spec`; one that does not parse is said in the pane (what is
+        wrong and the form), not in a passing toast."""
         try:
             added = self.breakpoints.add(spec)
         except BreakpointError as error:
-            self.notify(str(error), severity="error", timeout=6)
+            self.state.update(f"not added: {error}; a corrects it (e.g. pass:CSE)")
+            self.state.add_class("-refused")
             return None
+        if self.state.has_class("-refused"):
+            self.state.remove_class("-refused")
+            self.state.update(IDLE)
         self.refill()
         self.table.move_to_key(str(added.id))
         return added
@@ -121,10 +129,9 @@ class BreakpointsPane(Pane):
         event.stop()
 
     def on_filter_input_done(self, event: FilterInput.Done) -> None:
+        """Enter or Escape: the box closes and the pane's keys work again. A refused spec
+        stays in the box for `a` to correct (the pane says why it was refused)."""
         event.stop()
-        if self.entry.value:  # refused: keep it open to be corrected (escape gives up)
-            move_focus(self.entry)
-            return
         self.entry.remove_class("-open")
         move_focus(self.table)
 
