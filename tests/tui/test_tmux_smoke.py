@@ -82,9 +82,11 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     assert "Modules" in screen and "Timeline" in screen and "IR diff" in screen
 
     terminal.keys("b")  # bisect the selected execution
-    screen = terminal.wait_for(lambda s: "#30 fusion vs #29" in s)
+    # The diff opens on the culprit scrolled to its first change (the fused computation the
+    # pass added), not at the top of the module.
+    screen = terminal.wait_for(lambda s: "#30 fusion vs #29" in s and "+ %fused_computation"
+                               in s and "HloModule jit_ln" not in s)
     assert "✗" in screen  # the failing badge, a symbol not just a colour
-    assert " + " in screen  # the diff is open on the culprit's changes
 
     terminal.keys("L")  # localize: the culprit instruction, marked in the raw diff
     # The report above the diff, then the diff turned to both versions of the instruction.
