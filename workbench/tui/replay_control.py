@@ -60,6 +60,9 @@ def result_status(result: StepResult) -> Status:
     return Status.of(result.outcome)
 
 
+NOTICE_WIDTH = 90  # a job's failure longer than this is noticed in short, read in the Log
+
+
 def verdict_status(verdict: Verdict) -> Status:
     """A module's badge from a bisection verdict: `✗ #30 fusion in …` (the culprit named as
     the timeline rows name it), `? sort`, `✓`."""
@@ -137,6 +140,7 @@ class ReplayControl:
             return
         if selected and self.app.jobs.replay(*selected, bisect=False):
             self._mark_running(selected[0])
+            self._say_if_fake(*selected)
 
     def action_bisect(self) -> None:
         selected = self._selected()
@@ -146,6 +150,22 @@ class ReplayControl:
             return
         if selected and self.app.jobs.replay(*selected, bisect=True):
             self._mark_running(selected[0])
+            self._say_if_fake(*selected)
+
+    def _say_if_fake(self, module: Module, execution: Execution | None) -> None:
+        """A module without a recorded execution is replayed on made-up inputs: its verdict
+        says whether the passes agree with each other, not whether the real run's numbers
+        were right. Said plainly, where it stays (the Log) and at once (a notice)."""
+        if execution is not None:
+            return
+        name = module.name or module.key
+        self.app.log_line(
+            f"{name}: no recorded execution, so this runs on FAKE DATA (made-up inputs): it "
+            "finds a pass that changes the numbers, not whether the real run's were right. "
+            "Recorded inputs: a dump with HLO snapshots (--xla_dump_hlo_snapshots), or "
+            "workbench DIR --recorded IO_DIR.")
+        self.app.notify(f"{name}: no recorded execution: running on fake data (see the Log, 8)",
+                        severity="warning", timeout=6)
 
     def action_triage(self) -> None:
         self.triage_tally = Counter()
@@ -291,8 +311,16 @@ class ReplayControl:
         if event.outcome != "done":
             message = f"{job.label}: {event.outcome}{': ' + event.message if event.message else ''}"
             app.log_line(message)
-            app.notify(message, severity="error" if event.outcome == "failed" else "warning",
-                       timeout=6)
+            # In full in the Log, which wraps it (a recording that does not fit the module lists
+            # every type); the notice is one line, so it never covers the screen.
+            first, _, more = message.partition("\n")
+            long = bool(more) or len(first) > NOTICE_WIDTH
+            if long:
+                first = first if len(first) <= NOTICE_WIDTH else first[:NOTICE_WIDTH - 1] + "…"
+            app.notify(f"{first} (in full in the Log, 8)" if long else message,
+                       severity="error" if event.outcome == "failed" else "warning", timeout=6)
+            if event.outcome == "failed" and long:
+                app.action_focus_pane("ReplayLogPane")
         # Modules still "running" were not reached (cancelled, failed): not replayed after all.
         for key, status in list(app.book.modules.items()):
             if status.state == "running":
