@@ -462,10 +462,22 @@ class WorkbenchApp(App[int]):
             self.notify("nothing to copy yet: bisect (b), localize (L) or write (W) first",
                         timeout=4)
             return
-        # OSC 52: the terminal (tmux, an SSH client) puts it on the clipboard; `app.clipboard`
-        # keeps it for pasting inside the app when the terminal ignores the sequence.
+        # OSC 52: the terminal (an SSH client, tmux with set-clipboard on) puts it on the
+        # clipboard; `app.clipboard` keeps it for pasting inside the app. Whether the terminal
+        # took it cannot be known (tmux's default ignores it), so it is also written to a file
+        # the notice names.
         self.copy_to_clipboard(self.copyable)
-        self.notify(f"copied: {self.copyable}", timeout=4)
+        kept = copy_file()
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(self.copyable + "\n", encoding="utf-8")
+        except OSError as error:
+            self.notify(f"sent to the terminal's clipboard (OSC 52); not kept in {kept}: "
+                        f"{error.strerror or error}", severity="warning", timeout=6)
+            return
+        shown = self.copyable if len(self.copyable) <= 80 else self.copyable[:79] + "…"
+        self.notify(f"sent to the terminal's clipboard (OSC 52; tmux needs set-clipboard on) "
+                    f"and written to {kept}: {shown}", timeout=6)
 
     def log_line(self, text: str) -> None:
         from workbench.tui.panes.replay_log import ReplayLogPane
@@ -628,6 +640,13 @@ class WorkbenchApp(App[int]):
             if node is pane or node is pane.focus_target():
                 self.action_focus_pane(type(pane).__name__)
         await self.run_action(binding.action, node)
+
+
+def copy_file() -> Path:
+    """Where `y` also writes what it copies: `$XDG_CACHE_HOME/workbench/copied.txt` (never
+    in the dump folder)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "workbench" / "copied.txt"
 
 
 def _terminal() -> int | None:
