@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -492,6 +493,11 @@ class WorkbenchApp(App[int]):
             return
         count = f" {job.done}/{job.total} {progress_bar(job.done, job.total)}" if job.total \
             else ""
+        if job.total and not job.done:
+            count += " reading and evaluating the reference…"  # the long first phase
+        left = job.time_left(time.monotonic())
+        if left is not None:
+            count += f" about {duration(left)} left"
         self.status_bar.job = f"{job.label}{count} esc:cancel"
 
     def go_to_step(self, module_key: str, step: Step, open_diff: bool = False) -> None:
@@ -640,6 +646,14 @@ class WorkbenchApp(App[int]):
             if node is pane or node is pane.focus_target():
                 self.action_focus_pane(type(pane).__name__)
         await self.run_action(binding.action, node)
+
+
+def duration(seconds: float) -> str:
+    """`40 s`, `3 min`, `1 h 5 min`: a time left, as precise as such a guess deserves."""
+    if seconds < 90:
+        return f"{max(round(seconds), 1)} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
 def copy_file() -> Path:

@@ -13,6 +13,7 @@ once; a live change to a module's files drops its replays.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -57,6 +58,16 @@ class Job:
     total: int = 0
     done: int = 0
     cancel: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.monotonic)
+    first_done: float | None = None  # when the first result came (the reference's cost is
+    # paid before it: reading, parsing, the first evaluation), the clock for the time left
+
+    def time_left(self, now: float) -> float | None:
+        """Seconds left at the pace of the results so far; None before two results."""
+        if self.first_done is None or self.done < 2 or not self.total:
+            return None
+        pace = (now - self.first_done) / (self.done - 1)
+        return pace * max(self.total - self.done, 0)
 
 
 class JobMessage(Message):
@@ -186,6 +197,8 @@ class Jobs:
     def _stream(self, job: Job) -> Callable[[StepResult], None]:
         def on_result(result: StepResult) -> None:
             job.done += 1
+            if job.first_done is None:
+                job.first_done = time.monotonic()
             self.app.post_message(StepReplayed(job, result))
 
         return on_result
