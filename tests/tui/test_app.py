@@ -64,3 +64,38 @@ def test_enter_drills_down_to_the_diff(example: Path, drive, wait) -> None:
         assert str(diff.header.render()).endswith(f"change 2/{total}")
 
     drive(app, scenario)
+
+
+@pytest.mark.parametrize("key", ["ctrl+c", "ctrl+q"])
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_ctrl_c_and_ctrl_q_quit(example: Path, drive, key: str, size: tuple[int, int]) -> None:
+    """A terminal user's reflex quits the app cleanly; no toast of raw markup instead."""
+    app = WorkbenchApp(example, watch=False)
+    toasts: list[str] = []
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press(key)
+        await pilot.pause()
+        toasts.extend(str(n.message) for n in app._notifications)
+        assert app._exit, "the app did not start to quit"
+
+    drive(app, scenario, size=size)
+    assert app.return_code == 0
+    assert not any("[b]" in toast for toast in toasts)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_footer_always_shows_quit_and_the_palette(example: Path, drive,
+                                                  size: tuple[int, int]) -> None:
+    from textual.widgets._footer import FooterKey
+
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.pause()
+        shown = {key.description: key for key in app.screen.query(FooterKey) if key.display}
+        assert "Quit" in shown and "palette" in shown, sorted(shown)
+        right = app.screen.size.width
+        assert all(key.region.right <= right for key in shown.values())
+
+    drive(app, scenario, size=size)

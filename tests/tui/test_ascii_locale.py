@@ -43,7 +43,7 @@ def test_c_locale_draws_ascii_only(example: Path, drive, wait, until,
         lines = [strip.text for strip in app.screen._compositor.render_strips()]
         text = "\n".join(lines)
         assert text.isascii(), sorted({c for c in text if not c.isascii()})
-        assert "Modules" in text and "0028 fusion vs 0027" in text
+        assert "Modules" in text and "#30 fusion vs #29" in text
         assert any(line.startswith("x 0010") for line in lines)  # the failing badge, as x
 
     drive(app, scenario, size=(120, 40))

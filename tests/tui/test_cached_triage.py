@@ -21,8 +21,9 @@ def test_reopened_dump_shows_cached_badges_without_evaluating(example: Path, dri
         await until(pilot, lambda: all(app.book.module_status(m.key).state != "none"
                                        for m in app.dump.modules if m.executions))
         states = {m.name: app.book.module_status(m.key) for m in app.dump.modules}
-        assert states["jit_ln"].state == "mismatch" and states["jit_ln"].detail == "fusion"
-        assert states["jit_ln"].text == "✗ failing at fusion (cached)"  # not a fresh result
+        culprit = "#30 fusion in HLO_passes_after_layout_assignment"  # as the timeline names it
+        assert states["jit_ln"].state == "mismatch" and states["jit_ln"].detail == culprit
+        assert states["jit_ln"].text == f"✗ failing at {culprit} (cached)"  # not a fresh result
         assert not app.jobs.busy  # nothing was evaluated: no job ran
         await pilot.press("T")  # a triage now takes every result from the cache, and says so
         await until(pilot, lambda: not app.jobs.busy and any(

@@ -83,7 +83,7 @@ def test_a_triage_result_becomes_a_badge_a_culprit_and_a_log_line() -> None:
     job = Job("triage", "triage")
     control.on_triage_reported(TriageReported(job, result))
     status = app.book.module_status(module.key)
-    assert (status.state, status.detail) == (Kind.MISMATCH, "bad")
+    assert (status.state, status.detail) == (Kind.MISMATCH, "#2 bad")
     assert app.culprit == {module.key: step_key(module.steps[2])}
     assert app.log == [f"triage jit_fake (snapshot.1): mismatch: {verdict.detail}"]
     assert "step 2 (0002 bad) is the first to differ" in app.log[0]
@@ -112,9 +112,9 @@ def test_manual_bisection_marks_until_the_culprit() -> None:
         assert step is not None
         control.action_bisect_mark("bad" if step.pass_name == "bad" else "good")
     assert app.visits[-1] == (module.key, "bad", True)  # the culprit, its diff open
-    assert all(not open_diff for _, _, open_diff in app.visits[:-1])
+    assert all(open_diff for _, _, open_diff in app.visits)  # each at its change
     assert app.culprit == {module.key: step_key(module.steps[3])}
     status = app.book.module_status(module.key)
-    assert (status.state, status.detail) == (Kind.MISMATCH, "bad")
-    assert app.log == ["manual bisect jit_fake: culprit: " + module.steps[3].label]
+    assert (status.state, status.detail) == (Kind.MISMATCH, "#3 bad")
+    assert app.log == ["manual bisect jit_fake: culprit: #3 bad"]
     assert app.shown[-1] is control.manual

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from workbench.tui.app import WorkbenchApp
@@ -33,3 +34,25 @@ def test_y_copies_the_verdict_then_the_instruction(example: Path, drive, wait, u
         assert "op_name:" in sent[-1] and "program.py:4" in sent[-1]
 
     drive(app, scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_y_also_writes_a_file_and_says_where(example: Path, drive, size: tuple[int, int],
+                                            tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under tmux's default setting OSC 52 never arrives, and the app cannot tell: what `y`
+    copies is also written to a file outside the dump, and the notice names it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        app.offer_copy("module_0010 jit_ln: mismatch: first failing step 0028 fusion")
+        await pilot.press("y")
+        await pilot.pause()
+        kept = tmp_path / "cache" / "workbench" / "copied.txt"
+        assert kept.read_text(encoding="utf-8") == app.copyable + "\n"
+        notices = [str(n.message) for n in app._notifications]
+        assert any(str(kept) in n and "OSC 52" in n for n in notices), notices
+        assert not any(n.startswith("copied:") for n in notices)
+
+    drive(app, scenario, size=size)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -15,13 +19,21 @@ from workbench.tui.keys import all_bindings
 from workbench.tui.panes.timeline import TimelinePane
 
 
+def static_text(static: Static, width: int = 300) -> str:
+    """What a Static shows (a text or a table), as plain text `width` cells wide."""
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    content = static.content
+    console.print(content if isinstance(content, (Text, Table)) else str(content))
+    return console.export_text()
+
+
 def test_help_lists_keys_of_every_pane(example: Path, drive) -> None:
     app = WorkbenchApp(example, watch=False)
 
     async def scenario(pilot: Pilot) -> None:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = "\n".join(str(s.render()) for s in app.screen.query(Static))
+        text = "\n".join(static_text(s) for s in app.screen.query(Static))
         for pane in app.panes:
             assert pane.TITLE in text
             for binding in all_bindings(type(pane)) + all_bindings(type(pane.focus_target())):
@@ -90,3 +102,23 @@ def test_palette_lists_each_command_once(example: Path, drive) -> None:
         assert "Quit" in system and "Modules: Sort" in ours
 
     drive(app, scenario)
+
+
+def test_help_names_every_quit_key_and_indents_wrapped_descriptions(example: Path,
+                                                                     drive) -> None:
+    """`q`, ctrl+c and ctrl+q all quit, and the help says so on one line; a description too
+    long for the help's width continues under its own first word, not under the keys."""
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("question_mark")
+        keys = next(s for s in app.screen.query(Static) if "Find the culprit" in static_text(s))
+        lines = static_text(keys, width=60).splitlines()
+        quit_line = next(line for line in lines if line.rstrip().endswith("Quit"))
+        assert quit_line.split() == ["q", "^c", "^q", "Quit"]
+        culprit = next(i for i, line in enumerate(lines) if "Find the culprit" in line)
+        column = lines[culprit].index("Find")
+        continued = lines[culprit + 1]
+        assert continued[:column].strip() == "" and continued[column] != " ", lines
+
+    drive(app, scenario, size=(80, 24))

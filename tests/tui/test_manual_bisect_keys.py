@@ -51,7 +51,7 @@ def test_bisect_keys_and_progress_show_then_give_way(example: Path, drive, wait,
         while (proposal := manual.proposal) is not None:
             await pilot.press("g" if proposal.index < culprit.index else "b")
         await wait(pilot)
-        assert "culprit: 0028 fusion" in str(bar.render())
+        assert "culprit: #30 fusion in HLO_passes_after_layout_assignment" in str(bar.render())
         shown, cut = footer_keys(app)
         assert not {"g", "s", "e"} & set(shown) and not cut
         assert not app.book.steps  # the manual bisection evaluated no step of its own
@@ -59,6 +59,7 @@ def test_bisect_keys_and_progress_show_then_give_way(example: Path, drive, wait,
         await until(pilot, lambda: not app.jobs.busy)  # it may have ended on a fast machine
         assert any(key[0] == "module_0010" for key in app.book.steps)
         status = app.book.module_status("module_0010")
-        assert (status.state, status.detail) == ("mismatch", "fusion")
+        assert (status.state, status.detail) == (
+            "mismatch", "#30 fusion in HLO_passes_after_layout_assignment")
 
     drive(app, scenario, size=size)

@@ -35,7 +35,8 @@ def test_triage_badges_every_module(example: Path, drive, lines, until,
         seen.set()
         await until(pilot, lambda: not app.jobs.busy)
         states = {m.name: app.book.module_status(m.key) for m in app.dump.modules}
-        assert states["jit_ln"].state == "mismatch" and states["jit_ln"].detail == "fusion"
+        assert states["jit_ln"].state == "mismatch"
+        assert states["jit_ln"].detail == "#30 fusion in HLO_passes_after_layout_assignment"
         assert {s.state for name, s in states.items() if name != "jit_ln"} == {"ok"}
         table = app.pane(ModulesPane).table
         await pilot.press("1", "t", "s", "s", "s")  # show helpers, sort by status
@@ -82,7 +83,12 @@ def test_replay_streams_and_cancel_keeps_the_app_responsive(example: Path, drive
         assert any("cancelled" in line for line in log), log[-3:]
         evaluated = [k for k in app.book.steps if k[0] == "module_0010"]
         assert 0 < len(evaluated) < 38
-        assert app.book.module_status("module_0010").state == "none"  # not left "running"
+        # Not left "running", nor "not replayed": what was done is said.
+        status = app.book.module_status("module_0010")
+        assert status.state == "stopped", status
+        assert status.text == (f"· stopped: cancelled after {len(evaluated)} "
+                               f"step{'s' if len(evaluated) > 1 else ''} of 38 evaluated, "
+                               f"{len(evaluated)} ✓"), status.text
 
         await pilot.press("3", "r")  # a full replay afterwards: every step gets its result
         await until(pilot, lambda: not app.jobs.busy)
@@ -126,3 +132,39 @@ def test_keys_answered_and_cancel_during_a_long_triage(corpus: Path, drive, unti
         assert not any(s.state == "running" for s in app.book.modules.values())
 
     drive(app, scenario)
+
+
+def test_progress_says_the_phase_then_the_time_left() -> None:
+    """Before the first result the status line says what takes the time; after two, how
+    long the rest should take at the pace so far."""
+    from workbench.tui.app import duration
+
+    job = Job("replay", "replay jit_step (snapshot.1)", "m", total=84)
+    assert job.time_left(job.started + 80) is None  # nothing evaluated yet
+    job.done, job.first_done = 1, job.started + 80
+    assert job.time_left(job.started + 90) is None  # one result: no pace yet
+    job.done = 16
+    left = job.time_left(job.started + 80 + 15 * 10)  # 10 s a step since the first
+    assert left == 68 * 10
+    assert duration(left) == "11 min" and duration(40) == "40 s"
+    assert duration(3900) == "1 h 5 min"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_status_line_shows_the_phase_and_the_time_left(example: Path, drive, until,
+                                                       size: tuple[int, int]) -> None:
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        job = Job("replay", "replay jit_ln (snapshot.1)", "module_0010", total=38)
+        app.jobs.current = job
+        app.show_job()
+        assert "reading and evaluating the reference" in app.status_bar.job
+        job.done, job.first_done = 10, job.started
+        job.started -= 100
+        job.first_done -= 90
+        app.show_job()
+        assert " left esc:cancel" in app.status_bar.job and "10/38" in app.status_bar.job
+        app.jobs.current = None
+
+    drive(app, scenario, size=size)

@@ -24,8 +24,9 @@ def replay_of(behaviours: str) -> Replay:
 def test_verdict_badge_names_the_culprit_and_keeps_the_numbers() -> None:
     verdict = bisect_replay(replay_of("good good bad bad"))
     status = verdict_status(verdict)
-    assert (status.state, status.detail, status.text) == ("mismatch", "bad",
-                                                          "✗ failing at bad")
+    # The culprit as the timeline names it: its row, its pass.
+    assert (status.state, status.detail, status.text) == ("mismatch", "#2 bad",
+                                                          "✗ failing at #2 bad")
     assert status.outcome is not None and status.outcome.comparison is not None
     assert status.outcome.comparison.mismatches == 4
     result = TriageResult("module_0000", "fake", "snapshot.1", verdict.status, verdict=verdict)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -131,6 +132,11 @@ class WorkbenchApp(App[int]):
     # In footer order (after the focused pane's keys; what does not fit is in `?` and ctrl+p).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?"),
+        # Quit early in the footer (a narrow one cuts the last keys). ctrl+c and ctrl+q quit too:
+        # Textual's own ctrl+c only says which key quits (in an input box it copies the text).
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False),
+        Binding("ctrl+q", "quit", "Quit", show=False),
         *REPLAY_BINDINGS,
         *LOCALIZE_BINDINGS,
         Binding("z", "zoom", "Zoom", tooltip="Zoom the focused pane (again: restore)"),
@@ -148,7 +154,6 @@ class WorkbenchApp(App[int]):
         *(Binding(pane.KEY, f"focus_pane('{pane.__name__}')", f"Go to {pane.TITLE}", show=False,
                   tooltip=f"Focus the {pane.TITLE} pane") for pane in (*LEFT_PANES, *RIGHT_PANES)
           if pane.KEY),
-        Binding("q", "quit", "Quit"),
     ]
 
     def __init__(self, target: Path | str, *, theme: str | Theme | None = None,
@@ -475,10 +480,22 @@ class WorkbenchApp(App[int]):
             self.notify("nothing to copy yet: bisect (b), localize (L) or write (W) first",
                         timeout=4)
             return
-        # OSC 52: the terminal (tmux, an SSH client) puts it on the clipboard; `app.clipboard`
-        # keeps it for pasting inside the app when the terminal ignores the sequence.
+        # OSC 52: the terminal (an SSH client, tmux with set-clipboard on) puts it on the
+        # clipboard; `app.clipboard` keeps it for pasting inside the app. Whether the terminal
+        # took it cannot be known (tmux's default ignores it), so it is also written to a file
+        # the notice names.
         self.copy_to_clipboard(self.copyable)
-        self.notify(f"copied: {self.copyable}", timeout=4)
+        kept = copy_file()
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(self.copyable + "\n", encoding="utf-8")
+        except OSError as error:
+            self.notify(f"sent to the terminal's clipboard (OSC 52); not kept in {kept}: "
+                        f"{error.strerror or error}", severity="warning", timeout=6)
+            return
+        shown = self.copyable if len(self.copyable) <= 80 else self.copyable[:79] + "…"
+        self.notify(f"sent to the terminal's clipboard (OSC 52; tmux needs set-clipboard on) "
+                    f"and written to {kept}: {shown}", timeout=6)
 
     def log_line(self, text: str) -> None:
         from workbench.tui.panes.replay_log import ReplayLogPane
@@ -493,6 +510,11 @@ class WorkbenchApp(App[int]):
             return
         count = f" {job.done}/{job.total} {progress_bar(job.done, job.total)}" if job.total \
             else ""
+        if job.total and not job.done:
+            count += " reading and evaluating the reference…"  # the long first phase
+        left = job.time_left(time.monotonic())
+        if left is not None:
+            count += f" about {duration(left)} left"
         self.status_bar.job = f"{job.label}{count} esc:cancel"
 
     def go_to_step(self, module_key: str, step: Step, open_diff: bool = False) -> None:
@@ -510,8 +532,7 @@ class WorkbenchApp(App[int]):
         timeline.show_step(step)
         self.step_changed()
         if open_diff:
-            diff = self.pane(DiffPane)
-            diff.first_change_pending = True
+            self.pane(DiffPane).open_at_first_change()
             self.action_focus_pane("DiffPane")
 
     # ----- replay and localization: handed to the controls -------------------------------------
@@ -642,6 +663,21 @@ class WorkbenchApp(App[int]):
             if node is pane or node is pane.focus_target():
                 self.action_focus_pane(type(pane).__name__)
         await self.run_action(binding.action, node)
+
+
+def duration(seconds: float) -> str:
+    """`40 s`, `3 min`, `1 h 5 min`: a time left, as precise as such a guess deserves."""
+    if seconds < 90:
+        return f"{max(round(seconds), 1)} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
+def copy_file() -> Path:
+    """Where `y` also writes what it copies: `$XDG_CACHE_HOME/workbench/copied.txt` (never
+    in the dump folder)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "workbench" / "copied.txt"
 
 
 def _terminal() -> int | None:

@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from workbench.model import Execution, Step
 from workbench.replay.bisect import BisectState, Mark
+from workbench.tui.step_names import step_name
 from workbench.tui.words import plural
 
 
@@ -69,11 +70,11 @@ class ManualBisect:
         """What the finished bisection found, in words."""
         state = self.state
         if state.culprit is not None:
-            text = f"culprit: {self.steps[state.culprit].label}"
+            text = f"culprit: {step_name(self.steps[state.culprit])}"
         elif state.culprit_range is not None:
             first, last = state.culprit_range
-            text = (f"the culprit is one of {self.steps[first].label} … "
-                    f"{self.steps[last].label} (skipped steps hide it)")
+            text = (f"the culprit is one of {step_name(self.steps[first])} … "
+                    f"{step_name(self.steps[last])} (skipped steps hide it)")
         else:
             text = "no step marked bad: nothing broke"
         if state.contradictions:
@@ -108,7 +109,7 @@ class BisectBar(Static):
             text.append(bisect.outcome(), style="bold")
             text.append("   escape: close")
         else:  # the keys (g, b, s, e, escape) are in the footer
-            text.append(f"try {proposal.label}")
+            text.append(f"try {step_name(proposal)}")
             text.append(f" · {plural(state.remaining, 'candidate')} left, "
                         f"about {plural(state.steps_left, 'step')}")
             if bisect.last_result:

@@ -2,7 +2,8 @@
 
 Textual's footer draws its keys in a row and lets the screen edge cut the last one (`… Computati`,
 a stray `v`): a cut key reads as a wrong key. This one hides every key from the first one that
-does not fit; the main screen lists the keys that matter most first (see `MainScreen`).
+does not fit; the main screen lists the keys that matter most first (see `MainScreen`). The
+command palette's key, docked at the right, always shows: the keys stop before it.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ class WholeKeysFooter(Footer):
         self.call_after_refresh(self.hide_cut_keys)
 
     def hide_cut_keys(self) -> None:
-        right = self.region.right
+        palette = self.query("FooterKey.-command-palette")
+        right = palette.first().region.x if palette else self.region.right
         cut = False
         for key in self.query(FooterKey):
+            if key.has_class("-command-palette"):
+                continue
             cut = cut or key.region.right > right
             if cut:
                 key.display = False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,24 +18,26 @@ from textual.widgets import Static
 from workbench.tui.keys import CommandHost, all_bindings
 
 
-def key_lines(app: CommandHost, bindings: list[Binding]) -> Text:
-    """One line per command: its keys, then what it does."""
-    rows: list[tuple[str, str]] = []
-    seen: set[str] = set()
+def key_lines(app: CommandHost, bindings: list[Binding]) -> Table:
+    """One row per command: all its keys (`q ctrl+c ctrl+q`), then what it does; a long
+    description wraps within its column, under its own first line."""
+    keys: dict[str, list[str]] = {}  # action -> its keys, in binding order
+    what: dict[str, str] = {}
     for binding in bindings:
-        if binding.action in seen or not binding.description:
+        if not binding.description:
             continue
-        seen.add(binding.action)
-        keys = " ".join(app.get_key_display(binding.with_key(key))
-                        for key in binding.key.split(","))
-        rows.append((keys, binding.tooltip or binding.description))
-    width = max((len(keys) for keys, _ in rows), default=0)
-    text = Text()
-    for keys, what in rows:
-        text.append(f"  {keys.ljust(width)}  ", style="bold")
-        text.append(f"{what}\n")
-    text.rstrip()
-    return text
+        shown = keys.setdefault(binding.action, [])
+        for key in binding.key.split(","):
+            display = app.get_key_display(binding.with_key(key))
+            if display not in shown:
+                shown.append(display)
+        what.setdefault(binding.action, binding.tooltip or binding.description)
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for action, shown in keys.items():
+        table.add_row(Text(" " + " ".join(shown)), Text(what[action]))
+    return table
 
 
 class HelpScreen(ModalScreen[None]):

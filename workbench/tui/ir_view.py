@@ -195,12 +195,14 @@ class IrView(ScrollView, can_focus=True):
     class Moved(Message):
         """The view scrolled to a hunk or match (for the pane's position display)."""
 
-        def __init__(self, view: IrView, what: str, index: int, total: int) -> None:
+        def __init__(self, view: IrView, what: str, index: int, total: int,
+                     wrapped: bool = False) -> None:
             super().__init__()
             self.view = view
             self.what = what
             self.index = index
             self.total = total
+            self.wrapped = wrapped  # went past the last (first) one to the first (last)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -249,15 +251,27 @@ class IrView(ScrollView, can_focus=True):
         else:
             preceding = [t for t in targets if t < here]
             target = preceding[-1] if preceding else targets[-1]
+        wrapped = not (following if direction > 0 else preceding) and len(targets) > 1
         self.go_to_row(target)
-        self.post_message(self.Moved(self, what, targets.index(target), len(targets)))
+        self.post_message(self.Moved(self, what, targets.index(target), len(targets), wrapped))
 
     def go_to_row(self, row: int) -> None:
         """Scroll so `row` is near the top (with two rows of context above) and mark it."""
         self.current_row = row
         self._cache.clear()
-        self.scroll_to(y=max(row - 2, 0), animate=False, immediate=True)
+        self._scroll_to_row(row, attempts=5)
         self.refresh()
+
+    def _scroll_to_row(self, row: int, attempts: int) -> None:
+        """Scroll to `row` (if it is still the current one); a document just shown is not laid
+        out yet (its height clamps the scroll), so try again after the next refreshes."""
+        if row != self.current_row:
+            return
+        y = max(row - 2, 0)
+        self.scroll_to(y=y, animate=False, immediate=True)
+        missed = self.scroll_offset.y != min(y, self.max_scroll_y) or self.max_scroll_y == 0 < y
+        if missed and attempts > 0:
+            self.call_after_refresh(self._scroll_to_row, row, attempts - 1)
 
     def line_row(self, number: int) -> tuple[int, int] | None:
         """(line, row): the row showing line `number` of the text (a diff: of the newer

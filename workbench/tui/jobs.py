@@ -13,6 +13,7 @@ once; a live change to a module's files drops its replays.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_repla
 from workbench.replay.triage.results_cache import ResultsCache, UnsafeCache, default_cache_dir
 from workbench.replay.triage.run import TriageOptions, TriageResult, cached_results, triage
 from workbench.sources import ReadError
+from workbench.tui.step_names import step_name
 
 
 class JobsHost(Protocol):
@@ -56,6 +58,16 @@ class Job:
     total: int = 0
     done: int = 0
     cancel: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.monotonic)
+    first_done: float | None = None  # when the first result came (the reference's cost is
+    # paid before it: reading, parsing, the first evaluation), the clock for the time left
+
+    def time_left(self, now: float) -> float | None:
+        """Seconds left at the pace of the results so far; None before two results."""
+        if self.first_done is None or self.done < 2 or not self.total:
+            return None
+        pace = (now - self.first_done) / (self.done - 1)
+        return pace * max(self.total - self.done, 0)
 
 
 class JobMessage(Message):
@@ -185,6 +197,8 @@ class Jobs:
     def _stream(self, job: Job) -> Callable[[StepResult], None]:
         def on_result(result: StepResult) -> None:
             job.done += 1
+            if job.first_done is None:
+                job.first_done = time.monotonic()
             self.app.post_message(StepReplayed(job, result))
 
         return on_result
@@ -210,7 +224,7 @@ class Jobs:
 
     def evaluate(self, module: Module, execution: Execution | None, step: Step) -> bool:
         """Evaluate one step (and the reference first, when not yet done)."""
-        job = Job("evaluate", f"evaluate {step.label}", module.key,
+        job = Job("evaluate", f"evaluate {step_name(step)}", module.key,
                   execution.id if execution else None, total=1)
 
         def body(job: Job) -> None:
@@ -218,7 +232,7 @@ class Jobs:
             position = next((p for p, s in enumerate(replay.steps) if s.index == step.index),
                             None)
             if position is None:
-                raise NoBackend(f"{step.label} is not a replayable step of {module.key}")
+                raise NoBackend(f"{step_name(step)} is not a replayable step of {module.key}")
             on_result = self._stream(job)
             if position != 0 and 0 not in replay.results:
                 on_result(replay.evaluate(0))

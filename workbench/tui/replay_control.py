@@ -26,6 +26,7 @@ from workbench.tui.book import step_key
 from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
 from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
+from workbench.tui.step_names import step_name
 from workbench.tui.words import plural
 
 if TYPE_CHECKING:
@@ -59,13 +60,21 @@ def result_status(result: StepResult) -> Status:
     return Status.of(result.outcome)
 
 
+NOTICE_WIDTH = 90  # a job's failure longer than this is noticed in short, read in the Log
+
+
 def verdict_status(verdict: Verdict) -> Status:
-    """A module's badge from a bisection verdict: `✗ fusion`, `? sort`, `✓`."""
+    """A module's badge from a bisection verdict: `✗ #30 fusion in …` (the culprit named as
+    the timeline rows name it), `? sort`, `✓`."""
+    if verdict.culprit is not None and verdict.outcome.kind == Kind.MISMATCH:
+        return Status.of(replace(verdict.outcome, culprit=step_name(verdict.culprit.step)))
     return Status.of(verdict.outcome)
 
 
 def triage_status(result: TriageResult) -> Status:
-    return replace(Status.of(result.outcome), cached=result.cached)
+    status = Status.of(result.outcome) if result.verdict is None else verdict_status(
+        result.verdict)
+    return replace(status, cached=result.cached)
 
 
 def triage_summary(tally: Counter[str]) -> str:
@@ -131,6 +140,7 @@ class ReplayControl:
             return
         if selected and self.app.jobs.replay(*selected, bisect=False):
             self._mark_running(selected[0])
+            self._say_if_fake(*selected)
 
     def action_bisect(self) -> None:
         selected = self._selected()
@@ -140,6 +150,22 @@ class ReplayControl:
             return
         if selected and self.app.jobs.replay(*selected, bisect=True):
             self._mark_running(selected[0])
+            self._say_if_fake(*selected)
+
+    def _say_if_fake(self, module: Module, execution: Execution | None) -> None:
+        """A module without a recorded execution is replayed on made-up inputs: its verdict
+        says whether the passes agree with each other, not whether the real run's numbers
+        were right. Said plainly, where it stays (the Log) and at once (a notice)."""
+        if execution is not None:
+            return
+        name = module.name or module.key
+        self.app.log_line(
+            f"{name}: no recorded execution, so this runs on FAKE DATA (made-up inputs): it "
+            "finds a pass that changes the numbers, not whether the real run's were right. "
+            "Recorded inputs: a dump with HLO snapshots (--xla_dump_hlo_snapshots), or "
+            "workbench DIR --recorded IO_DIR.")
+        self.app.notify(f"{name}: no recorded execution: running on fake data (see the Log, 8)",
+                        severity="warning", timeout=6)
 
     def action_triage(self) -> None:
         self.triage_tally = Counter()
@@ -180,12 +206,12 @@ class ReplayControl:
         app.bisect_bar.show_state(manual)
         app.refresh_bindings()
         proposal = manual.proposal
-        if proposal is not None:
-            app.go_to_step(manual.module_key, proposal)
+        if proposal is not None:  # its diff, at what the step changed: what is to be judged
+            app.go_to_step(manual.module_key, proposal, open_diff=True)
             return
         culprit = manual.culprit
         if culprit is not None:
-            outcome = Outcome(Kind.MISMATCH, culprit=culprit.pass_name)
+            outcome = Outcome(Kind.MISMATCH, culprit=step_name(culprit))
             app.book.set_module_status(manual.module_key, Status.of(outcome))
             app.culprit[manual.module_key] = step_key(culprit)
             app.results_changed(manual.module_key)
@@ -222,9 +248,10 @@ class ReplayControl:
         assert module_key is not None
         status = result_status(result)
         app.book.set_step_status(module_key, result.step, status)
-        app.log_line(f"{job.label}: {result.step.label} {status.symbol} {result.outcome.text}")
+        app.log_line(f"{job.label}: {step_name(result.step)} {status.symbol} "
+                     f"{result.outcome.text}")
         if self.manual is not None and job.kind == "evaluate":
-            self.manual.last_result = (f"{result.step.label}: {status.symbol} "
+            self.manual.last_result = (f"{step_name(result.step)}: {status.symbol} "
                                        f"{result.outcome.status}")
             app.bisect_bar.show_state(self.manual)
         app.results_changed(module_key)
@@ -284,10 +311,27 @@ class ReplayControl:
         if event.outcome != "done":
             message = f"{job.label}: {event.outcome}{': ' + event.message if event.message else ''}"
             app.log_line(message)
-            app.notify(message, severity="error" if event.outcome == "failed" else "warning",
-                       timeout=6)
-        # Modules still "running" were not reached (cancelled, failed): not replayed after all.
+            # In full in the Log, which wraps it (a recording that does not fit the module lists
+            # every type); the notice is one line, so it never covers the screen.
+            first, _, more = message.partition("\n")
+            long = bool(more) or len(first) > NOTICE_WIDTH
+            if long:
+                first = first if len(first) <= NOTICE_WIDTH else first[:NOTICE_WIDTH - 1] + "…"
+            app.notify(f"{first} (in full in the Log, 8)" if long else message,
+                       severity="error" if event.outcome == "failed" else "warning", timeout=6)
+            if event.outcome == "failed" and long:
+                app.action_focus_pane("ReplayLogPane")
+        # Modules still "running" were stopped (cancelled, failed): what was evaluated before
+        # is said (`· stopped: 19 of 84 steps evaluated, 19 ✓`); one not reached is not replayed.
         for key, status in list(app.book.modules.items()):
             if status.state == "running":
-                app.book.modules.pop(key)
+                done = [s for (module_key, _), s in app.book.steps.items() if module_key == key]
+                if done:
+                    ok = sum(1 for s in done if s.state == Kind.OK)
+                    total = f" of {job.total}" if job.total and job.module_key == key else ""
+                    app.book.set_module_status(key, Status(
+                        "stopped", f"{event.outcome} after "
+                        f"{plural(len(done), 'step')}{total} evaluated, {ok} ✓"))
+                else:
+                    app.book.modules.pop(key)
                 app.results_changed(key)

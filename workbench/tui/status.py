@@ -1,8 +1,9 @@
 """Replay status as the panes show it: a symbol and a style for every state, never colour alone.
 
 States are the replay engine's outcome kinds (`Kind`: ok, mismatch, unsupported, error) plus
-"none" (not replayed yet) and "running". A status of a replay result carries its
-`Outcome`, so a pane can show the numbers behind a badge without reading them from text.
+"none" (not replayed yet), "running" and "stopped" (cancelled after some steps). A status of a
+replay result carries its `Outcome`, so a pane can show the numbers behind a badge without
+reading them from text.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from workbench.replay.judge.outcome import Kind, Outcome
 
 DETAIL_WIDTH = 60  # a badge's detail is cut here (an error message can be long)
 
-State = Kind | Literal["none", "running"]
+State = Kind | Literal["none", "running", "stopped"]
 
 # state -> (symbol, component class, word)
 BADGES: dict[State, tuple[str, str, str]] = {
     "none": ("·", "status--none", "not replayed"),
     "running": ("…", "status--running", "running"),
+    "stopped": ("·", "status--none", "stopped"),  # cancelled: some steps evaluated, no verdict
     Kind.OK: ("✓", "status--ok", "ok"),
     Kind.MISMATCH: ("✗", "status--fail", "failing"),
     Kind.UNSUPPORTED: ("?", "status--unsupported", "unsupported"),

@@ -30,7 +30,8 @@ def test_fusion_step_diff(example: Path, drive, wait, lines) -> None:
         pane = app.pane(DiffPane)
         assert pane.diff is not None and not pane.diff.equal
         header = str(pane.header.render())
-        assert header.startswith("0028 fusion vs 0027 pipeline-start")
+        assert header.startswith("#30 fusion vs #29  ·  -20 +41  ·  in HLO_passes_after_layout_"
+                                 "assignment  ·  ")
         assert f"-{pane.diff.removed} +{pane.diff.added}" in header and "normalized" in header
         rows = pane.view.document.rows
         added = [r.text for r in rows if isinstance(r, TextRow) and r.kind == "added"]
@@ -81,7 +82,8 @@ def test_marked_step_is_the_base(example: Path, drive, wait) -> None:
         table.move_to(30)
         await wait(pilot)
         header = str(app.pane(DiffPane).header.render())
-        assert header.startswith("0028 fusion vs marked 0000 pipeline-start")
+        assert header.startswith(
+            "#30 fusion vs marked #2 pipeline-start in async-collective  ·  ")
 
     drive(app, scenario)
 

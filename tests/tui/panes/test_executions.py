@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 from textual.pilot import Pilot
 
 from workbench.loader import load_snapshot
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.executions import ExecutionsPane, value_summary
+from workbench.tui.panes.replay_log import ReplayLogPane
 
 
 def test_executions_follow_the_module(example: Path, drive, wait, lines) -> None:
@@ -84,3 +87,49 @@ def test_a_recording_in_the_dump_is_found_without_a_flag(drive, wait, lines) -> 
         assert lines(pane.table)[1].startswith("recorded jit_ln.0")
 
     drive(app, scenario, size=(120, 40))
+
+
+GPU_DUMP = Path(__file__).parents[2] / "data" / "xla_gpu" / "linalg_solve"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_fake_data_is_said_plainly(drive, until, size: tuple[int, int]) -> None:
+    """`b` on a module with no recorded execution says, in the Log and a notice, that it
+    runs on fake data and how to give it the real inputs, not only in the job's label."""
+    app = WorkbenchApp(GPU_DUMP, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("b")
+        log = app.pane(ReplayLogPane)
+        await until(pilot, lambda: any("FAKE DATA" in line for line in log.lines))
+        said = next(line for line in log.lines if "FAKE DATA" in line)
+        assert "--recorded" in said
+        assert any("fake data" in str(n.message) for n in app._notifications)
+        await until(pilot, lambda: not app.jobs.busy)
+
+    drive(app, scenario, size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+def test_a_recording_that_does_not_fit_is_read_in_the_log(tmp_path: Path, drive, until,
+                                                          size: tuple[int, int]) -> None:
+    """A recorded input of the wrong type: the notice is one line, and the Log, brought up,
+    holds the whole message with the types (wrapped to the pane, nothing cut)."""
+    recorded = tmp_path / "io"
+    shutil.copytree(GPU_DUMP / "io", recorded)
+    np.save(recorded / "inputs" / "f.arg0.npy", np.zeros((3, 5, 7), np.int8))
+    app = WorkbenchApp(GPU_DUMP, watch=False, recorded=recorded)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("r")
+        await until(pilot, lambda: not app.jobs.busy and app.pane(ReplayLogPane).has_focus_within)
+        log = app.pane(ReplayLogPane)
+        failed = [line for line in log.lines if ": failed: " in line]
+        assert failed and "parameter 0 is f32[64,64], the file holds int8[3, 5, 7]" \
+            in failed[-1], failed
+        notices = [str(n.message) for n in app._notifications if "failed" in str(n.message)]
+        assert notices and all("\n" not in n and len(n) < 130 for n in notices), notices
+        width = log.log_widget.scrollable_content_region.width
+        assert all(len(strip.text.rstrip()) <= width for strip in log.log_widget.lines)
+
+    drive(app, scenario, size=size)

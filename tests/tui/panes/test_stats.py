@@ -28,7 +28,7 @@ def test_counts_histogram_and_memory_of_jit_ln(example: Path, drive, wait) -> No
         assert pane.sparkline.data == counts and len(counts) == 38
         summary = str(pane.summary.render())
         assert f"{counts[0]} → {counts[-1]}" in summary
-        assert "0028 fusion: 44 instructions" in summary
+        assert "#30 fusion in HLO_passes_after_layout_assignment: 44 instructions" in summary
         ops = str(pane.ops.render()).splitlines()
         rows = {line.split()[0]: line.split()[1:] for line in ops}
         assert rows["fusion"][:2] == ["2", "+2"]

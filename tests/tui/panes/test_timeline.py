@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from workbench.tui.app import WorkbenchApp
@@ -73,5 +74,46 @@ def test_delta_column_shows_instruction_count_change(example: Path, drive, lines
         expected = f"{after.instructions - before.instructions:+d}"
         row = lines(table)[1 + 30 - int(table.scroll_offset.y)]
         assert expected in row.split()
+
+    drive(app, scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+def test_pipeline_start_rows_say_which_pipeline(example: Path, drive, lines,
+                                                 size: tuple[int, int]) -> None:
+    """XLA's `pipeline-start` steps are named by the pipeline they start, at any width (the
+    pipeline column shows only in a wide pane)."""
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        table = app.pane(TimelinePane).table
+        table.move_to(0)
+        await pilot.pause()
+        shown = lines(table)
+        # rows 2.. are XLA steps 0000 (async-collective), 0001 (pre-spmd-partitioner), ...
+        assert "start of async-co" in shown[1 + 2], shown
+        assert "start of pre-spmd" in shown[1 + 3]
+        assert not any(row.split()[2:3] == ["pipeline-start"] for row in shown[1:])
+
+    drive(app, scenario, size=size)
+
+
+def test_filter_matches_pass_names_before_fuzzy(example: Path, drive) -> None:
+    """What a user types is a pass name, or a part of one: `/alg` keeps the algsimp steps
+    only, `/fusion` the fusion passes and not `simplification_after_layout_assignment`."""
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        table = app.pane(TimelinePane).table
+        await pilot.press("3", "slash", *"alg", "enter")
+        assert {s.pass_name for s in table.rows} == {"algsimp"}
+        assert len(table.rows) == 4
+        await pilot.press("slash", "escape", "slash", *"fusion", "enter")
+        assert {s.pass_name for s in table.rows} == {"fusion", "fusion-wrapper"}
+        await pilot.press("slash", "escape", "slash", *"scatter", "enter")
+        # no pass is called that: the pipeline of that name
+        assert {s.pipeline for s in table.rows} == {"post_scatter_expansion_simplification"}
+        await pilot.press("slash", "escape", "slash", *"lyasgn", "enter")
+        assert "layout-assignment" in {s.pass_name for s in table.rows}  # fuzzy, as before
 
     drive(app, scenario)

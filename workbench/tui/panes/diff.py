@@ -34,6 +34,7 @@ from workbench.tui.ir_view import IrView, ViewDocument, message_document, text_d
 from workbench.tui.outside import editor_command, open_outside, tool_command
 from workbench.tui.panes.base import Pane
 from workbench.tui.section_picker import ALL, SectionPicker
+from workbench.tui.step_names import pass_in_pipeline, step_name
 from workbench.tui.words import plural
 
 if TYPE_CHECKING:
@@ -67,14 +68,19 @@ def base_step(app: PaneContext, module: Module, step: Step) -> Step | None:
 def diff_header(request: DiffRequest, diff: IRDiff | None) -> str:
     step, base = request.step, request.base
     if base is None:
-        return f"{step.label}  ·  {step.file or ''}"
-    marked = "marked " if base.index != step.index - 1 else ""
-    parts = [f"{step.label} vs {marked}{base.label}"]
+        return f"{step_name(step)}  ·  {step.file or ''}"
+    # `#30 fusion vs #29  ·  -20 +41  ·  in HLO_passes_after_layout_assignment  ·  …`: what
+    # fits a narrow pane first. The step before is the row above in the timeline (its number
+    # says which); a marked step is named in full.
+    against = f"#{base.index}" if base.index == step.index - 1 else f"marked {step_name(base)}"
+    parts = [f"#{step.index} {step.pass_name} vs {against}"]
+    named = pass_in_pipeline(step)
+    pipeline = [named.removeprefix(step.pass_name + " ")] if named != step.pass_name else []
     if diff is not None:
-        if diff.equal:
-            parts.append("no change" + ("" if request.raw else " (normalized)"))
-        else:
-            parts.append(f"-{diff.removed} +{diff.added}")
+        parts.append(("no change" + ("" if request.raw else " (normalized)")) if diff.equal
+                     else f"-{diff.removed} +{diff.added}")
+        parts.extend(pipeline)
+        if not diff.equal:
             counts = section_counts(diff.sections())
             changed = [f"{n} {what}" for what, n in counts.items() if n and what != "unchanged"]
             parts.append(", ".join(changed))
@@ -136,6 +142,7 @@ class DiffPane(Pane):
         self.side_by_side = False
         self.section: str | None = None
         self.first_change_pending = False  # jump to the first change once the next diff shows
+        self.loaded: DiffRequest | None = None  # the request whose answer is shown
         self.instructions: tuple[str, str] | None = None  # (before, after) names to mark
         self.header_text = ""
         self.shown_step: str | None = None  # step key of the document shown
@@ -205,12 +212,12 @@ class DiffPane(Pane):
             return
         self.request = request
         # Until the diff arrives (a 10,000-instruction module takes a while), say so.
-        self.header.update(f"{step.label}  ·  diffing…" if request.base else
-                           f"{step.label}  ·  reading…")
+        self.header.update(f"{step_name(step)}  ·  diffing…" if request.base else
+                           f"{step_name(step)}  ·  reading…")
         if self.shown_step != step_key(step):  # a toggle keeps the old view meanwhile
-            self.view.show(message_document(f"diffing {step.label} against "
-                                            f"{request.base.label}…" if request.base
-                                            else f"reading {step.label}…"))
+            self.view.show(message_document(f"diffing {step_name(step)} against "
+                                            f"{step_name(request.base)}…" if request.base
+                                            else f"reading {step_name(step)}…"))
         self.load(request)
 
     @work(thread=True, exclusive=True, group="diff-load", exit_on_error=False)
@@ -245,11 +252,26 @@ class DiffPane(Pane):
         self.header_text = event.header
         self.header.update(event.header)
         self.view.show(event.document, keep_position=same_step)
-        if self.first_change_pending and event.document.hunks:
+        self.loaded = event.request
+        if self.first_change_pending:
             self.first_change_pending = False
-            self.view.go_to_row(event.document.hunks[0])
+            self._go_to_first_change()
         if self.instructions is not None:
             self._mark_instructions()
+
+    def open_at_first_change(self) -> None:
+        """Show the first change of the selected step's diff: now if it is shown, else as
+        soon as it is (a culprit is landed on to see what its pass changed)."""
+        if self.request is not None and self.loaded == self.request:
+            self._go_to_first_change()
+        else:
+            self.first_change_pending = True
+
+    def _go_to_first_change(self) -> None:
+        hunks = self.view.document.hunks
+        if hunks:
+            self.view.go_to_row(hunks[0])
+            self.on_ir_view_moved(IrView.Moved(self.view, "hunk", 0, len(hunks)))
 
     def show_instruction(self, before: str, after: str) -> None:
         """Mark the lines defining instruction `before` (earlier step) and `after` (this
@@ -280,7 +302,11 @@ class DiffPane(Pane):
     def on_ir_view_moved(self, event: IrView.Moved) -> None:
         """Say where a jump landed: `change 2/5`, `match 3/12`."""
         word = "change" if event.what == "hunk" else event.what
-        self.header.update(f"{self.header_text}  ·  {word} {event.index + 1}/{event.total}")
+        wrapped = ""
+        if event.wrapped:
+            wrapped = f" (wrapped to the {'first' if event.index == 0 else 'last'})"
+        self.header.update(f"{self.header_text}  ·  {word} {event.index + 1}/{event.total}"
+                           f"{wrapped}")
 
     # ----- actions ----------------------------------------------------------------------------
 
@@ -314,7 +340,7 @@ class DiffPane(Pane):
 
         source = printed_source(step)
         if source is None:
-            self.notify(f"{step.label}: no printed IR for this step", timeout=4)
+            self.notify(f"{step_name(step)}: no printed IR for this step", timeout=4)
             return None
         try:
             text = read_text(self.context.dump.root, source)

@@ -1,6 +1,7 @@
 """Replay log pane: what the background jobs did, one line per result, newest last.
 
-Long lines (a comparison's numbers) wrap by default; `w` turns wrapping off and `h` / `l`
+Long lines (a comparison's numbers) wrap to the pane's width by default, and wrap again when
+the pane changes width (a resize, `z`, the split keys); `w` turns wrapping off and `h` / `l`
 scroll sideways, as in the IR views.
 """
 
@@ -12,6 +13,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import RichLog
 
@@ -20,6 +22,59 @@ from workbench.tui.panes.base import Pane
 
 FLUSH_INTERVAL = 0.1  # seconds between two additions to the drawn log
 MAX_LINES = 10_000
+
+
+class WrappingLog(RichLog):
+    """A `RichLog` that wraps at its own width: RichLog renders a line once, at least 78
+    cells wide (`min_width`), so lines are cut in a narrower pane, stay 78 wide in a wider one
+    and never follow a resize. Here every line is kept and drawn again when the width
+    changes; the scrollbar's gutter is always reserved, so a growing log keeps its width."""
+
+    DEFAULT_CSS = """
+    WrappingLog {
+        scrollbar-gutter: stable;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, max_lines=MAX_LINES, min_width=1, wrap=True, markup=False,
+                         highlight=False)
+        self.texts: list[str] = []  # every line written, to draw again at another width
+        self._drawn_width = 0
+
+    def add(self, lines: list[str]) -> None:
+        self.texts = [*self.texts, *lines][-MAX_LINES:]
+        for line in lines:
+            self._draw(line)
+
+    def _draw(self, line: str, scroll_end: bool | None = None) -> None:
+        """Draw one line at the width it takes: the pane's when wrapping, its own when not
+        (RichLog would measure it against the console's width, 80 cells in some terminals)."""
+        text = Text(line)
+        width = self.scrollable_content_region.width if self.wrap else text.cell_len
+        self.write(text, width=max(width, 1) if self._size_known else None,
+                   scroll_end=scroll_end)
+
+    def redraw(self) -> None:
+        """Draw every kept line again (the width or the wrapping changed)."""
+        at_end = self.is_vertical_scroll_end
+        self._drawn_width = self.scrollable_content_region.width
+        self.clear()
+        for line in self.texts:
+            self._draw(line, scroll_end=False)
+        if at_end:
+            self.scroll_end(animate=False, immediate=False, x_axis=False)
+
+    def forget(self) -> None:
+        self.texts = []
+        self.clear()
+
+    def on_resize(self, event: Resize) -> None:
+        super().on_resize(event)  # the first size known: draws the lines written before
+        width = self.scrollable_content_region.width
+        if self.wrap and width and width != self._drawn_width and self.texts:
+            self.redraw()
+        self._drawn_width = width
 
 
 class ReplayLogPane(Pane):
@@ -38,9 +93,7 @@ class ReplayLogPane(Pane):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.log_widget = RichLog(id="replay-log", max_lines=MAX_LINES, wrap=True, markup=False,
-                                  highlight=False)
-        self._written: list[str] = []  # every line drawn, to draw again when wrapping changes
+        self.log_widget = WrappingLog(id="replay-log")
         self._pending: list[str] = []  # written together: a triage reports hundreds a second
 
     def compose(self) -> ComposeResult:
@@ -56,25 +109,20 @@ class ReplayLogPane(Pane):
 
     def _flush(self) -> None:
         lines, self._pending = self._pending, []
-        self._written = [*self._written, *lines][-MAX_LINES:]
-        for line in lines:
-            self.log_widget.write(Text(line))
+        self.log_widget.add(lines)
 
     @property
     def lines(self) -> list[str]:
         """Every line written, including those not drawn yet."""
-        return [*self._written, *self._pending]
+        return [*self.log_widget.texts, *self._pending]
 
     def action_clear(self) -> None:
-        self._written = []
-        self.log_widget.clear()
+        self.log_widget.forget()
 
     def action_toggle_wrap(self) -> None:
         log = self.log_widget
         log.wrap = not log.wrap
-        log.clear()
-        for line in self._written:
-            log.write(Text(line))
+        log.redraw()
         self.notify("log lines wrap" if log.wrap else "log lines scroll: h / l", timeout=2)
 
     def action_sideways(self, cells: int) -> None:

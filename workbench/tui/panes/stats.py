@@ -25,6 +25,7 @@ from workbench.model import Module, Step
 from workbench.stats import IrStats, ModuleReports, op_delta, read_module_reports
 from workbench.tui.data_widgets import DataStatic, DataTree
 from workbench.tui.panes.base import Pane
+from workbench.tui.step_names import step_name
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
@@ -182,7 +183,7 @@ class StatsPane(Pane):
             lines.append("counting…" if module.steps else "no steps", style="dim")
         if step is not None:
             stats = facts(step).stats
-            lines.append(f"\n{step.label}: ", style="bold")
+            lines.append(f"\n{step_name(step)}: ", style="bold")
             if isinstance(stats, IrStats):
                 lines.append(f"{stats.instructions} instructions, {stats.lines} lines, "
                              f"{human_bytes(stats.bytes)}, {stats.regions} computations")
