@@ -167,7 +167,14 @@ def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
     rounding) counted among them, and its bound is `C` times their half range plus `U` ulps
     at its magnitude, as `truth_of` makes one. Without the reference and the ulps, a range
     of one finite sample (or of the split sample alone) left a computed value a bound of 0.
-    A NaN is legal wherever the truth or some random sample was NaN."""
+    A NaN is legal wherever the truth or some random sample was NaN.
+
+    An element on a domain boundary (NaN in some random sample, finite in the truth, the
+    reference or another sample) follows, on its defined side, an operand as near the
+    boundary as rounding lets it land, where the slope is unbounded (`m / (sqrt(v) + eps)`,
+    AdamW on `--fake-data`): how far its own few finite samples reach is luck (one is a
+    range of no width). Its spread is the largest among its array's elements on the boundary,
+    as the absolute term takes the neighbours' spread where an element's own is small."""
     nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
     parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict)
     return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2),
@@ -215,8 +222,20 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
             own = np.where(decided, U * _eps(reference.dtype) * np.abs(t), 0.0)
         spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
         spread = np.where(np.isfinite(spread), spread, 0.0)
+        if nan_seen is not None:
+            spread = _boundary_spread(spread, np.asarray(nan_seen) & (
+                np.isfinite(np.asarray(value)) | np.isfinite(lo)
+                | np.isfinite(np.asarray(strict))))
         widened = np.asarray(bound) + C * spread + own
     legal_nan = np.isnan(np.asarray(value))
     if nan_seen is not None:
         legal_nan = legal_nan | np.asarray(nan_seen)
     return (t, np.where(np.isfinite(widened), widened, bound), legal_nan)
+
+
+def _boundary_spread(spread: np.ndarray, boundary: np.ndarray) -> np.ndarray:
+    """`spread` with every element on the domain boundary (`boundary`) taking the largest
+    spread among them (`with_noise`)."""
+    if not np.any(boundary):
+        return spread
+    return np.where(boundary, np.maximum(spread, float(spread[boundary].max())), spread)
