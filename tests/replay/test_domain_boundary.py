@@ -49,7 +49,7 @@ def near_cancelling_inputs(source: Path, folder: Path) -> tuple[Path, ...]:
     return tuple(files)
 
 
-def test_a_value_on_a_domain_boundary_takes_its_arrays_boundary_spread(
+def test_a_value_on_a_domain_boundary_takes_the_boundarys_spread(
         tmp_path: Path) -> None:
     inputs = near_cancelling_inputs(GPT, tmp_path)
     module = next(m for m in scan(GPT).modules if m.key == "module_0022")
@@ -72,8 +72,6 @@ def test_a_value_on_a_domain_boundary_takes_its_arrays_boundary_spread(
     on_boundary = nan_seen & np.isfinite(actual)
     assert np.any(on_boundary)
     assert np.all(error[on_boundary] <= bound[on_boundary])
-    # Their bound is at least the widest spread the boundary's samples showed in the table.
-    assert np.all(bound[on_boundary] >= bound[on_boundary].max() / 4)
 
 
 @pytest.mark.parametrize("from_step", [8, 9999])
