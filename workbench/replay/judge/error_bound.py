@@ -167,11 +167,42 @@ def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
     rounding) counted among them, and its bound is `C` times their half range plus `U` ulps
     at its magnitude, as `truth_of` makes one. Without the reference and the ulps, a range
     of one finite sample (or of the split sample alone) left a computed value a bound of 0.
-    A NaN is legal wherever the truth or some random sample was NaN."""
+    A NaN is legal wherever the truth or some random sample was NaN.
+
+    An element on a domain boundary (NaN in some random sample, finite in the truth, the
+    reference or another sample) follows, on its defined side, an operand as near the
+    boundary as rounding lets it land, where the slope is unbounded (`m / (sqrt(v) + eps)`,
+    AdamW on `--fake-data`): how far its own few finite samples reach is luck (one is a
+    range of no width). Its spread is at least the largest among the result's elements on
+    the boundary of about its magnitude (`_absolute` over them, every output's together: the
+    same boundary, an optimizer's second moment, runs through every parameter array, and a
+    small array has few elements on it)."""
     nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
     parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict)
+    arrays = _leaves(parts)
+    on_boundary = [(spread[boundary], np.abs(t[boundary])) for t, _, _, spread, boundary
+                   in arrays if boundary is not None and np.any(boundary)]
+    if on_boundary:
+        spreads = np.concatenate([s for s, _ in on_boundary])
+        least = np.broadcast_to(_absolute(spreads, np.concatenate([m for _, m in on_boundary])),
+                                spreads.shape)
+        start = 0
+        for _, bound, _, spread, boundary in arrays:
+            if boundary is None or not np.any(boundary):
+                continue
+            count = int(np.count_nonzero(boundary))
+            extra = np.maximum(least[start:start + count] - spread[boundary], 0.0)
+            bound[boundary] += C * extra  # `bound` is this stage's own array
+            start += count
     return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2),
                  noise.left_out)
+
+
+def _leaves(parts: Any) -> list[Any]:
+    """The per-array tuples of `_noisy`'s nested lists, in order, skipping integer arrays."""
+    if isinstance(parts, list):
+        return [leaf for part in parts for leaf in _leaves(part)]
+    return [] if parts[1] is None else [parts]
 
 
 def _none_like(value: Any) -> Any:
@@ -185,7 +216,8 @@ def _pick(parts: Any, index: int) -> Any:
 
 
 def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: Any) -> Any:
-    """(value, bound, NaN legal) per array, in lists with the structure of `value`."""
+    """(value, bound, NaN legal, spread, on a domain boundary) per array, in lists with the
+    structure of `value`."""
     if isinstance(value, tuple):
         if not isinstance(low, tuple) or len(low) != len(value):
             raise ValueError("the random-rounding result has another structure")
@@ -194,7 +226,7 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
         return [_noisy(v, b, lo, hi, n, r) for v, b, lo, hi, n, r
                 in zip(value, bound, low, high, nan_seen, strict, strict=True)]
     if bound is None:
-        return (value, None, None)
+        return (value, None, None, None, None)
     t = np.asarray(value)
     lo, hi = np.asarray(low), np.asarray(high)
     if lo.shape != t.shape:
@@ -216,7 +248,12 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
         spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
         spread = np.where(np.isfinite(spread), spread, 0.0)
         widened = np.asarray(bound) + C * spread + own
+        boundary = None
+        if nan_seen is not None:  # NaN in a random sample, finite in some legal evaluation
+            boundary = np.asarray(nan_seen) & np.isfinite(t) & (
+                np.isfinite(np.asarray(value)) | np.isfinite(lo)
+                | np.isfinite(np.asarray(strict)))
     legal_nan = np.isnan(np.asarray(value))
     if nan_seen is not None:
         legal_nan = legal_nan | np.asarray(nan_seen)
-    return (t, np.where(np.isfinite(widened), widened, bound), legal_nan)
+    return (t, np.where(np.isfinite(widened), widened, bound), legal_nan, spread, boundary)
