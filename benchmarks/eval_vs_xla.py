@@ -36,6 +36,7 @@ from workbench.index import scan  # noqa: E402
 from workbench.replay.backends import open_backend  # noqa: E402
 from workbench.replay.hlo import evaluate_module  # noqa: E402
 from workbench.replay.inputs import InputSpec, resolve_inputs  # noqa: E402
+from workbench.replay.progress import tree_resident_bytes  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = HERE / "gpt_adamw_step.py"
@@ -99,28 +100,6 @@ def evaluation_seconds(folder: Path, repeat: int) -> tuple[float, float, str]:
     return min(walls), min(cpus), module.key
 
 
-def _tree_rss(root: int) -> int:
-    """The resident memory of process `root` and all its descendants (bytes), from /proc."""
-    parents: dict[int, int] = {}
-    resident: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(fields[1])
-        resident[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    tree, frontier = {root}, [root]
-    while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
-        tree.update(children)
-        frontier.extend(children)
-    return sum(resident.get(pid, 0) for pid in tree)
-
-
 def command_seconds(arguments: list[str]) -> tuple[float, float]:
     """Wall time of a workbench command (fresh results cache), and the most resident memory
     its process tree held at once (MB; sampled every 20 ms from /proc: a worker pool's
@@ -133,7 +112,7 @@ def command_seconds(arguments: list[str]) -> tuple[float, float]:
                                    stdout=subprocess.DEVNULL)
         peak = 0
         while process.poll() is None:
-            peak = max(peak, _tree_rss(process.pid))
+            peak = max(peak, (tree_resident_bytes(process.pid) or 0))
             time.sleep(0.02)
         seconds = time.perf_counter() - start
     return seconds, peak / 2**20

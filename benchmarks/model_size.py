@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE / "devset"))
 from planted import plant_points  # noqa: E402
 
 from tests.helpers.planting import plant  # noqa: E402
+from workbench.replay.progress import tree_resident_bytes  # noqa: E402
 
 PROGRAM = HERE / "gpt_adamw_step.py"
 XLA_FLAGS = ("--xla_dump_to=. --xla_dump_hlo_pass_re=.* --xla_dump_hlo_snapshots "
@@ -107,28 +108,6 @@ def xla_seconds(python: str, size: str) -> float:
     return float(found["xla-seconds"])
 
 
-def tree_resident(root: int) -> int:
-    """Resident bytes of process `root` and all its descendants, from /proc."""
-    parents: dict[int, int] = {}
-    resident: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(fields[1])
-        resident[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    tree, frontier = {root}, [root]
-    while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
-        tree.update(children)
-        frontier.extend(children)
-    return sum(resident.get(pid, 0) for pid in tree)
-
-
 @dataclass
 class Run:
     seconds: float
@@ -148,7 +127,7 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) 
                                    env={**os.environ, "XDG_CACHE_HOME": cache})
         peak = 0
         while process.poll() is None:
-            peak = max(peak, tree_resident(process.pid))
+            peak = max(peak, (tree_resident_bytes(process.pid) or 0))
             time.sleep(0.02)
         seconds = time.perf_counter() - start
         output.seek(0)

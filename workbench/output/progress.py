@@ -109,6 +109,8 @@ def _TreeMemory() -> Any:
     from workbench.sizes import format_size
 
     class TreeMemory(ProgressColumn):
+        max_refresh = 1.0  # a walk of /proc a second, not one a frame
+
         def render(self, task: Task) -> Text:
             size = tree_resident_bytes()
             return Text("" if size is None else format_size(size))
