@@ -20,12 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # Frees 60 arrays of 4 MB from the heap (the last one kept, so the heap's top stays in use and
 # glibc trims nothing by itself), then prints the resident memory before and after the call.
 FRAGMENTED = """
+import os
 import numpy as np
 from workbench.replay.processes.memory import return_freed_memory
 
 def resident():
     with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * 4096
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 first = np.ones(16 * 2**20 // 8)  # mmapped; freeing it raises the threshold to 16 MB
 del first
