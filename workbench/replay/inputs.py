@@ -60,6 +60,10 @@ class ReplayInputs:
     recorded: LiteralValue | None = None
     origin: str = ""  # what the user reads: "snapshot.-17687811", "fake data (seed 0)"
     notes: list[str] = field(default_factory=list)
+    # How they were made (`resolve_inputs`), so a worker can make them again itself rather
+    # than receive them; None when they were given some other way.
+    spec: InputSpec | None = None
+    execution: Execution | None = None
 
 
 def is_array_spec(spec: ParamSpec) -> TypeIs[ArraySpec]:
@@ -169,7 +173,7 @@ def resolve_inputs(backend: InputSource, execution: Execution | None, spec: Inpu
     read_specs = parameter_specs or backend.parameter_specs
     if spec.npy:
         return ReplayInputs(load_npy_inputs(spec.npy, read_specs()),
-                            origin=", ".join(p.name for p in spec.npy))
+                            origin=", ".join(p.name for p in spec.npy), spec=spec)
     if spec.fake_data:
         specs = read_specs()
         if specs is None:
@@ -180,10 +184,12 @@ def resolve_inputs(backend: InputSource, execution: Execution | None, spec: Inpu
                          f"fake data for {', '.join(describe_spec(s) for s in specs)}")
         except memory.OverMemoryLimit as error:
             raise InputError(str(error)) from None
-        return ReplayInputs(fake_inputs(specs, spec.seed), origin=f"fake data (seed {spec.seed})")
+        return ReplayInputs(fake_inputs(specs, spec.seed), origin=f"fake data (seed {spec.seed})",
+                            spec=spec)
     if execution is None:
         raise InputError("this module has neither a snapshot nor a recording: use --fake-data "
                          "for seeded random inputs, give the inputs as .npy files, or record "
                          "the program's calls (workbench.record.jax, workbench.record.torch_xla)")
     arguments, recorded = backend.recorded(execution)
-    return ReplayInputs(list(arguments), recorded, origin=execution.id)
+    return ReplayInputs(list(arguments), recorded, origin=execution.id, spec=spec,
+                        execution=execution)

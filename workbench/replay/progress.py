@@ -5,13 +5,16 @@ At model size one verdict takes minutes and most of them are not steps: the refe
 (twice) and `SAMPLES` random-rounding evaluations plus the split sample for the noise inside
 the program. A bar over steps alone sits still through them. Each evaluation is counted in
 *units* of about one evaluation of the reference (the noise stage is `SAMPLES + 1` of them),
-and the time left is the units still planned at the pace of those done. The plan is an upper
-bound (a bisection's `ceil(log2 N) + 2` steps, both truths, the noise stage), so the estimate
+and the time left is the units still planned at the pace of those done. Evaluations that
+run side by side (`steps.ParallelEvaluations`) count the time they take together: the truth
+and its twin on two workers are one unit. The plan is an upper bound (a bisection's
+`ceil(log2 N) + 2` steps, both truths, the noise stage), so the estimate
 errs long, never short.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -47,7 +50,21 @@ class ReplayPhase:
         if self.what == STEP and self.position is not None:
             return f"step {self.position} ({self.label})" if self.label else \
                 f"step {self.position}"
-        return self.what
+        return f"{self.what} {self.label}" if self.label else self.what
+
+
+def truth_units(workers: int) -> float:
+    """The f64 truth and its perturbed twin, in units: one after the other, or side by side
+    on two workers or more."""
+    return 2.0 if workers < 2 else 1.0
+
+
+def noise_units(workers: int) -> float:
+    """The noise stage, in units, on `workers` at once: each runs sample 0 (which the others
+    are compared with) and its share of the other samples, then the split sample runs."""
+    from workbench.replay.hlo.noise import SAMPLES
+
+    return 1.0 + math.ceil((SAMPLES - 1) / max(1, workers)) + 1.0
 
 
 @dataclass

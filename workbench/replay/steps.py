@@ -64,6 +64,8 @@ from workbench.replay.progress import (
     TRUTH,
     PhaseClock,
     ReplayPhase,
+    noise_units,
+    truth_units,
 )
 
 
@@ -197,6 +199,28 @@ def read_parameter_specs(backend: Backend) -> tuple[list[ParamSpec] | None, str 
         return backend.parameter_specs(), None
     except ReadError as error:
         return None, str(error)
+
+
+class ParallelEvaluations(Protocol):
+    """Runs the independent evaluations of a verdict side by side (`parallel_verdict.py`: on
+    this machine's worker processes or on a Dask cluster): the f64 truth with its perturbed
+    twin, and the random-rounding samples. Each method returns None where it cannot (the
+    replay then evaluates one at a time, as without it), and tells `started` what it runs
+    and on how many workers, in units of about one evaluation of the reference's time."""
+
+    workers: int
+
+    def truths(self, replay: Replay, started: Callable[[str, float], None]
+               ) -> tuple[Evaluation, Evaluation] | None:
+        """The reference in f64 on the inputs and on the perturbed inputs, at once."""
+        ...
+
+    def noise(self, replay: Replay, arguments: list[LiteralValue],
+              started: Callable[[str, float], None]) -> Evaluation | None:
+        """The noise stage (`NoiseBackend`'s value) on widened `arguments`."""
+        ...
+
+    def close(self) -> None: ...
 
 
 def make_runner(time_limit: float | None = None, isolate: bool = False) -> Runner:
@@ -333,6 +357,7 @@ class Replay:
     shadow_seconds: float = 0.0
     on_phase: Callable[[ReplayPhase], None] | None = None
     planned_steps: int | None = None
+    parallel: ParallelEvaluations | None = None  # the truths and the noise stage side by side
 
     def __post_init__(self) -> None:
         self.steps: list[Step] = self.backend.steps()
@@ -343,6 +368,9 @@ class Replay:
         self._noise_problem: str | None = None
         self._normwise_outputs: Any = None  # made on first need (`_normwise`)
         self._clock: PhaseClock | None = None
+        # The perturbed twin of the truth, made beside it when evaluations run in parallel;
+        # judged only if the conditioning is asked for.
+        self._perturbed: Evaluation | None = None
 
     def _phase(self, what: str, units: float = 1.0, position: int | None = None,
                label: str = "") -> None:
@@ -351,16 +379,19 @@ class Replay:
         if self.on_phase is None:
             return
         if self._clock is None:
-            from workbench.replay.hlo.noise import SAMPLES
-
             judged = self.error_bound and self.atol is None and self.rtol is None
-            planned = (len(self.steps) if self.planned_steps is None else self.planned_steps)
-            planned += (2 if judged else 0) + (SAMPLES + 1 if judged and self.noise else 0)
-            self._clock = PhaseClock(float(planned))
+            planned = float(len(self.steps) if self.planned_steps is None
+                            else self.planned_steps)
+            workers = 1 if self.parallel is None else self.parallel.workers
+            planned += (truth_units(workers) if judged else 0) + (
+                noise_units(workers) if judged and self.noise else 0)
+            self._clock = PhaseClock(planned)
         self.on_phase(self._clock.start(what, units, position, label))
 
     def close(self) -> None:
         self.runner.close()
+        if self.parallel is not None:
+            self.parallel.close()
 
     def __enter__(self) -> Replay:
         return self
@@ -588,15 +619,19 @@ class Replay:
                     return None
             return self._truths[NOISE]
         if self._shadow is None:
-            self._shadow = self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
+            self._shadow = self._evaluate_truths()
             if self._shadow is None:
                 return None
         truth = self._truths.get(bool(conditioning))
         if truth is None:
             perturbed: LiteralValue | None = self._shadow
             if conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound
-                perturbed = self._evaluate_shadow(perturb(self.inputs.arguments),
-                                                  PERTURBED_TRUTH)
+                if self._perturbed is not None:  # made beside the truth
+                    perturbed = self._shadow_value(self._perturbed)
+                    self._perturbed = None
+                else:
+                    perturbed = self._evaluate_shadow(perturb(self.inputs.arguments),
+                                                      PERTURBED_TRUTH)
                 if perturbed is None:
                     return None
             assert self._reference_value is not None and perturbed is not None
@@ -623,11 +658,14 @@ class Replay:
         if not hasattr(self.backend, "evaluate_noise"):
             self._noise_problem = f"the {self.backend.name} backend has no random rounding"
             return None
-        from workbench.replay.hlo.noise import SAMPLES
-
-        self._phase(NOISE_STAGE, units=SAMPLES + 1)
-        evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
-                                          arguments, self.cancel)
+        evaluation = None
+        if self.parallel is not None:
+            evaluation = self.parallel.noise(self, arguments, lambda label, units: self._phase(
+                NOISE_STAGE, units=units, label=label))
+        if evaluation is None:
+            self._phase(NOISE_STAGE, units=noise_units(1))
+            evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
+                                              arguments, self.cancel)
         self.noise_evaluations += 1
         self.shadow_seconds += evaluation.seconds
         if evaluation.kind != "value":
@@ -635,6 +673,21 @@ class Replay:
                                    f"{evaluation.reason}")
             return None
         return evaluation.value
+
+    def _evaluate_truths(self) -> LiteralValue | None:
+        """The truth: the reference in f64 on the inputs; with parallel evaluations, its
+        perturbed twin beside it (kept for the conditioning, should it be asked for)."""
+        from workbench.replay.judge.error_bound import widen
+
+        if self.parallel is not None and hasattr(self.backend, "evaluate_shadow"):
+            pair = self.parallel.truths(self, lambda label, units: self._phase(
+                TRUTH, units=units, label=label))
+            if pair is not None:
+                self.shadow_evaluations += 2
+                self.shadow_seconds += pair[0].seconds + pair[1].seconds
+                self._perturbed = pair[1]
+                return self._shadow_value(pair[0])
+        return self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
 
     def _evaluate_shadow(self, arguments: list[LiteralValue],
                          what: str = TRUTH) -> LiteralValue | None:
@@ -646,6 +699,10 @@ class Replay:
                                           arguments, self.cancel)
         self.shadow_evaluations += 1
         self.shadow_seconds += evaluation.seconds
+        return self._shadow_value(evaluation)
+
+    def _shadow_value(self, evaluation: Evaluation) -> LiteralValue | None:
+        """An f64 evaluation's value, or None with the reason kept as the truth's problem."""
         if evaluation.kind != "value":
             self._shadow_problem = (f"the reference in f64 is {evaluation.kind}: "
                                     f"{evaluation.reason}")

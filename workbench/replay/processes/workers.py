@@ -233,22 +233,26 @@ class WorkerPool:
 
     def run(self, calls: Iterable[Call], on_outcome: Callable[[Outcome], None] | None = None,
             time_limit: float | None = None,
-            cancel: threading.Event | None = None) -> list[Outcome]:
+            cancel: threading.Event | None = None,
+            at_once: int | None = None) -> list[Outcome]:
         """Run `calls` on the pool's workers; outcomes in the order they finish.
 
         `on_outcome` sees each outcome as soon as it is known (streaming). `time_limit` is per
         call, in seconds. When `cancel` is set, running calls are killed and every call not
-        finished yet ends as cancelled.
+        finished yet ends as cancelled. `at_once` runs fewer calls at a time than the pool
+        has workers (what fits in memory).
         """
         if not self._lock.acquire(blocking=False):
             raise RuntimeError("this worker pool is already running a batch")
+        width = self.workers if at_once is None else max(1, min(at_once, self.workers))
         try:
-            return self._run(deque(calls), on_outcome, time_limit, cancel)
+            return self._run(deque(calls), on_outcome, time_limit, cancel, width)
         finally:
             self._lock.release()
 
     def _run(self, pending: deque[Call], on_outcome: Callable[[Outcome], None] | None,
-             time_limit: float | None, cancel: threading.Event | None) -> list[Outcome]:
+             time_limit: float | None, cancel: threading.Event | None,
+             width: int) -> list[Outcome]:
         outcomes: list[Outcome] = []
         busy: list[_Worker] = []
 
@@ -261,7 +265,7 @@ class WorkerPool:
             while pending or busy:
                 if cancel is not None and cancel.is_set():
                     break
-                while pending and len(busy) < self.workers:
+                while pending and len(busy) < width:
                     busy.append(self._dispatch(pending.popleft(), time_limit))
                 now = time.monotonic()
                 deadlines = [w.deadline for w in busy if w.deadline is not None]
