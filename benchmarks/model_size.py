@@ -2,6 +2,7 @@
 
     python benchmarks/model_size.py [--sizes 2-layer 8-layer gpt2-small] [--python PY]
                                     [--out DIR] [--memory-limit SIZE]
+                                    [--workers serial 2-local dask-2]
 
 Each size is `gpt_adamw_step.py` (bf16 compute, f32 parameters, optax AdamW, under `jax.jit`)
 made with JAX in another interpreter (`--python`) under the per-pass dump flags of the
@@ -15,9 +16,12 @@ that holds an exponential on (`tests/helpers/planting.py`). Per size, in one run
   - `workbench bisect --fake-data --localize` of the planted copy: must name the planted step
     and an exponential-minus-one instruction;
 
-each with its wall time, evaluations (steps; f64 and random-rounding evaluations of the
-reference) and the peak resident memory of the command's whole process tree (sampled from
-/proc every 20 ms: `/usr/bin/time` sees only the parent). Goals (issue 37): the 2-layer
+each with its wall time, the CPU time of its whole process tree, evaluations (steps; f64 and
+random-rounding evaluations of the reference) and the peak resident memory of that tree
+(both sampled from /proc every 20 ms: `/usr/bin/time` sees only the parent). Each command
+runs once per `--workers` choice: the verdict's independent evaluations one after the other
+(`serial`), on two local workers (`2-local`: `--jobs 2`), on a local Dask cluster of two
+worker processes (`dask-2`: `--dask-workers 2`). Goals (issue 37): the 2-layer
 bisect within 15x one XLA execution and 400 MB; GPT-2 small's planted copy named within
 15 minutes and 8 GB.
 Run the large sizes inside a memory cgroup on a shared machine: a run over it is killed.
@@ -55,6 +59,8 @@ SIZES = {
     "gpt2-small": (12, 768, 12, 50304, 4),
 }
 OLD, NEW = "exponential", "exponential-minus-one"
+# Where the verdict's independent evaluations run: bisect's options for each choice.
+WORKERS = {"serial": [], "2-local": ["--jobs", "2"], "dask-2": ["--dask-workers", "2"]}
 
 
 def program_arguments(size: str, repeat: int) -> list[str]:
@@ -111,13 +117,39 @@ def xla_seconds(python: str, size: str) -> float:
 @dataclass
 class Run:
     seconds: float
+    cpu_seconds: float
     peak_mb: float
     verdict: dict
 
 
-def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) -> Run:
+def tree_cpu(root: int, seen: dict[int, float]) -> None:
+    """Record in `seen` the CPU seconds (user and system) each process of `root`'s tree has
+    used so far: a process that ended keeps its last sample."""
+    proc = Path("/proc")
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    for pid, seconds in used.items():
+        ancestor = pid
+        while ancestor not in (root, 0, 1) and ancestor in parents:
+            ancestor = parents[ancestor]
+        if ancestor == root:
+            seen[pid] = max(seen.get(pid, 0.0), seconds)
+
+
+def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None,
+           workers: str) -> Run:
     """`workbench bisect --fake-data --json` (fresh results cache), timed and sampled."""
-    arguments = ["bisect", str(folder), module, "--fake-data", "--json"]
+    arguments = ["bisect", str(folder), module, "--fake-data", "--json", *WORKERS[workers]]
     arguments += ["--localize"] if localize else []
     arguments += ["--memory-limit", memory_limit] if memory_limit else []
     workbench = Path(sys.executable).with_name("workbench")
@@ -126,8 +158,10 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) 
         process = subprocess.Popen([str(workbench), *arguments], stdout=output,
                                    env={**os.environ, "XDG_CACHE_HOME": cache})
         peak = 0
+        cpu: dict[int, float] = {}
         while process.poll() is None:
             peak = max(peak, (tree_resident_bytes(process.pid) or 0))
+            tree_cpu(process.pid, cpu)
             time.sleep(0.02)
         seconds = time.perf_counter() - start
         output.seek(0)
@@ -137,8 +171,9 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) 
     except json.JSONDecodeError:
         verdict = {"status": f"no verdict (exit {process.returncode})"}
     kind = "localize" if localize else "bisect"
-    (folder.parent / f"{folder.name}.{kind}.json").write_text(text)  # beside, not inside
-    return Run(seconds, peak / 2**20, verdict)
+    # beside the dump, not inside
+    (folder.parent / f"{folder.name}.{kind}.{workers}.json").write_text(text)
+    return Run(seconds, sum(cpu.values()), peak / 2**20, verdict)
 
 
 def evaluations(verdict: dict) -> str:
@@ -168,6 +203,8 @@ def main() -> int:
     parser.add_argument("--python", default="python3.12", help="an interpreter with JAX")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "model-size")
     parser.add_argument("--memory-limit", help="passed to the workbench commands")
+    parser.add_argument("--workers", nargs="+", choices=list(WORKERS), default=list(WORKERS),
+                        help="where the verdict's independent evaluations run (default: each)")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     rows = []
@@ -178,21 +215,25 @@ def main() -> int:
         xla = xla_seconds(args.python, size)
         print(f"{size}: {module}, XLA CPU step {xla:.2f} s; planted from step {step:04d}",
               flush=True)
-        clean = bisect(folder, module, False, args.memory_limit)
-        print(f"  clean bisect {clean.seconds:.1f} s, {clean.peak_mb:.0f} MB: "
-              f"{clean_verdict(clean.verdict)}", flush=True)
-        found = bisect(planted, module, True, args.memory_limit)
-        print(f"  planted bisect --localize {found.seconds:.1f} s, {found.peak_mb:.0f} MB: "
-              f"{planted_verdict(found.verdict, step)}", flush=True)
-        rows.append((size, xla, clean, found, step))
+        for workers in args.workers:
+            clean = bisect(folder, module, False, args.memory_limit, workers)
+            print(f"  {workers}: clean bisect {clean.seconds:.1f} s "
+                  f"(CPU {clean.cpu_seconds:.0f} s), {clean.peak_mb:.0f} MB: "
+                  f"{clean_verdict(clean.verdict)}", flush=True)
+            found = bisect(planted, module, True, args.memory_limit, workers)
+            print(f"  {workers}: planted bisect --localize {found.seconds:.1f} s "
+                  f"(CPU {found.cpu_seconds:.0f} s), {found.peak_mb:.0f} MB: "
+                  f"{planted_verdict(found.verdict, step)}", flush=True)
+            rows.append((size, workers, xla, clean, found, step))
     print()
-    print("| size | XLA step | clean bisect | x XLA | evaluations | peak tree | planted "
-          "--localize | x XLA | evaluations | peak tree | named |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for size, xla, clean, found, step in rows:
-        print(f"| {size} | {xla:.2f} s | {clean.seconds:.1f} s "
-              f"({clean_verdict(clean.verdict)}) | {clean.seconds / xla:.0f}x | "
-              f"{evaluations(clean.verdict)} | {clean.peak_mb:.0f} MB | {found.seconds:.1f} s | "
+    print("| size | workers | XLA step | clean bisect (CPU) | x XLA | evaluations | peak tree | "
+          "planted --localize (CPU) | x XLA | evaluations | peak tree | named |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for size, workers, xla, clean, found, step in rows:
+        print(f"| {size} | {workers} | {xla:.2f} s | {clean.seconds:.1f} s "
+              f"({clean.cpu_seconds:.0f} s) {clean_verdict(clean.verdict)} | "
+              f"{clean.seconds / xla:.0f}x | {evaluations(clean.verdict)} | "
+              f"{clean.peak_mb:.0f} MB | {found.seconds:.1f} s ({found.cpu_seconds:.0f} s) | "
               f"{found.seconds / xla:.0f}x | {evaluations(found.verdict)} | "
               f"{found.peak_mb:.0f} MB | {planted_verdict(found.verdict, step)} |")
     return 0

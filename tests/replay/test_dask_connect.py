@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.replay.triage.dask_engine import DaskSettings, _client, is_local_address
+from workbench.replay.triage.dask_engine import DaskSettings, cluster_client, is_local_address
 
 DUMP = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 WAIT = 120  # seconds a test waits for the command before calling it hung (never reached)
@@ -102,7 +102,7 @@ def test_the_connect_timeout_is_seconds(value: str, capsys: pytest.CaptureFixtur
 
 def test_a_local_cluster_serves_no_dashboard() -> None:
     """No HTTP server at all (tests/replay/test_dask_ports.py: no port but Dask's own)."""
-    with _client(DaskSettings(local_workers=1)) as client:
+    with cluster_client(DaskSettings(local_workers=1)) as client:
         assert client.run_on_scheduler(
             lambda dask_scheduler: sorted(dask_scheduler.services)) == []
         assert list(client.run(lambda dask_worker: sorted(dask_worker.services)).values()) == [[]]

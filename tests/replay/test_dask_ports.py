@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.replay.triage.dask_engine import DaskSettings, _client
+from workbench.replay.triage.dask_engine import DaskSettings, cluster_client
 
 psutil = pytest.importorskip("psutil")
 pytest.importorskip("distributed")
@@ -32,7 +32,7 @@ def _host_port(address: str) -> tuple[str, int]:
 
 def test_a_local_cluster_listens_only_where_dask_talks() -> None:
     before = _listening()
-    with _client(DaskSettings(local_workers=2)) as client:
+    with cluster_client(DaskSettings(local_workers=2)) as client:
         info = client.scheduler_info()
         talking = {_host_port(client.scheduler.address)}
         for address, worker in info["workers"].items():

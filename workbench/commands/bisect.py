@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from workbench.commands.replay import Selection
     from workbench.replay.bisect import Verdict
     from workbench.replay.localize.result import Localization
+    from workbench.replay.parallel_verdict import ParallelVerdict
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,8 +47,52 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--localize", action="store_true",
                         help="then name the culprit instruction: the first value the culprit "
                         "pass got wrong, its op_name and source line")
+    add_parallel_arguments(parser)
     add_report_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_parallel_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the verdict's independent evaluations run: local workers or a Dask cluster."""
+    parser.add_argument("--jobs", "-j", type=int, metavar="N", default=1,
+                        help="run the verdict's independent evaluations (the f64 truth and "
+                        "its perturbed twin, the random-rounding samples) on N worker "
+                        "processes side by side (default 1: one after the other)")
+    cluster = parser.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="run them on this Dask cluster (e.g. tcp://10.0.0.5:8786), whose "
+                         "workers read the dump at this path; needs the dask extra")
+    cluster.add_argument("--dask-workers", type=int, metavar="N",
+                         help="run them on a local Dask cluster of N worker processes")
+
+
+def parallel_evaluations(args: argparse.Namespace) -> ParallelVerdict | None:
+    """What `--jobs`, `--scheduler` and `--dask-workers` ask for (None: one at a time);
+    raises `UsageError` for what cannot be."""
+    from workbench.replay.parallel_verdict import LocalWorkers, ParallelVerdict
+
+    dask = args.scheduler is not None or args.dask_workers is not None
+    if dask and args.jobs != 1:
+        raise UsageError("--jobs is for this machine's worker processes; with Dask the "
+                         "cluster's workers run the evaluations")
+    if not dask:
+        return ParallelVerdict(LocalWorkers(args.jobs)) if args.jobs > 1 else None
+    from workbench.replay.triage.dask_engine import (
+        DaskSettings,
+        DaskUnavailable,
+        SchedulerUnreachable,
+        require_dask,
+    )
+
+    try:
+        require_dask()
+        from workbench.replay.triage.dask_verdict import DaskWorkers
+
+        settings = DaskSettings(scheduler=args.scheduler,
+                                local_workers=max(1, args.dask_workers or 1))
+        return ParallelVerdict(DaskWorkers(settings))
+    except (DaskUnavailable, SchedulerUnreachable) as error:
+        raise UsageError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         selection = open_replay(args)
+        selection.replay.parallel = parallel_evaluations(args)
     except UsageError as error:
         print(f"workbench bisect: {error}", file=sys.stderr)
         return 2

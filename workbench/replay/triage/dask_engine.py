@@ -288,7 +288,9 @@ _NO_HTTP: dict[str, list[str]] = {"distributed.scheduler.http.routes": [],
 
 
 @contextlib.contextmanager
-def _client(settings: DaskSettings) -> Iterator[Client]:
+def cluster_client(settings: DaskSettings) -> Iterator[Client]:
+    """A client of the scheduler at `settings.scheduler` (checked first), or of a local
+    cluster of `settings.local_workers` single-threaded processes, closed on exit."""
     import dask
     from distributed import Client, SpecCluster
 
@@ -331,7 +333,7 @@ def run_on_dask(root: Path, work: list[TriageJob], options: TriageOptions,
     root = Path(root).resolve()
     token = uuid.uuid4().hex[:12]
     event_name = f"workbench-triage-{token}"
-    with _client(settings) as client:
+    with cluster_client(settings) as client:
         cancelled = Event(event_name, client=client)
         environment = client_settings()
         by_future: dict[Any, tuple[list[TriageJob], int]] = {}  # future -> (jobs, bytes)

@@ -1,0 +1,322 @@
+"""A verdict's independent evaluations side by side, on this machine's worker processes or on
+a Dask cluster (`triage/dask_verdict.py`).
+
+A training step's verdict takes about 17 evaluations of the reference: the truth in f64 and
+its twin on perturbed inputs, and the noise stage's random-rounding samples and split
+sample. The truth and its twin are independent: they run at once. The samples are
+independent but for sample 0, which every later sample is compared with (its discrete
+outputs, its NaNs, its dots' accumulation spreads): each worker runs sample 0 and then its
+share of the others, and returns the ranges it saw; the parent merges the shares as they
+arrive (minima, maxima and largest counts: the same in any order) and runs the split
+sample, which reads the ranges of all of them. The verdict is the one a serial run reaches,
+bit for bit: every sample has its fixed seed wherever it runs.
+
+Workers receive a recipe, not data (`SharedStep`: the backend, that is the dump's path and
+the module, the reference step, and how the inputs were made); each loads the step and
+makes the inputs itself (fake data again from its seed, a snapshot read from the dump) once
+per replay, and keeps them for the replay's next evaluations (`held_arguments`).
+
+Memory: every worker holds its own copy of the step, the inputs and one evaluation. Before
+the samples start, the stage's plan (`noise_plan`) says what one evaluation of it holds;
+with the memory the process tree holds now and the parent's own share (the merged ranges,
+then the split sample), as many run at once as fit within `--memory-limit`, one at least,
+and the progress line says when that is fewer than the workers.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from workbench.hlo_ir import HloModule, LiteralValue
+from workbench.model import Execution, Step
+from workbench.replay.backends import Backend
+from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.inputs import InputSpec, resolve_inputs
+from workbench.replay.processes.memory import return_freed_memory
+from workbench.replay.processes.workers import Call, Cancelled, Outcome, WorkerPool
+from workbench.replay.progress import noise_units, tree_resident_bytes, truth_units
+from workbench.replay.steps import Evaluation, ShadowBackend, evaluate_step
+from workbench.sizes import format_size, memory_limit
+
+if TYPE_CHECKING:
+    from workbench.replay.hlo.noise import NoisePlan, Sampled
+    from workbench.replay.steps import Replay
+
+
+@dataclass(frozen=True)
+class SharedStep:
+    """What every evaluation of one replay's verdict starts from, as a recipe each worker
+    follows once (`held_arguments`): `key` names the replay."""
+
+    key: str
+    backend: Backend
+    step: Step
+    spec: InputSpec
+    execution: Execution | None
+
+
+class Loads(Protocol):
+    """A backend that hands out a step's parsed module (`HloBackend.load`)."""
+
+    def load(self, step: Step) -> HloModule: ...
+
+
+# ------------------------------------------------------------------------- on a worker
+
+_held: dict[str, list[LiteralValue]] = {}  # the latest replay's arguments, by its key
+_plans: dict[tuple[str, int], NoisePlan] = {}  # and its noise stage's plan, by memory limit
+
+
+def held_arguments(shared: SharedStep) -> list[LiteralValue]:
+    """The replay's arguments, made here from the recipe on first use and kept for its later
+    evaluations (a worker keeps one replay's: a new one drops the last one's)."""
+    arguments = _held.get(shared.key)
+    if arguments is None:
+        _held.clear()
+        _plans.clear()
+        return_freed_memory()
+        arguments = resolve_inputs(shared.backend, shared.execution, shared.spec).arguments
+        _held[shared.key] = arguments
+    return arguments
+
+
+def shadow_task(shared: SharedStep, perturbed: bool) -> Evaluation:
+    """The reference in f64 on the widened inputs, or on the perturbed ones."""
+    from workbench.replay.judge.error_bound import perturb, widen
+
+    raw = held_arguments(shared)
+    arguments = perturb(raw) if perturbed else [widen(a) for a in raw]
+    return evaluate_step(ShadowBackend(shared.backend), shared.step, arguments)
+
+
+@dataclass(frozen=True)
+class _Sampling:
+    """A share of the random samples of one group of the noise stage, as a step evaluator
+    (its failures become an `Evaluation` as a step's do)."""
+
+    shared: SharedStep
+    group: int
+    samples: tuple[int, ...]
+    limit: int
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
+        """The share's `Sampled`."""
+        from workbench.replay.hlo.noise import noise_plan, sampled
+
+        key = (self.shared.key, self.limit)
+        plan = _plans.get(key)
+        if plan is None:
+            backend: Any = self.shared.backend
+            plan = _plans[key] = noise_plan(backend.load(step), arguments, self.limit)
+        return sampled(plan, arguments, self.group, self.samples)
+
+
+def samples_task(shared: SharedStep, group: int, samples: tuple[int, ...],
+                 limit: int) -> Evaluation:
+    """Sample 0 and `samples` of the noise stage's `group`, on the widened inputs."""
+    from workbench.replay.judge.error_bound import widen
+
+    arguments = [widen(a) for a in held_arguments(shared)]
+    return evaluate_step(_Sampling(shared, group, samples, limit), shared.step, arguments)
+
+
+# ---------------------------------------------------------------------- where they run
+
+Task = tuple[Callable[..., Evaluation], tuple]
+
+
+class Executor(Protocol):
+    """Worker processes that run tasks `function(shared, *args)`, each returning an
+    `Evaluation`. `in_tree`: the workers are this process's descendants, so their memory
+    is counted in this process tree's `--memory-limit`."""
+
+    workers: int
+    in_tree: bool
+
+    def describe(self, at_once: int) -> str:
+        """`on 2 local workers`: where `at_once` tasks run."""
+        ...
+
+    def run(self, shared: SharedStep, tasks: list[Task],
+            done: Callable[[int, Evaluation], None], at_once: int,
+            cancel: threading.Event | None) -> None:
+        """Run `tasks`, at most `at_once` at a time; `done(index, evaluation)` for each as
+        it finishes. Raises `Cancelled` when `cancel` is set meanwhile."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalWorkers:
+    """This machine's worker processes (`processes/workers.py`), started on first use."""
+
+    in_tree = True
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.pool = WorkerPool(workers)
+
+    def describe(self, at_once: int) -> str:
+        return f"on {at_once} local worker{'s' if at_once > 1 else ''}"
+
+    def run(self, shared: SharedStep, tasks: list[Task],
+            done: Callable[[int, Evaluation], None], at_once: int,
+            cancel: threading.Event | None) -> None:
+        def finished(outcome: Outcome) -> None:
+            if outcome.cancelled:
+                return
+            assert isinstance(outcome.key, int)
+            if outcome.timed_out or outcome.error is not None:
+                # A traceback's last line names the exception; a dead worker's is one line.
+                reason = (outcome.error or "").strip().splitlines()[-1:] or ["timed out"]
+                done(outcome.key, Evaluation("error", reason=reason[0], seconds=outcome.seconds))
+            else:
+                done(outcome.key, outcome.value)
+
+        calls = [Call(index, function, (shared, *args))
+                 for index, (function, args) in enumerate(tasks)]
+        outcomes = self.pool.run(calls, finished, cancel=cancel, at_once=at_once)
+        if any(outcome.cancelled for outcome in outcomes):
+            raise Cancelled()
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+# ------------------------------------------------------------------------- the verdict
+
+
+class ParallelVerdict:
+    """`steps.ParallelEvaluations` on an `Executor`: the truth with its twin, and the noise
+    stage's samples in shares, side by side."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.workers = executor.workers
+        self._shared: tuple[Replay, SharedStep] | None = None
+
+    def close(self) -> None:
+        self.executor.close()
+
+    def shared(self, replay: Replay) -> SharedStep | None:
+        """The replay's recipe (one key per replay), or None when the workers cannot make
+        its inputs themselves or its backend cannot hand out the module."""
+        if self._shared is not None and self._shared[0] is replay:
+            return self._shared[1]
+        inputs = replay.inputs
+        if inputs.spec is None or not replay.steps or not hasattr(replay.backend, "load"):
+            return None
+        shared = SharedStep(uuid.uuid4().hex, replay.backend, replay.steps[0], inputs.spec,
+                            inputs.execution)
+        self._shared = (replay, shared)
+        return shared
+
+    def truths(self, replay: Replay, started: Callable[[str, float], None]
+               ) -> tuple[Evaluation, Evaluation] | None:
+        shared = self.shared(replay)
+        if shared is None or self.workers < 2:
+            return None
+        started(f"and its perturbed twin {self.executor.describe(2)}", truth_units(2))
+        found: dict[int, Evaluation] = {}
+        self.executor.run(shared, [(shadow_task, (False,)), (shadow_task, (True,))],
+                          found.__setitem__, 2, replay.cancel)
+        return found[0], found[1]
+
+    def noise(self, replay: Replay, arguments: list[LiteralValue],
+              started: Callable[[str, float], None]) -> Evaluation | None:
+        shared = self.shared(replay)
+        if shared is None:
+            return None
+        stage = _Stage(self, replay, shared, started)
+        evaluation = evaluate_step(stage, shared.step, arguments)  # a worker's failure too
+        if replay.cancel is not None and replay.cancel.is_set():
+            raise Cancelled()
+        evaluation.seconds += stage.seconds
+        return evaluation
+
+    def at_once(self, holds: int) -> tuple[int, str]:
+        """How many evaluations that each hold `holds` bytes may run at once besides the
+        parent's own share (as much again), and how the progress line says so."""
+        workers = self.workers
+        if not self.executor.in_tree:
+            return workers, self.executor.describe(workers)
+        limit = memory_limit()
+        room = limit - (tree_resident_bytes() or 0) - holds
+        fit = max(1, min(workers, room // max(1, holds)))
+        where = self.executor.describe(fit)
+        if fit < workers:
+            where += (f" ({workers} at once would pass --memory-limit {format_size(limit)}: "
+                      f"{format_size(holds)} each)")
+        return fit, where
+
+
+class _Stage:
+    """The noise stage as a step evaluator run in the parent (its failures become an
+    `Evaluation`): the plan, the shares on the workers merged as they arrive, then each
+    group's split sample here."""
+
+    def __init__(self, parallel: ParallelVerdict, replay: Replay, shared: SharedStep,
+                 started: Callable[[str, float], None]) -> None:
+        self.parallel = parallel
+        self.replay = replay
+        self.shared = shared
+        self.started = started
+        self.failed: Evaluation | None = None  # the first share that failed
+        self.seconds = 0.0  # the workers' time
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
+        """The stage's `Noise`."""
+        from workbench.replay.hlo.noise import SAMPLES, noise_from, noise_plan
+
+        backend: Any = self.replay.backend
+        limit = memory_limit()
+        plan = noise_plan(backend.load(step), arguments, limit)
+        at_once, where = self.parallel.at_once(plan.holds)
+        self.started(where, noise_units(at_once))
+        shares = _shares(SAMPLES, at_once)
+        return noise_from(plan, arguments, self._groups(plan, shares, at_once, limit))
+
+    def _groups(self, plan: NoisePlan, shares: list[tuple[int, ...]], at_once: int,
+                limit: int) -> Iterator[Sampled]:
+        """Each group's samples, one group at a time (the parent holds one group's ranges,
+        as a serial run does)."""
+        for group in range(len(plan.groups)):
+            yield self._group(group, shares, at_once, limit)
+
+    def _group(self, group: int, shares: list[tuple[int, ...]], at_once: int,
+               limit: int) -> Sampled:
+        """One group's samples: its shares on the workers, merged as they arrive."""
+        merged: list[Sampled] = []
+
+        def done(_: int, evaluation: Evaluation) -> None:
+            self.seconds += evaluation.seconds
+            if evaluation.kind != "value":
+                self.failed = self.failed or evaluation
+                return
+            part = cast("Sampled", evaluation.value)
+            if merged:
+                merged[0].merged(part)
+            else:
+                merged.append(part)
+
+        tasks: list[Task] = [(samples_task, (group, share, limit)) for share in shares]
+        self.parallel.executor.run(self.shared, tasks, done, at_once, self.replay.cancel)
+        if self.failed is not None:
+            if self.failed.kind == "unsupported":
+                raise Unsupported(self.failed.reason)
+            raise EvaluationError(self.failed.reason)
+        return merged[0]
+
+
+def _shares(samples: int, workers: int) -> list[tuple[int, ...]]:
+    """Samples 1 to `samples` - 1 in `workers` runs of nearly equal length (each worker runs
+    sample 0 besides)."""
+    rest = list(range(1, samples))
+    size = math.ceil(len(rest) / max(1, workers)) or 1
+    return [tuple(rest[start:start + size]) for start in range(0, len(rest), size)] or [()]
+
