@@ -114,7 +114,7 @@ def test_workers_get_a_recipe_and_make_the_inputs_once(monkeypatch: pytest.Monke
     data = sum(np.asarray(a).nbytes for a in arguments)
     assert recipe < data / 10, (recipe, data)
 
-    made: list[SharedStep] = []
+    made: list[tuple[Any, ...]] = []
     resolve = parallel_verdict.resolve_inputs
 
     def counted(*args: Any) -> Any:
@@ -149,6 +149,21 @@ def test_fewer_run_at_once_when_more_would_pass_the_memory_limit(
                      "100 MB each)")
     monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: holds)
     assert parallel.at_once(holds)[0] == 1  # one at least: its own check says if it fits
+    parallel.close()
+
+
+def test_the_truth_and_its_twin_run_one_at_a_time_when_two_would_not_fit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    parallel = ParallelVerdict(LocalWorkers(2))
+    with _replay() as replay:
+        holds = parallel_verdict._shadow_holds(replay)
+        assert holds is not None and holds > 0
+        monkeypatch.setattr(parallel_verdict, "tree_resident_bytes", lambda: 0)
+        monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 2 * holds)
+        assert parallel.truths(replay, lambda *_: None) is None
+        monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 3 * holds)
+        pair = parallel.truths(replay, lambda *_: None)
+        assert pair is not None and pair[0].kind == pair[1].kind == "value"
     parallel.close()
 
 

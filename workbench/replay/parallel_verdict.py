@@ -20,7 +20,8 @@ Memory: every worker holds its own copy of the step, the inputs and one evaluati
 the samples start, the stage's plan (`noise_plan`) says what one evaluation of it holds;
 with the memory the process tree holds now and the parent's own share (the merged ranges,
 then the split sample), as many run at once as fit within `--memory-limit`, one at least,
-and the progress line says when that is fewer than the workers.
+and the progress line says when that is fewer than the workers. The truth and its twin
+run at once only when two fit; else one at a time, as without workers.
 """
 
 from __future__ import annotations
@@ -221,6 +222,9 @@ class ParallelVerdict:
         shared = self.shared(replay)
         if shared is None or self.workers < 2:
             return None
+        holds = _shadow_holds(replay)
+        if holds is None or self.at_once(holds)[0] < 2:
+            return None  # one at a time, the twin only if the bound needs it
         started(f"and its perturbed twin {self.executor.describe(2)}", truth_units(2))
         found: dict[int, Evaluation] = {}
         self.executor.run(shared, [(shadow_task, (False,)), (shadow_task, (True,))],
@@ -311,6 +315,21 @@ class _Stage:
                 raise Unsupported(self.failed.reason)
             raise EvaluationError(self.failed.reason)
         return merged[0]
+
+
+def _shadow_holds(replay: Replay) -> int | None:
+    """The most bytes one evaluation of the reference in f64 holds, from declared shapes;
+    None when that cannot be told (the evaluation then says why, one at a time)."""
+    from workbench.loader import ReadError
+    from workbench.replay.hlo.interpreter import Interpreter
+    from workbench.replay.hlo.shadow import shadow_module
+
+    backend: Any = replay.backend
+    try:
+        shadow = shadow_module(backend.load(replay.steps[0]))
+        return Interpreter(shadow).holds_at_once(shadow.entry_name)
+    except (Unsupported, EvaluationError, ReadError):
+        return None
 
 
 def _shares(samples: int, workers: int) -> list[tuple[int, ...]]:
