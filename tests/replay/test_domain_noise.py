@@ -15,7 +15,7 @@ import numpy as np
 
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.replay.hlo import evaluate_module
-from workbench.replay.hlo.noise import noise_of
+from workbench.replay.judge.noise.split_sample import noise_of
 from workbench.replay.hlo.shadow import shadow_module
 from workbench.replay.judge.compare import compare
 from workbench.replay.judge.error_bound import perturb, truth_of, widen, with_noise

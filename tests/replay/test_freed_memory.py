@@ -68,7 +68,7 @@ def test_the_noisy_truth_shares_the_truths_array_where_the_noise_decides_nothing
     stage keeps it once, not a copy beside it, unless the samples decide some element."""
     import numpy as np
 
-    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.noise.split_sample import Noise
     from workbench.replay.judge.compare import Truth
     from workbench.replay.judge.error_bound import with_noise
 
@@ -105,7 +105,7 @@ def test_a_noise_stage_over_the_limit_says_what_it_needs_before_any_sample(
     import numpy as np
 
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
     from workbench.replay.hlo.shadow import widened_module
 
     module = parse_hlo_text(WIDE)

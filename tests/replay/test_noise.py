@@ -25,7 +25,7 @@ from tests.helpers.cli import run_json
 from tests.helpers.planting import plant
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
-from workbench.replay.hlo.noise import SAMPLES, noise_of, randomly_rounded
+from workbench.replay.judge.noise.split_sample import SAMPLES, noise_of, randomly_rounded
 from workbench.replay.judge.error_bound import widen
 from workbench.replay.steps import open_replay
 
@@ -184,7 +184,7 @@ def test_random_rounding_moves_each_element_within_its_eps(dtype: type,
     """Each element moves by a factor in [1 - eps, 1 + eps), independently (the last shape is
     larger than the pool of draws), the same way after the same reseed and differently in
     another sample."""
-    from workbench.replay.hlo.noise import _Draws
+    from workbench.replay.judge.noise.split_sample import _Draws
 
     value = np.full(shape, 1e3, dtype=dtype)
     if np.dtype(dtype).kind == "c":
@@ -258,7 +258,7 @@ def test_a_bf16_dot_may_accumulate_in_bf16(monkeypatch: pytest.MonkeyPatch) -> N
     accumulation model it would not."""
     import ml_dtypes
 
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
     from workbench.replay.judge.compare import compare
 
     rng = np.random.default_rng(5)
@@ -363,7 +363,7 @@ def test_without_the_split_sample_the_flip_is_missed(monkeypatch: pytest.MonkeyP
     """The case above with `REACH` 0 (the split sample moves nothing): the random-rounding
     samples alone keep update at +1, so the test above can fail."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     monkeypatch.setattr(noise, "REACH", 0.0)
     module = parse_hlo_text(ADAM_LIKE)
@@ -380,7 +380,7 @@ def test_a_gradient_whose_own_samples_stray_little_takes_its_arrays_reach(
     at least four times the array's median half range (a few samples of one element may stray
     little by chance), so the split sample moves it across zero, and only it."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     module = parse_hlo_text(ADAM_LIKE)
     x = np.array([2.0**-10 + 2.0**-14, 1.0, 2.0, -3.0])
@@ -414,7 +414,7 @@ def test_the_split_sample_steps_floor_convert_and_round_across(
     the bound's reach does; 2.5 + 2^-5 at element 1 (round: 3), as near its step; far from
     any step at elements 2 and 3. With `REACH` 0 nothing steps across."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     module = parse_hlo_text(STEPS)
     x = np.array([3.0 + 2**-5, 2.5 + 2**-5, 5.25, -7.25])
@@ -451,7 +451,7 @@ def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
     0.024, so no random sample reorders them, but the bound's reach does; the chosen index,
     1, may legally be 0. Row 1 has no near tie. With `REACH` 0 nothing is reordered."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     module = parse_hlo_text(TIES)
     x = np.array([[3.0, 3.0625, 1.0, 0.0], [1.0, 5.0, 2.0, 0.0]])
@@ -471,7 +471,7 @@ def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
     `NEEDED_SHARE` of the memory limit: with no budget at all nothing is kept, nothing is
     split, and the noise says so."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     module = parse_hlo_text(ADAM_LIKE)
     arguments = [np.array([1.0 + 2**-6, 1.0, 2.0, -3.0]), np.ones(4),
@@ -498,7 +498,7 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     as with room for both, and nothing left out; with room for neither, both are left out."""
     from workbench import sizes
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     module = parse_hlo_text(TWO_UPDATES)
     # g = 1.5 bf16 ulps at element 0: no sample crosses zero, and the chance that eight
@@ -558,7 +558,7 @@ def test_constants_and_parameters_none_of_whose_values_is_negative_are_non_negat
     (its sqrt would be NaN, which no rounding makes): nu is an input of the execution, fixed,
     and none of its values is negative; n is a bf16 constant."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     module = parse_hlo_text(SECOND_MOMENT)
     g, d = np.array([1.0, -2.0, 0.5, 3.0]), np.ones(4)
@@ -616,7 +616,7 @@ def test_ranges_kept_only_to_name_jumps_are_f32_what_the_split_reads_stays_f64()
     magnitude): half the memory of f64, counted against `TRACKED_BYTES`. What the split
     sample reads, and the ranges of values declared wider than f32, keep the shadow's f64."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample as noise
 
     module = parse_hlo_text(ADAM_LIKE)
     named, read = module.entry.instructions[:2]

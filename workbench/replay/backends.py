@@ -28,7 +28,7 @@ from workbench.replay.errors import Unsupported
 from workbench.replay.inputs import ParamSpec
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.noise.split_sample import Noise
     from workbench.replay.hlo.spmd import Partitioning
 
 
@@ -285,7 +285,7 @@ class HloBackend:
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
         precision (`hlo/noise.py`), on widened arguments: the rounding noise inside it."""
-        from workbench.replay.hlo.noise import noise_of
+        from workbench.replay.judge.noise.split_sample import noise_of
 
         return noise_of(self.load(step), arguments)
 

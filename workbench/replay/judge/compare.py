@@ -43,7 +43,7 @@ import numpy as np
 from workbench.hlo_ir import ARRAY_TYPES, LiteralValue, numpy_dtype
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import Discontinuity
+    from workbench.replay.judge.noise.split_sample import Discontinuity
 
 
 @dataclass(frozen=True)

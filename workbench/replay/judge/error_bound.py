@@ -38,7 +38,7 @@ from workbench.hlo_ir import LiteralValue
 from workbench.replay.judge.compare import Truth, dtype_category
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.noise.split_sample import Noise
 
 C = 4.0  # how much further than the strict reference a legal result may stray
 U = 4.0  # ulps of the output type at the truth's magnitude

@@ -66,7 +66,7 @@ from workbench.replay.localize.truth import Shadows, ValueTruth, evaluation_erro
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
-    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.noise.split_sample import Noise
 
 class Localizer:
     """Localize the departure between `before` and `after` (two loaded HLO modules)."""
@@ -210,7 +210,7 @@ class Localizer:
     def region_noise(self, key: DynKey, region: Region) -> Noise | None:
         """The value at `key` made by its region with random rounding (`hlo/noise.py`) on
         the earlier step's values it starts from (made once per key)."""
-        from workbench.replay.hlo.noise import noise_of
+        from workbench.replay.judge.noise.split_sample import noise_of
         from workbench.replay.judge.error_bound import widen
 
         if key in self._region_noise:

@@ -28,7 +28,7 @@ def _classes() -> dict[str, type]:
     """The classes an entry may hold, by name (imported late: they import this package)."""
     from workbench.model import Source, Step
     from workbench.replay.bisect import Verdict
-    from workbench.replay.hlo.noise import Discontinuity
+    from workbench.replay.judge.noise.split_sample import Discontinuity
     from workbench.replay.judge.compare import (
         BoundCheck,
         Comparison,

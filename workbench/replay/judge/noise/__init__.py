@@ -1,0 +1,1 @@
+"""Rounding noise inside a program: the reference evaluated with random rounding."""
