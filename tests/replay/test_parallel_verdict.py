@@ -20,9 +20,10 @@ from workbench.index import scan
 from workbench.output.json_shapes import bisect_json
 from workbench.replay import parallel_verdict
 from workbench.replay.bisect import bisect_replay
-from workbench.replay.hlo.noise import SAMPLES, noise_from, noise_of, noise_plan, sampled
 from workbench.replay.judge.compare import NOISE
 from workbench.replay.judge.error_bound import widen
+from workbench.replay.judge.noise.model import SAMPLES
+from workbench.replay.judge.noise.run import noise_from, noise_of, noise_plan, sampled
 from workbench.replay.parallel_verdict import LocalWorkers, ParallelVerdict, SharedStep
 from workbench.replay.progress import ReplayPhase
 from workbench.replay.steps import Replay, open_replay

@@ -45,7 +45,7 @@ from workbench.replay.steps import Evaluation, ShadowBackend, evaluate_step
 from workbench.sizes import format_size, memory_limit
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import NoisePlan, Sampled
+    from workbench.replay.judge.noise.run import NoisePlan, Sampled
     from workbench.replay.steps import Replay
 
 
@@ -107,7 +107,7 @@ class _Sampling:
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
         """The share's `Sampled`."""
-        from workbench.replay.hlo.noise import noise_plan, sampled
+        from workbench.replay.judge.noise.run import noise_plan, sampled
 
         key = (self.shared.key, self.limit)
         plan = _plans.get(key)
@@ -275,7 +275,8 @@ class _Stage:
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
         """The stage's `Noise`."""
-        from workbench.replay.hlo.noise import SAMPLES, noise_from, noise_plan
+        from workbench.replay.judge.noise.model import SAMPLES
+        from workbench.replay.judge.noise.run import noise_from, noise_plan
 
         backend: Any = self.replay.backend
         limit = memory_limit()

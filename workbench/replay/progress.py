@@ -62,7 +62,7 @@ def truth_units(workers: int) -> float:
 def noise_units(workers: int) -> float:
     """The noise stage, in units, on `workers` at once: each runs sample 0 (which the others
     are compared with) and its share of the other samples, then the split sample runs."""
-    from workbench.replay.hlo.noise import SAMPLES
+    from workbench.replay.judge.noise.model import SAMPLES
 
     return 1.0 + math.ceil((SAMPLES - 1) / max(1, workers)) + 1.0
 

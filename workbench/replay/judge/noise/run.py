@@ -1,0 +1,285 @@
+"""The noise stage's driver: the random samples and the split sample of each group of what
+the split sample reads, merged into one `Noise`. The samples may run in shares, each in its
+own process (`sampled`, merged by `Sampled.merged`): the plan they share is `noise_plan`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.hlo_ir import HloModule, Instruction, LiteralValue
+from workbench.replay.judge.noise.budget import (
+    check_stage_memory,
+    needed_clusters,
+    packed_groups,
+    split_sample_budget,
+)
+from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise
+from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
+from workbench.replay.judge.noise.recorder import Recorder
+from workbench.replay.judge.noise.split_sample import (
+    non_negative,
+    split_candidates,
+    steep_ancestors,
+)
+
+
+@dataclass
+class NoisePlan:
+    """What every part of the stage is made from alike, wherever it runs (`noise_plan`): the
+    f64 shadow, the declared instructions, the steep ops' sign-following ancestors, the
+    groups the split sample's values are kept in (`packed_groups`, within `budget` bytes),
+    and the most bytes one evaluation of the stage holds (`check_stage_memory`)."""
+
+    shadow: HloModule
+    declared: dict[tuple[str, str], Instruction]
+    ancestors: dict[tuple[str, str], list[tuple[str, str]]]
+    budget: int
+    groups: list[set[tuple[str, str]]]
+    holds: int
+
+
+def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
+               limit: int | None = None) -> NoisePlan:
+    """The stage's plan for `module` on widened `arguments` under the memory limit `limit`
+    (the one in force by default); raises `OverMemoryLimit` when one evaluation of it would
+    not fit, before any sample runs."""
+    from workbench.replay.hlo.shadow import widened_module
+
+    shadow = widened_module(module)
+    declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
+    ancestors = steep_ancestors(declared, non_negative(module, arguments))
+    budget = split_sample_budget(limit)
+    groups = packed_groups(needed_clusters(declared, ancestors), declared, budget)
+    holds = check_stage_memory(shadow, groups, declared, budget, limit)
+    return NoisePlan(shadow, declared, ancestors, budget, groups, holds)
+
+
+def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
+    """The reference `module` evaluated `samples` times in f64 with random rounding at each
+    op's declared precision, on `arguments` already widened to the shadow's types.
+
+    What the split sample reads (`needed_clusters`) is kept within `NEEDED_SHARE` of the
+    memory limit: when it would not fit (sized from the declared shapes), it is split into groups
+    that do, each group's values kept while the samples run again for it and its own split
+    sample moves them. The random samples are the same each time (fixed seeds); the ranges
+    are their union with every group's split sample. Shares of the samples may run elsewhere
+    (`sampled`, one worker's share; `Sampled.merged`): this is the stage in one process."""
+    plan = noise_plan(module, arguments)
+    return noise_from(plan, arguments, (sampled(plan, arguments, group, range(samples))
+                                        for group in range(len(plan.groups))))
+
+
+def noise_from(plan: NoisePlan, arguments: Sequence[LiteralValue],
+               parts: Iterable[Sampled]) -> Noise:
+    """The noise from each group's samples (`parts`, each over every sample; taken one at a
+    time, so only one group's ranges are held): each group's split sample, then the groups
+    merged."""
+    from workbench.sizes import format_size
+
+    found: _Found | None = None
+    left_out = 0
+    for part in parts:
+        group = _split(plan, arguments, part)
+        found = group if found is None else found.merged(group)
+        left_out += part.left_out
+    assert found is not None
+    message = None
+    if left_out:
+        message = (f"the split sample did not cover {left_out} value(s) beyond its memory "
+                   f"budget ({format_size(plan.budget)}, a quarter of the memory limit; raise "
+                   "it with --memory-limit)")
+    return Noise(found.low, found.high, found.discontinuities(plan.declared), found.nan_seen,
+                 message)
+
+
+@dataclass
+class _Found:
+    """What the samples of one group found, merged over groups by `merged`."""
+
+    low: Any
+    high: Any
+    nan_seen: Any
+    flips: dict[tuple[str, str], int]
+    nan_flips: dict[tuple[str, str], int]
+    jumps: dict[tuple[str, str], int]
+    instructions: dict[tuple[str, str], Instruction]
+
+    def merged(self, other: _Found) -> _Found:
+        def most(a: dict[tuple[str, str], int], b: dict[tuple[str, str], int]
+                 ) -> dict[tuple[str, str], int]:
+            return {key: max(a.get(key, 0), b.get(key, 0)) for key in {**a, **b}}
+
+        return _Found(_combine(self.low, other.low, np.fmin),
+                      _combine(self.high, other.high, np.fmax),
+                      _either(self.nan_seen, other.nan_seen),
+                      most(self.flips, other.flips), most(self.nan_flips, other.nan_flips),
+                      most(self.jumps, other.jumps), {**other.instructions, **self.instructions})
+
+    def discontinuities(self, declared: dict[tuple[str, str], Instruction]
+                        ) -> tuple[Discontinuity, ...]:
+        """Flips (most elements first), domain boundaries crossed, then the first jumps."""
+        found = [_discontinuity(declared[key], key[0], count, flipped=True)
+                 for key, count in sorted(self.flips.items(), key=lambda item: -item[1])]
+        for key, count in self.nan_flips.items():
+            instruction = self.instructions[key]
+            if not any((key[0], operand) in self.nan_flips for operand in instruction.operands):
+                found.append(_discontinuity(instruction, key[0], count, flipped=True))
+        for key, count in sorted(self.jumps.items(), key=lambda item: -item[1]):
+            instruction = self.instructions[key]
+            if any((key[0], operand) in self.jumps for operand in instruction.operands):
+                continue  # downstream of a jump: the jump is named, not what follows it
+            found.append(_discontinuity(instruction, key[0], count, flipped=False))
+        return tuple(found)
+
+
+@dataclass
+class Sampled:
+    """What some random samples of one group found (`sampled`): the range of the result and
+    where it was NaN, each tracked value's range, the flips and domain boundaries crossed
+    (most elements each, with when a serial run would first see it: `found_at`), and how
+    many values the split sample would read were not kept. Every share of the samples starts
+    with sample 0, which the others are compared with, so shares merge (`merged`) into
+    exactly what one run of all the samples finds, in any order."""
+
+    group: int
+    low: Any
+    high: Any
+    nan_seen: Any
+    ranges: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]]
+    differing: dict[tuple[str, str], int]
+    nan_flips: dict[tuple[str, str], int]
+    found_at: dict[tuple[str, str], tuple[int, int]]
+    instructions: dict[tuple[str, str], Instruction]
+    left_out: int
+
+    def merged(self, other: Sampled) -> Sampled:
+        """This share with `other`'s (of the same group) added, in place: minima, maxima and
+        counts are the same whatever order the shares arrive in."""
+        self.low = _combine(self.low, other.low, np.fmin)
+        self.high = _combine(self.high, other.high, np.fmax)
+        self.nan_seen = _either(self.nan_seen, other.nan_seen)
+        for value, (low, high) in other.ranges.items():
+            known = self.ranges.get(value)
+            if known is None:
+                self.ranges[value] = (low, high)
+            else:
+                np.fmin(known[0], low, out=known[0])
+                np.fmax(known[1], high, out=known[1])
+        for counts, more in ((self.differing, other.differing),
+                             (self.nan_flips, other.nan_flips)):
+            for key, count in more.items():
+                counts[key] = max(counts.get(key, 0), count)
+        for key, when in other.found_at.items():
+            self.found_at[key] = min(self.found_at.get(key, when), when)
+        for key, instruction in other.instructions.items():
+            self.instructions.setdefault(key, instruction)
+        self.left_out = max(self.left_out, other.left_out)
+        return self
+
+
+def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
+            samples: Iterable[int]) -> Sampled:
+    """Random samples `samples` (sample 0 first, whether asked or not: the others are
+    compared with it) of the plan's `group`, on widened `arguments`."""
+    from workbench.replay.hlo import evaluate_module
+
+    recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget)
+    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder)
+    low = high = nan_seen = None
+    for sample in (0, *sorted(set(samples) - {0})):
+        interpreter.reseed(sample)
+        value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
+        if low is None:
+            low, high = value, _copy(value)
+        else:
+            low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
+        nan_seen = _nans(value, nan_seen)
+    part = Sampled(group, low, high, nan_seen, dict(recorder.ranges), dict(recorder.differing),
+                   dict(recorder.nan_flips), dict(recorder.found_at),
+                   dict(recorder.instructions), recorder.left_out)
+    interpreter.release()
+    return part
+
+
+def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled) -> _Found:
+    """The split sample of `part`'s group, on its samples' ranges (`part` over every
+    sample), and what the group found with it."""
+    from workbench.replay.hlo import evaluate_module
+
+    def in_serial_order(counts: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+        return dict(sorted(counts.items(), key=lambda item: part.found_at[item[0]]))
+
+    recorder = Recorder(ranges=part.ranges, instructions=part.instructions, sample=SAMPLES,
+                        needed=plan.groups[part.group], needed_bytes=plan.budget)
+    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder)
+    split = interpreter.start_split(split_candidates(plan.declared, recorder, plan.ancestors))
+    value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
+    # Its NaNs are not legal ones: it crosses each threshold alone, so where it answers a
+    # compare the other way without moving the operand (`where(x > 0, sqrt(x), 0)`), or moves
+    # a value the program keeps non-negative, it computes what no rounding can. Its finite
+    # values widen the range; a NaN leaves it as the random samples made it.
+    low = _combine(part.low, value, np.fmin)
+    high = _combine(part.high, value, np.fmax)
+    flips = in_serial_order(part.differing)  # flipped between samples, or in the split sample
+    for key, count in split.elements_moved.items():
+        flips[key] = max(flips.get(key, 0), count)
+    found = _Found(low, high, part.nan_seen, flips, in_serial_order(part.nan_flips),
+                   recorder.jumps(), part.instructions)
+    interpreter.release()
+    return found
+
+
+def _nans(value: Any, seen: Any) -> Any:
+    """`seen` (None at first) with the NaN elements of the float arrays of `value` added."""
+    if isinstance(value, tuple):
+        before = (None,) * len(value) if seen is None else seen
+        return tuple(_nans(v, s) for v, s in zip(value, before, strict=True))
+    array = np.asarray(value)
+    if array.dtype.kind not in "fc":
+        return None
+    found = np.isnan(array)
+    return found if seen is None else seen | found
+
+
+def _either(a: Any, b: Any) -> Any:
+    """Where `a` or `b` is true (boolean arrays with a result's structure, None for none)."""
+    if a is None or b is None:
+        return a if b is None else b
+    if isinstance(a, tuple):
+        return tuple(_either(x, y) for x, y in zip(a, b, strict=True))
+    return a | b
+
+
+def _combine(a: Any, b: Any, pick: Any) -> Any:
+    """`pick` (np.fmin or np.fmax) of `a` and `b` (a result's structure), into `a` where it is
+    a float array of its own: the stage's ranges of a result are its largest arrays."""
+    if isinstance(a, tuple):
+        return tuple(_combine(x, y, pick) for x, y in zip(a, b, strict=True))
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "fc":
+        return a
+    if a.dtype.kind == "c":  # range of each part
+        return pick(a.real, b.real) + 1j * pick(a.imag, b.imag)
+    if a.flags.owndata and a.flags.writeable and a.shape == b.shape:
+        return pick(a, b, out=a)
+    return pick(a, b)
+
+
+def _copy(value: Any) -> Any:
+    """`value` (a result's structure) with each array copied."""
+    if isinstance(value, tuple):
+        return tuple(_copy(v) for v in value)
+    return np.array(value, copy=True)
+
+
+def _discontinuity(
+    instruction: Instruction, computation: str, elements: int, flipped: bool
+) -> Discontinuity:
+    op_name = instruction.metadata.op_name if instruction.metadata else ""
+    return Discontinuity(
+        instruction.name, instruction.opcode, computation, op_name, elements, flipped
+    )
