@@ -168,6 +168,19 @@ def test_the_truth_and_its_twin_run_one_at_a_time_when_two_would_not_fit(
     parallel.close()
 
 
+def test_an_evaluation_past_the_time_limit_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--time-limit` holds on the workers as it does one evaluation at a time: the worker
+    is killed and the evaluation is an error saying so."""
+    parallel = ParallelVerdict(LocalWorkers(2))
+    monkeypatch.setattr(parallel_verdict, "_time_limit", lambda replay: 1e-3)
+    with _replay() as replay:
+        pair = parallel.truths(replay, lambda *_: None)
+    parallel.close()
+    assert pair is not None
+    assert [e.kind for e in pair] == ["error", "error"]
+    assert all(e.reason == "time limit of 0.001 s exceeded" for e in pair)
+
+
 @pytest.mark.parametrize(("workers", "expected"), [
     (1, [(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)]),
     (2, [(1, 2, 3, 4, 5, 6), (7, 8, 9, 10, 11)]),

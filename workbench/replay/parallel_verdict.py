@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from workbench.hlo_ir import HloModule, LiteralValue
+from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Step
 from workbench.replay.backends import Backend
 from workbench.replay.errors import EvaluationError, Unsupported
@@ -59,12 +59,6 @@ class SharedStep:
     step: Step
     spec: InputSpec
     execution: Execution | None
-
-
-class Loads(Protocol):
-    """A backend that hands out a step's parsed module (`HloBackend.load`)."""
-
-    def load(self, step: Step) -> HloModule: ...
 
 
 # ------------------------------------------------------------------------- on a worker
@@ -145,9 +139,10 @@ class Executor(Protocol):
 
     def run(self, shared: SharedStep, tasks: list[Task],
             done: Callable[[int, Evaluation], None], at_once: int,
-            cancel: threading.Event | None) -> None:
+            cancel: threading.Event | None, time_limit: float | None) -> None:
         """Run `tasks`, at most `at_once` at a time; `done(index, evaluation)` for each as
-        it finishes. Raises `Cancelled` when `cancel` is set meanwhile."""
+        it finishes (an error past `time_limit` seconds, where the workers can be stopped).
+        Raises `Cancelled` when `cancel` is set meanwhile."""
         ...
 
     def close(self) -> None: ...
@@ -167,21 +162,25 @@ class LocalWorkers:
 
     def run(self, shared: SharedStep, tasks: list[Task],
             done: Callable[[int, Evaluation], None], at_once: int,
-            cancel: threading.Event | None) -> None:
+            cancel: threading.Event | None, time_limit: float | None) -> None:
         def finished(outcome: Outcome) -> None:
             if outcome.cancelled:
                 return
             assert isinstance(outcome.key, int)
-            if outcome.timed_out or outcome.error is not None:
+            if outcome.timed_out:
+                reason = f"time limit of {time_limit:g} s exceeded"
+            elif outcome.error is not None:
                 # A traceback's last line names the exception; a dead worker's is one line.
-                reason = (outcome.error or "").strip().splitlines()[-1:] or ["timed out"]
-                done(outcome.key, Evaluation("error", reason=reason[0], seconds=outcome.seconds))
+                reason = outcome.error.strip().splitlines()[-1]
             else:
                 done(outcome.key, outcome.value)
+                return
+            done(outcome.key, Evaluation("error", reason=reason, seconds=outcome.seconds))
 
         calls = [Call(index, function, (shared, *args))
                  for index, (function, args) in enumerate(tasks)]
-        outcomes = self.pool.run(calls, finished, cancel=cancel, at_once=at_once)
+        outcomes = self.pool.run(calls, finished, time_limit=time_limit, cancel=cancel,
+                                 at_once=at_once)
         if any(outcome.cancelled for outcome in outcomes):
             raise Cancelled()
 
@@ -228,7 +227,7 @@ class ParallelVerdict:
         started(f"and its perturbed twin {self.executor.describe(2)}", truth_units(2))
         found: dict[int, Evaluation] = {}
         self.executor.run(shared, [(shadow_task, (False,)), (shadow_task, (True,))],
-                          found.__setitem__, 2, replay.cancel)
+                          found.__setitem__, 2, replay.cancel, _time_limit(replay))
         return found[0], found[1]
 
     def noise(self, replay: Replay, arguments: list[LiteralValue],
@@ -310,12 +309,19 @@ class _Stage:
                 merged.append(part)
 
         tasks: list[Task] = [(samples_task, (group, share, limit)) for share in shares]
-        self.parallel.executor.run(self.shared, tasks, done, at_once, self.replay.cancel)
+        self.parallel.executor.run(self.shared, tasks, done, at_once, self.replay.cancel,
+                                   _time_limit(self.replay))
         if self.failed is not None:
             if self.failed.kind == "unsupported":
                 raise Unsupported(self.failed.reason)
             raise EvaluationError(self.failed.reason)
         return merged[0]
+
+
+def _time_limit(replay: Replay) -> float | None:
+    """The time one evaluation may take (`--time-limit`: the replay's runner's)."""
+    limit = getattr(replay.runner, "time_limit", None)
+    return None if limit is None else float(limit)
 
 
 def _shadow_holds(replay: Replay) -> int | None:

@@ -61,7 +61,9 @@ class DaskWorkers:
 
     def run(self, shared: SharedStep, tasks: list[Task],
             done: Callable[[int, Evaluation], None], at_once: int,
-            cancel: threading.Event | None) -> None:
+            cancel: threading.Event | None, time_limit: float | None) -> None:
+        """As `Executor.run`; a task runs in the worker's thread, which cannot be stopped:
+        `time_limit` is not enforced here (a cancel abandons what runs)."""
         from distributed import as_completed
 
         if self._scattered is None or self._scattered[0] != shared.key:
