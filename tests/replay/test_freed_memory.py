@@ -118,7 +118,7 @@ def test_a_noise_stage_over_the_limit_says_what_it_needs_before_any_sample(
     def no_samples(*_: object) -> None:
         raise AssertionError("a sample ran")
 
-    monkeypatch.setattr(run, "_sampled", no_samples)
+    monkeypatch.setattr(run, "sampled", no_samples)
     # ... the stage, with the samples' ranges beside it, does not: said before any sample.
     with pytest.raises(memory.OverMemoryLimit) as raised:
         run.noise_of(module, arguments)
