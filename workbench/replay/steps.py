@@ -18,7 +18,9 @@ why.
 
 Where evaluation happens is a `Runner`'s business: `InlineRunner` evaluates in this process
 (fastest; cancellation is seen between steps only), `ProcessRunner` in a worker process that
-is killed at the time limit or on cancel, which is what a UI needs (see `workers.py`).
+is killed at the time limit or on cancel, which is what a UI needs (see `workers.py`). A
+verdict's independent evaluations (the truth with its twin, the random-rounding samples) may
+run side by side on several workers (`ParallelEvaluations`, `parallel_verdict.py`).
 """
 
 from __future__ import annotations
