@@ -9,7 +9,9 @@ whose verdict needs all three stages: the truth, its perturbed twin and the nois
 
 from __future__ import annotations
 
+import os
 import pickle
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -142,14 +144,13 @@ def test_fewer_run_at_once_when_more_would_pass_the_memory_limit(
     holds = 100 * 2**20
     monkeypatch.setattr(parallel_verdict, "tree_resident_bytes", lambda: 2 * holds)
     monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 7 * holds)
-    assert parallel.at_once(holds) == (4, "on 4 local workers")
+    assert parallel.at_once(holds, holds) == (4, "on 4 local workers")
     monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 5 * holds)
-    fit, where = parallel.at_once(holds)
-    assert fit == 2
-    assert where == ("on 2 local workers (4 at once would pass --memory-limit 500 MB: "
-                     "100 MB each)")
-    monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: holds)
-    assert parallel.at_once(holds)[0] == 1  # one at least: its own check says if it fits
+    assert parallel.at_once(holds, holds) == (2, "on 2 local workers (4 at once would pass "
+                                                 "--memory-limit 500 MB: 100 MB each)")
+    monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 4 * holds)
+    assert parallel.at_once(holds, holds) == (1, "one at a time (4 at once would pass "
+                                                 "--memory-limit 400 MB: 100 MB each)")
     parallel.close()
 
 
@@ -160,12 +161,29 @@ def test_the_truth_and_its_twin_run_one_at_a_time_when_two_would_not_fit(
         holds = parallel_verdict._shadow_holds(replay)
         assert holds is not None and holds > 0
         monkeypatch.setattr(parallel_verdict, "tree_resident_bytes", lambda: 0)
-        monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 2 * holds)
+        need = parallel_verdict.WORKER_SHARE * holds  # on each worker
+        monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 2 * need - 1)
         assert parallel.truths(replay, lambda *_: None) is None
-        monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 3 * holds)
+        monkeypatch.setattr(parallel_verdict, "memory_limit", lambda: 2 * need)
         pair = parallel.truths(replay, lambda *_: None)
         assert pair is not None and pair[0].kind == pair[1].kind == "value"
     parallel.close()
+
+
+def killed(*_: object) -> None:
+    """A share whose worker is killed (as the kernel kills a process over its memory)."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_when_a_worker_dies_the_stage_runs_again_one_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    serial, serial_truth, _ = _verdict(None)
+    monkeypatch.setattr(parallel_verdict, "samples_task", killed)
+    payload, truth, phases = _verdict(ParallelVerdict(LocalWorkers(2)))
+    assert payload == serial
+    _assert_same_tree(truth.bound, serial_truth.bound)
+    assert ("random rounding one at a time (a worker died: worker process died (killed by "
+            "SIGKILL))") in phases, phases
 
 
 def test_an_evaluation_past_the_time_limit_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:

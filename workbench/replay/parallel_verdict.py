@@ -222,7 +222,7 @@ class ParallelVerdict:
         if shared is None or self.workers < 2:
             return None
         holds = _shadow_holds(replay)
-        if holds is None or self.at_once(holds)[0] < 2:
+        if holds is None or self.at_once(WORKER_SHARE * holds, 0)[0] < 2:
             return None  # one at a time, the twin only if the bound needs it
         started(f"and its perturbed twin {self.executor.describe(2)}", truth_units(2))
         found: dict[int, Evaluation] = {}
@@ -232,68 +232,100 @@ class ParallelVerdict:
 
     def noise(self, replay: Replay, arguments: list[LiteralValue],
               started: Callable[[str, float], None]) -> Evaluation | None:
+        """The stage in shares on the workers; None, having said why, where it runs one at a
+        time instead: when two shares would not fit, or a worker died (killed for memory,
+        most likely), the stage runs again as without workers."""
+        from workbench.replay.judge.noise.model import SAMPLES
+
         shared = self.shared(replay)
         if shared is None:
             return None
-        stage = _Stage(self, replay, shared, started)
+        planning = evaluate_step(_Planning(replay.backend), shared.step, arguments)
+        if planning.kind != "value":
+            return planning  # the stage cannot run (over the memory limit): it says why
+        plan = cast("NoisePlan", planning.value)
+        # The parent keeps the merged ranges, then runs the split sample: one share's worth.
+        at_once, where = self.at_once(WORKER_SHARE * plan.holds, plan.holds)
+        if at_once < 2:
+            started(where, noise_units(1))
+            return None
+        started(where, noise_units(at_once))
+        stage = _Stage(self, replay, shared, plan, _shares(SAMPLES, at_once), at_once)
         evaluation = evaluate_step(stage, shared.step, arguments)  # a worker's failure too
         if replay.cancel is not None and replay.cancel.is_set():
             raise Cancelled()
+        if stage.died is not None:
+            started(f"one at a time (a worker died: {stage.died})", noise_units(1))
+            return None
         evaluation.seconds += stage.seconds
         return evaluation
 
-    def at_once(self, holds: int) -> tuple[int, str]:
-        """How many evaluations that each hold `holds` bytes may run at once besides the
-        parent's own share (as much again), and how the progress line says so."""
+    def at_once(self, each: int, parent: int) -> tuple[int, str]:
+        """How many evaluations that each need `each` bytes on a worker may run at once,
+        with `parent` bytes more kept here, and how the progress line says so: under two,
+        they run one at a time, as without workers."""
         workers = self.workers
         if not self.executor.in_tree:
             return workers, self.executor.describe(workers)
         limit = memory_limit()
-        room = limit - (tree_resident_bytes() or 0) - holds
-        fit = max(1, min(workers, room // max(1, holds)))
-        where = self.executor.describe(fit)
+        room = limit - (tree_resident_bytes() or 0) - parent
+        fit = max(1, min(workers, room // max(1, each)))
+        where = self.executor.describe(fit) if fit > 1 else "one at a time"
         if fit < workers:
             where += (f" ({workers} at once would pass --memory-limit {format_size(limit)}: "
-                      f"{format_size(holds)} each)")
+                      f"{format_size(each)} each)")
         return fit, where
+
+
+# What a worker holds at most, in evaluations' own estimates (from declared shapes): its
+# reply is pickled whole beside the values it copies, and it keeps the module and inputs.
+WORKER_SHARE = 2
+
+
+@dataclass(frozen=True)
+class _Planning:
+    """The noise stage's plan in the parent, as a step evaluator (an `OverMemoryLimit`
+    becomes the `Evaluation` one at a time would give)."""
+
+    backend: Backend
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
+        from workbench.replay.judge.noise.run import noise_plan
+
+        backend: Any = self.backend
+        return noise_plan(backend.load(step), arguments, memory_limit())
 
 
 class _Stage:
     """The noise stage as a step evaluator run in the parent (its failures become an
-    `Evaluation`): the plan, the shares on the workers merged as they arrive, then each
-    group's split sample here."""
+    `Evaluation`): the shares on the workers merged as they arrive, then each group's split
+    sample here."""
 
     def __init__(self, parallel: ParallelVerdict, replay: Replay, shared: SharedStep,
-                 started: Callable[[str, float], None]) -> None:
+                 plan: NoisePlan, shares: list[tuple[int, ...]], at_once: int) -> None:
         self.parallel = parallel
         self.replay = replay
         self.shared = shared
-        self.started = started
+        self.plan = plan
+        self.shares = shares
+        self.at_once = at_once
         self.failed: Evaluation | None = None  # the first share that failed
+        self.died: str | None = None  # why a worker died, if one did
         self.seconds = 0.0  # the workers' time
 
     def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
         """The stage's `Noise`."""
-        from workbench.replay.judge.noise.model import SAMPLES
-        from workbench.replay.judge.noise.run import noise_from, noise_plan
+        from workbench.replay.judge.noise.run import noise_from
 
-        backend: Any = self.replay.backend
-        limit = memory_limit()
-        plan = noise_plan(backend.load(step), arguments, limit)
-        at_once, where = self.parallel.at_once(plan.holds)
-        self.started(where, noise_units(at_once))
-        shares = _shares(SAMPLES, at_once)
-        return noise_from(plan, arguments, self._groups(plan, shares, at_once, limit))
+        return noise_from(self.plan, arguments, self._groups())
 
-    def _groups(self, plan: NoisePlan, shares: list[tuple[int, ...]], at_once: int,
-                limit: int) -> Iterator[Sampled]:
+    def _groups(self) -> Iterator[Sampled]:
         """Each group's samples, one group at a time (the parent holds one group's ranges,
         as a serial run does)."""
-        for group in range(len(plan.groups)):
-            yield self._group(group, shares, at_once, limit)
+        for group in range(len(self.plan.groups)):
+            yield self._group(group)
 
-    def _group(self, group: int, shares: list[tuple[int, ...]], at_once: int,
-               limit: int) -> Sampled:
+    def _group(self, group: int) -> Sampled:
         """One group's samples: its shares on the workers, merged as they arrive."""
         merged: list[Sampled] = []
 
@@ -308,14 +340,23 @@ class _Stage:
             else:
                 merged.append(part)
 
-        tasks: list[Task] = [(samples_task, (group, share, limit)) for share in shares]
-        self.parallel.executor.run(self.shared, tasks, done, at_once, self.replay.cancel,
+        limit = memory_limit()
+        tasks: list[Task] = [(samples_task, (group, share, limit)) for share in self.shares]
+        self.parallel.executor.run(self.shared, tasks, done, self.at_once, self.replay.cancel,
                                    _time_limit(self.replay))
         if self.failed is not None:
+            reason = self.failed.reason
+            if reason.startswith(DIED):
+                self.died = reason
             if self.failed.kind == "unsupported":
-                raise Unsupported(self.failed.reason)
-            raise EvaluationError(self.failed.reason)
+                raise Unsupported(reason)
+            raise EvaluationError(reason)
         return merged[0]
+
+
+# How an evaluation whose worker process died ends (`processes/workers.py`; Dask's
+# KilledWorker once its scheduler gave up on the task).
+DIED = ("worker process died", "KilledWorker")
 
 
 def _time_limit(replay: Replay) -> float | None:

@@ -219,7 +219,8 @@ class ParallelEvaluations(Protocol):
 
     def noise(self, replay: Replay, arguments: list[LiteralValue],
               started: Callable[[str, float], None]) -> Evaluation | None:
-        """The noise stage (`NoiseBackend`'s value) on widened `arguments`."""
+        """The noise stage (`NoiseBackend`'s value) on widened `arguments`; None when it
+        runs one at a time instead (having told `started` why, if it tried)."""
         ...
 
     def close(self) -> None: ...
@@ -661,11 +662,17 @@ class Replay:
             self._noise_problem = f"the {self.backend.name} backend has no random rounding"
             return None
         evaluation = None
+        said: list[str] = []  # what the parallel evaluations said of where the stage runs
+
+        def started(label: str, units: float) -> None:
+            said.append(label)
+            self._phase(NOISE_STAGE, units=units, label=label)
+
         if self.parallel is not None:
-            evaluation = self.parallel.noise(self, arguments, lambda label, units: self._phase(
-                NOISE_STAGE, units=units, label=label))
-        if evaluation is None:
-            self._phase(NOISE_STAGE, units=noise_units(1))
+            evaluation = self.parallel.noise(self, arguments, started)
+        if evaluation is None:  # one at a time (having said why, if it was asked to share)
+            if not said:
+                self._phase(NOISE_STAGE, units=noise_units(1))
             evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
                                               arguments, self.cancel)
         self.noise_evaluations += 1
