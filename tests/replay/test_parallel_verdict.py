@@ -170,6 +170,22 @@ def test_the_truth_and_its_twin_run_one_at_a_time_when_two_would_not_fit(
     parallel.close()
 
 
+def test_one_at_a_time_the_idle_workers_give_their_memory_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    workers = LocalWorkers(2)
+    parallel = ParallelVerdict(workers)
+    said: list[str] = []
+    with _replay() as replay:
+        assert parallel.truths(replay, lambda *_: None) is not None
+        assert len(workers.pool._idle) == 2  # they keep the module and the inputs
+        monkeypatch.setattr(parallel_verdict, "WORKER_SHARE", 2**40)  # two never fit
+        arguments = [widen(a) for a in replay.inputs.arguments]
+        assert parallel.noise(replay, arguments, lambda label, _: said.append(label)) is None
+    assert workers.pool._idle == []
+    assert said and said[0].startswith("one at a time (2 at once would pass --memory-limit")
+    parallel.close()
+
+
 def killed(*_: object) -> None:
     """A share whose worker is killed (as the kernel kills a process over its memory)."""
     os.kill(os.getpid(), signal.SIGKILL)

@@ -145,6 +145,11 @@ class Executor(Protocol):
         Raises `Cancelled` when `cancel` is set meanwhile."""
         ...
 
+    def release(self) -> None:
+        """Give back the memory idle workers hold (on this machine: stop them; started
+        again when next needed)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -183,6 +188,9 @@ class LocalWorkers:
                                  at_once=at_once)
         if any(outcome.cancelled for outcome in outcomes):
             raise Cancelled()
+
+    def release(self) -> None:
+        self.pool.close()  # stops the idle workers; the pool starts new ones when needed
 
     def close(self) -> None:
         self.pool.close()
@@ -247,6 +255,7 @@ class ParallelVerdict:
         # The parent keeps the merged ranges, then runs the split sample: one share's worth.
         at_once, where = self.at_once(WORKER_SHARE * plan.holds, plan.holds)
         if at_once < 2:
+            self.executor.release()  # their memory is the stage's, one at a time
             started(where, noise_units(1))
             return None
         started(where, noise_units(at_once))
@@ -255,6 +264,7 @@ class ParallelVerdict:
         if replay.cancel is not None and replay.cancel.is_set():
             raise Cancelled()
         if stage.died is not None:
+            self.executor.release()
             started(f"one at a time (a worker died: {stage.died})", noise_units(1))
             return None
         evaluation.seconds += stage.seconds

@@ -108,6 +108,10 @@ class DaskWorkers:
                 self.client.cancel(list(indices), force=True)
             raise
 
+    def release(self) -> None:
+        """Nothing to give back here: a cluster's workers are its own (a local cluster's
+        keep one replay's inputs, as long as the command runs)."""
+
     def close(self) -> None:
         self._scattered = None
         self._stack.close()
