@@ -455,7 +455,8 @@ class Replay:
         if find is None or self.atol is not None or self.rtol is not None:
             return comparison
         from workbench.loader import ReadError
-        from workbench.replay.judge.factorizations import factorizations, judge_relations
+        from workbench.replay.judge.factorization_outputs import factorizations
+        from workbench.replay.judge.factorizations import judge_relations
 
         try:
             found = factorizations(find(self.steps[0]))
