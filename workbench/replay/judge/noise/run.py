@@ -133,8 +133,8 @@ def _sampled(shadow: HloModule, declared: dict[tuple[str, str], Instruction],
     if may_move(domain, recorder):
         boundary = interpreter.start_split(domain, thresholds=False)
         value = evaluate_module(shadow, arguments, interpreter=interpreter)
-        # Its NaNs are legal: it moves each value across zero where the value is made, within
-        # its noise, and crosses no other threshold, so all it computes follows from one legal
+        # Its NaNs are legal: it moves each value across zero where a sum makes it, within its
+        # noise, and crosses no other threshold, so all it computes follows from one legal
         # rounding of each value (sqrt of a second moment that rounding may leave negative).
         low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
         nan_seen = _nans(value, nan_seen)

@@ -306,13 +306,15 @@ def steep_ancestors(
     """Each value whose sign a steep op, or an op undefined below zero, follows, with those
     ops ((computation, name) all): such an op's first operand, and through element-wise ops of
     the same shape, their operands, back to where the value is made (a dot, a reduce, a
-    parameter). Values that cannot be negative are left out, and so is what lies behind
-    them."""
+    parameter); for an op undefined below zero, only those a sum makes (`SUMS`: the domain
+    sample moves no other). Values that cannot be negative are left out, and so is what lies
+    behind them."""
     found: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for (computation, name), instruction in declared.items():
-        if not is_float(instruction) or (
-                instruction.opcode not in STEEP_AT_ZERO
-                and not undefined_below_zero(declared, computation, instruction)):
+        if not is_float(instruction):
+            continue
+        steep = instruction.opcode in STEEP_AT_ZERO
+        if not steep and not undefined_below_zero(declared, computation, instruction):
             continue
         seen: set[str] = set()
         work = [instruction.operands[0]]
@@ -323,7 +325,8 @@ def steep_ancestors(
             if made is None or key in signless or operand in seen or not is_float(made):
                 continue
             seen.add(operand)
-            found.setdefault(key, []).append((computation, name))
+            if steep or made.opcode in SUMS:
+                found.setdefault(key, []).append((computation, name))
             if made.opcode in ELEMENTWISE:
                 work.extend(o for o in made.operands
                             if (other := declared.get((computation, o))) is not None
@@ -340,13 +343,11 @@ def split_candidates(
     (`steep_ancestors`) where the op itself is decided, far from zero in its samples (beyond
     `REACH` times their half range: g / (|g| + eps) is +-1 in every sample, g / 2 is not),
     each op with the elements where it is. With `domain`, the domain sample's: the ancestors
-    of ops undefined below zero made by sums (`SUMS`: its NaNs must follow from one legal
-    rounding of each value), at every element (which side it lands on always decides).
+    of ops undefined below zero (made by sums: its NaNs must follow from one legal rounding
+    of each value), at every element (which side it lands on always decides).
     Whether an element moves is decided as the split sample makes it (`SplitSample.across`)."""
     found: dict[tuple[str, str, int], Candidate] = {}
     for (computation, name, occurrence), (low, _) in recorder.ranges.items():
-        if domain and declared[(computation, name)].opcode not in SUMS:
-            continue
         mask: np.ndarray | None = None
         steeps: list[tuple[np.ndarray, tuple[str, str]]] = []
         for steep in ancestors.get((computation, name), ()):
