@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.planting import plant
+from workbench.formats.hlo_text import parse_hlo_text
 from workbench.index import scan
 from workbench.loader import load_step_hlo
 from workbench.replay.bisect import bisect_replay
@@ -28,6 +29,11 @@ from workbench.replay.hlo.shadow import widened_module
 from workbench.replay.inputs import InputSpec
 from workbench.replay.judge.error_bound import widen
 from workbench.replay.judge.noise.run import noise_of
+from workbench.replay.judge.noise.split_sample import (
+    non_negative,
+    steep_ancestors,
+    undefined_below_zero,
+)
 from workbench.replay.steps import Kind, open_replay
 
 GPT = Path(__file__).parents[1] / "data" / "noise" / "gpt_adamw_mini"
@@ -101,3 +107,34 @@ def test_a_planted_bug_beside_the_boundary_is_still_named(
     assert verdict.status == Kind.MISMATCH
     assert verdict.culprit is not None
     assert verdict.culprit.step.xla_step == (None if from_step == 9999 else from_step)
+
+
+DOMAINS = """HloModule domains
+
+ENTRY main {
+  v = f32[4] parameter(0)
+  g = f32[4] parameter(1)
+  square = f32[4] multiply(g, g)
+  cancels = f32[4] add(v, square)
+  scaled = f32[4] multiply(cancels, cancels)
+  half = f32[] constant(0.5)
+  halves = f32[4] broadcast(half), dimensions={}
+  two = f32[] constant(2)
+  twos = f32[4] broadcast(two), dimensions={}
+  root = f32[4] sqrt(cancels)
+  fractional = f32[4] power(cancels, halves)
+  integral = f32[4] power(scaled, twos)
+  ROOT out = (f32[4], f32[4], f32[4]) tuple(root, fractional, integral)
+}
+"""
+
+
+def test_the_values_a_domain_depends_on_are_the_sums_before_it() -> None:
+    """sqrt and a power with exponent 0.5 depend on the sign of the sum that makes their
+    operand; a power with exponent 2 does not; a product (g * g) is never moved."""
+    module = parse_hlo_text(DOMAINS)
+    declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
+    entry = module.entry_name
+    ancestors = steep_ancestors(declared, non_negative(module))
+    assert ancestors == {(entry, "cancels"): [(entry, "root"), (entry, "fractional")]}
+    assert not undefined_below_zero(declared, entry, declared[(entry, "integral")])
