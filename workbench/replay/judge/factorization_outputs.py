@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue
+from workbench.replay.errors import EvaluationError, Unsupported
 
 # Per routine and kind (real/complex), what each output of the custom-call is.
 _OUTPUTS = {
@@ -378,7 +379,11 @@ def matrix_of(factorization: Factorization, arguments: list[LiteralValue]) -> np
         raise ValueError(f"{factorization.call.name}: not in its module")
     target = computation.by_name[factorization.call.operands[0]]
     catcher = _OperandCatcher(target, factorization.stack)
-    evaluate_module(module, arguments, observer=catcher)
+    try:
+        evaluate_module(module, arguments, observer=catcher)
+    except (Unsupported, EvaluationError) as error:
+        raise ValueError(f"{factorization.call.name}: its matrix could not be evaluated "
+                         f"({error})") from error
     if catcher.found is None:
         raise ValueError(f"{factorization.call.name}: its operand was not evaluated")
     return catcher.found
