@@ -32,10 +32,11 @@ _OUTPUTS = {
     **{("geqrf", complex_): ("a", "tau") for complex_ in (False, True)},
     **{("orgqr", complex_): ("q",) for complex_ in (False, True)},
 }
+# What each routine's factorization is called in a verdict.
 NAMES = {"gees": "Schur form", "geev": "eigen-decomposition",
-          "gesdd": "singular value decomposition", "gesvd": "singular value decomposition",
-          "syevd": "Hermitian eigen-decomposition", "geqrf": "QR factorization",
-          "orgqr": "QR factorization"}
+         "gesdd": "singular value decomposition", "gesvd": "singular value decomposition",
+         "syevd": "Hermitian eigen-decomposition", "geqrf": "QR factorization",
+         "orgqr": "QR factorization"}
 # LAPACK's complex routines under their real twins' names; cuSOLVER's targets (JAX on GPU).
 _ALIASES = {"heevd": "syevd", "ungqr": "orgqr"}
 _GPU_TARGETS = {"cusolver_syevd_ffi": "syevd", "cusolver_geqrf_ffi": "geqrf",
@@ -365,8 +366,9 @@ class _OperandCatcher:
 def matrix_of(factorization: Factorization, arguments: list[LiteralValue]) -> np.ndarray:
     """The matrix the call factorized: its entry parameter moved as the program moves it,
     or, computed inside the module (JAX's eigh symmetrizes its input first), its value in an
-    evaluation of the module (strictly rounded: the real run's own may differ by its rounding,
-    a few ulps, far within the relations' threshold)."""
+    evaluation of the module (strictly rounded: the real run's own differs by its rounding,
+    within the relations' threshold when a few operations make it). Raises ValueError when
+    it cannot be had."""
     if factorization.parameter is not None:
         return apply_moves(np.asarray(arguments[factorization.parameter]), factorization.to_operand)
     from workbench.replay.hlo import evaluate_module
