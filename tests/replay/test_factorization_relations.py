@@ -35,6 +35,7 @@ EIG_F32 = DATA / "eig_f32_permuted"
 MOVED = DATA / "moved_outputs"
 SVD_F32 = DATA / "svd_f32_rotated"
 EIGH_QR = DATA / "eigh_qr"
+EIGH_QR_C64 = DATA / "eigh_qr_c64"
 
 
 def _verdict(root: Path, name: str | None = None) -> tuple[bool, str, Kind]:
@@ -155,20 +156,28 @@ def test_the_outputs_are_traced_to_the_lapack_call_and_its_matrix_to_the_input()
         assert sorted(path for path, _ in found.outputs.values()) == [(0,), (1,)]
 
 
-@pytest.mark.parametrize(("name", "words"), [
-    ("jit_eigh", "{1} judged by the Hermitian eigen-decomposition's relations (eigh.17, float32 "
-                 "6x6), a different, legal Hermitian eigen-decomposition: A V = V W within "
-                 "|A V - V W|"),
-    ("jit_qr", "{0}, {1} judged by the QR factorization's relations (geqrf.3, float32 6x4), a "
-               "different, legal QR factorization: A = Q R within |A - Q R|"),
-    ("jit__lambda", "{0}, {1} judged by the QR factorization's relations (geqrf.3, float32 "
-                    "6x4), a different, legal QR factorization: A = Q R within |A - Q R|"),
+@pytest.mark.parametrize(("root", "name", "words"), [
+    (EIGH_QR, "jit_eigh", "{1} judged by the Hermitian eigen-decomposition's relations (eigh.17, "
+                          "float32 6x6), a different, legal Hermitian eigen-decomposition: "
+                          "A V = V W within |A V - V W|"),
+    (EIGH_QR, "jit_qr", "{0}, {1} judged by the QR factorization's relations (geqrf.3, float32 "
+                        "6x4), a different, legal QR factorization: A = Q R within |A - Q R|"),
+    (EIGH_QR, "jit__lambda", "{0}, {1} judged by the QR factorization's relations (geqrf.3, "
+                             "float32 6x4), a different, legal QR factorization: A = Q R "
+                             "within |A - Q R|"),
+    (EIGH_QR_C64, "jit_eigh", "{1} judged by the Hermitian eigen-decomposition's relations "
+                              "(eigh.15, complex64 5x5), a different, legal Hermitian "
+                              "eigen-decomposition: A V = V W within |A V - V W|"),
+    (EIGH_QR_C64, "jit_qr", "{0}, {1} judged by the QR factorization's relations (geqrf.3, "
+                            "complex64 3x5), a different, legal QR factorization: A = Q R "
+                            "within |A - Q R|"),
 ])
-def test_another_legal_eigh_or_qr_is_a_legal_recording(name: str, words: str) -> None:
-    """A repeated eigenvalue's vectors rotated in their subspace, signs of vectors, of Q's
-    columns and R's rows, and another Householder form (LAPACK's `sgeqrfp`): each legal,
-    each far from the reference element by element."""
-    ok, detail, status = _verdict(EIGH_QR, name)
+def test_another_legal_eigh_or_qr_is_a_legal_recording(root: Path, name: str,
+                                                        words: str) -> None:
+    """A repeated eigenvalue's vectors rotated in their subspace, signs (phases) of vectors,
+    of Q's columns and R's rows, and another Householder form (LAPACK's `sgeqrfp`): each
+    legal, each far from the reference element by element."""
+    ok, detail, status = _verdict(root, name)
     assert ok and status == Kind.OK, detail
     assert words in detail
     assert "no step differs from the reference (checked every step)" in detail
@@ -198,11 +207,15 @@ def test_eigh_and_qr_outputs_are_traced_to_their_calls_and_matrices() -> None:
     ("jit_qr", 1, (2, 0), 0.01, "|R below its diagonal| 0.01 >"),  # R not triangular
     ("jit__lambda", 1, (2,), 0.01, "not a legal QR factorization either:"),  # tau
     ("jit__lambda", 0, (1, 4), 0.01, "not a legal QR factorization either:"),  # a reflector
+    ("c64 jit_eigh", 1, (3, 1), 0.01j, "not a legal Hermitian eigen-decomposition either:"),
+    ("c64 jit_qr", 1, (1, 4), 0.01j, "not a legal QR factorization either: |A - Q R|"),
 ])
 def test_a_planted_change_to_an_eigh_or_qr_is_still_a_mismatch(
-        tmp_path: Path, name: str, output: int, index: tuple[int, ...], change: float,
+        tmp_path: Path, name: str, output: int, index: tuple[int, ...], change: complex,
         words: str) -> None:
-    planted = _planted(EIGH_QR, tmp_path / "planted", output, index, change, name)
+    root = EIGH_QR_C64 if name.startswith("c64 ") else EIGH_QR
+    name = name.removeprefix("c64 ")
+    planted = _planted(root, tmp_path / "planted", output, index, change, name)
     ok, detail, status = _verdict(planted, name)
     assert not ok and status == Kind.MISMATCH, detail
     assert "the recorded result differs from the reference" in detail
