@@ -185,7 +185,7 @@ def _judge_svd(factorization: Factorization, arguments: list[LiteralValue],
                THRESHOLD * size * eps)]
     legal = all(check.ok for check in checks)
     paths = [factorization.outputs[key][0] for key in ("u", "vt")]
-    where = ", ".join("".join(f"{{{i}}}" for i in p) for p in paths)
+    where = _where(paths)
     name = NAMES[factorization.routine]
     verdict = (f"a different, legal {name}: A = U S V^H within" if legal
                else f"not a legal {name} either:")
@@ -220,10 +220,17 @@ def _reads_lower(call: Instruction) -> bool:
     return bool(config.get("lower", False))
 
 
+def _where(paths: list[tuple[int, ...]]) -> str:
+    """The outputs at `paths` as a verdict names them ({0}, {1}), or "the result" when the
+    result is not a tuple."""
+    return ", ".join("".join(f"{{{i}}}" for i in p) for p in paths if p) or "the result"
+
+
 def _relations_text(factorization: Factorization, paths: list[tuple[int, ...]], size: str,
                     element: Any, relation: str, checks: list[_Check]) -> Relations:
+    """The verdict on the outputs at `paths`: legal when every check holds."""
     legal = all(check.ok for check in checks)
-    where = ", ".join("".join(f"{{{i}}}" for i in p) for p in paths)
+    where = _where(paths)
     name = NAMES[factorization.routine]
     verdict = (f"a different, legal {name}: {relation} within" if legal
                else f"not a legal {name} either:")
@@ -431,7 +438,7 @@ def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
         checks.append(backward)
     legal = all(check.ok for check in checks)
     paths = [outputs[k][0] for k in used]
-    where = ", ".join("".join(f"{{{i}}}" for i in p) for p in paths)
+    where = _where(paths)
     name = NAMES[routine]
     judged = f"{where} judged by the {name}'s relations"
     relation = "A = Z T Z^H" if routine == "gees" else "A V = V W"
