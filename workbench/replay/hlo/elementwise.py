@@ -61,6 +61,8 @@ def binary(table: dict[str, Fn | None]) -> Handler:
         if function is None:
             raise _unsupported_type(instruction.opcode, x.dtype)
         if kind == "narrow":
+            if isinstance(function, np.ufunc):  # widened in numpy's buffers, not as copies
+                return _finish(function(x, y, dtype=F32), x.dtype)
             return _finish(function(cast(x, F32), cast(y, F32)), x.dtype)
         return function(x, y)
 
