@@ -48,6 +48,7 @@ from workbench.tui.glyphs import AsciiGlyphs, wants_ascii
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import (
     JobEnded,
+    JobPhase,
     JobProgress,
     Jobs,
     StepReplayed,
@@ -167,6 +168,7 @@ class WorkbenchApp(App[int]):
         self.book = Book()
         self.marked: dict[str, str] = {}  # module key -> step key of the marked step
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
+        self.evaluating: tuple[str, str] | None = None  # (module key, step key) being evaluated
         self.writing: frozenset[str] = frozenset()  # files still being written
         self.selection = Selection()
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
@@ -510,7 +512,9 @@ class WorkbenchApp(App[int]):
             return
         count = f" {job.done}/{job.total} {progress_bar(job.done, job.total)}" if job.total \
             else ""
-        if job.total and not job.done:
+        if job.phase:
+            count += f" {job.phase}"  # `evaluating #45 fusion in …`, `f64 truth`: what runs now
+        elif job.total and not job.done:
             count += " reading and evaluating the reference…"  # the long first phase
         left = job.time_left(time.monotonic())
         if left is not None:
@@ -571,6 +575,9 @@ class WorkbenchApp(App[int]):
 
     def on_job_progress(self, event: JobProgress) -> None:
         self.replay_control.on_job_progress(event)
+
+    def on_job_phase(self, event: JobPhase) -> None:
+        self.replay_control.on_job_phase(event)
 
     def on_step_replayed(self, event: StepReplayed) -> None:
         self.replay_control.on_step_replayed(event)

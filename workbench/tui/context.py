@@ -51,6 +51,7 @@ class PaneContext(Protocol):
     selection: Selection
     marked: dict[str, str]  # module key -> step key of the marked step
     culprit: dict[str, str]  # module key -> step key of the found culprit
+    evaluating: tuple[str, str] | None  # (module key, step key) of the step being evaluated
     writing: frozenset[str]  # files of the dump still being written (watched live)
     jobs: Jobs
 

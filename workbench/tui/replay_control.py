@@ -23,7 +23,14 @@ from workbench.replay.steps import StepResult
 from workbench.replay.triage.run import TriageResult
 from workbench.tui.bisect_bar import ManualBisect
 from workbench.tui.book import step_key
-from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
+from workbench.tui.jobs import (
+    JobEnded,
+    JobPhase,
+    JobProgress,
+    StepReplayed,
+    TriageReported,
+    VerdictReached,
+)
 from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
 from workbench.tui.step_names import step_name
@@ -242,10 +249,28 @@ class ReplayControl:
     def on_job_progress(self, event: JobProgress) -> None:
         self.app.show_job()
 
+    def on_job_phase(self, event: JobPhase) -> None:
+        """An evaluation starts: the status line says which, and the timeline marks the
+        step's row (a stage of the judgment keeps the mark on the step it judges)."""
+        app, job = self.app, event.job
+        job.phase = event.phase.what if event.step is None else (
+            f"{event.phase.what} {step_name(event.step)}")
+        if event.step is not None and job.module_key is not None:
+            self._mark_evaluating((job.module_key, step_key(event.step)))
+        app.show_job()
+
+    def _mark_evaluating(self, row: tuple[str, str] | None) -> None:
+        app, before = self.app, self.app.evaluating
+        app.evaluating = row
+        for changed in {marked[0] for marked in (before, row) if marked is not None}:
+            app.results_changed(changed)
+
     def on_step_replayed(self, event: StepReplayed) -> None:
         app, job, result = self.app, event.job, event.result
         module_key = job.module_key
         assert module_key is not None
+        if app.evaluating == (module_key, step_key(result.step)):
+            app.evaluating = None  # its result replaces the mark
         status = result_status(result)
         app.book.set_step_status(module_key, result.step, status)
         app.log_line(f"{job.label}: {step_name(result.step)} {status.symbol} "
@@ -300,6 +325,7 @@ class ReplayControl:
     def on_job_ended(self, event: JobEnded) -> None:
         app, job = self.app, event.job
         app.jobs.finished(job)
+        self._mark_evaluating(None)
         app.show_job()
         if job.kind == "triage":
             summary = triage_summary(self.triage_tally)
