@@ -51,7 +51,7 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
         assert any("first differing elements" in line for line in log)
         diff = app.pane(DiffPane)
         assert diff.raw and app.step is not None and app.step.xla_step == 28
-        finding = str(diff.finding.render())  # the report is on screen too, above the diff
+        finding = str(diff.finding_text.render())  # the report is on screen too, above the diff
         assert diff.finding.display and diff.finding.region.height > 1
         assert "culprit instruction: rsqrt.2" in finding and "program.py:4" in finding
         marked = [diff.view.document.rows[i] for i in sorted(diff.view.marked)]

@@ -50,3 +50,16 @@ def test_main_screen_plain_terminals(example: Path, monkeypatch: pytest.MonkeyPa
     app = WorkbenchApp(Path(example.name), watch=False)
     assert snap_compare(app, terminal_size=size,
                         run_before=lambda pilot: on_fusion_step(pilot, wait))
+
+
+def test_notice_over_the_diff_80x24(app: WorkbenchApp, snap_compare, wait) -> None:
+    """A notice takes a line of its own above the footer: every line of the diff stays in
+    view (a toast floated over its lower right)."""
+
+    async def notice(pilot: Pilot) -> None:
+        await on_fusion_step(pilot, wait)
+        pilot.app.notify("cancelling… a notice long enough to cross the whole diff pane",
+                         severity="warning", timeout=60)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=notice)

@@ -57,6 +57,7 @@ from workbench.tui.jobs import (
 )
 from workbench.tui.keys import all_bindings
 from workbench.tui.localize_control import LOCALIZE_BINDINGS, LocalizeControl, Localized
+from workbench.tui.notice_line import Noticed, NoticeLine
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
@@ -214,6 +215,8 @@ class WorkbenchApp(App[int]):
                         yield self._panes[pane] if index == 0 else LazyPane(self._panes[pane])
         self.bisect_bar = BisectBar(id="bisect-bar")
         yield self.bisect_bar
+        self.notice_line = NoticeLine(id="notice-line")
+        yield self.notice_line
         yield WholeKeysFooter(compact=True)
 
     @property
@@ -279,9 +282,16 @@ class WorkbenchApp(App[int]):
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
         """Every notification, the panes' too: its text may quote the dump (a module name, an
-        error about a file), so it is never read as markup and its control characters show."""
-        super().notify(visible(message, lines=True), title=visible(title), severity=severity,
-                       timeout=timeout, markup=False)
+        error about a file), so it is never read as markup and its control characters show.
+        On the main screen it takes a line of its own (`NoticeLine`) instead of a toast over
+        the panes; Textual's toast stays for the screens on top (help, pickers)."""
+        shown, heading = visible(message, lines=True), visible(title)
+        super().notify(shown, title=heading, severity=severity, timeout=timeout, markup=False)
+        self.post_message(Noticed(f"{heading}: {shown}" if heading else shown, severity,
+                                  self.NOTIFICATION_TIMEOUT if timeout is None else timeout))
+
+    def on_noticed(self, event: Noticed) -> None:
+        self.notice_line.add(event.text, event.severity, event.timeout)
 
     async def action_quit(self) -> None:
         self.stop_watching()

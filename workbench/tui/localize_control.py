@@ -96,7 +96,7 @@ class LocalizeControl:
                                    work, kind="localize")
 
     def on_localized(self, event: Localized) -> None:
-        from workbench.replay.localize.text import localization_lines
+        from workbench.replay.localize.text import finding_lines, localization_lines
         from workbench.tui.panes.diff import DiffPane
 
         app, result = self.app, event.result
@@ -110,7 +110,7 @@ class LocalizeControl:
             app.log_line(line)
         if result.instruction is None or result.counterpart is None:
             app.notify("no single instruction explains the departure (see the log)", timeout=5)
-            app.pane(DiffPane).show_finding(lines, result.after)
+            app.pane(DiffPane).show_finding(finding_lines(result), result.after)
             return
         ref = result.instruction
         app.offer_copy("\n".join(line.strip() for line in lines[1:4]))  # instruction, op, source
@@ -118,7 +118,8 @@ class LocalizeControl:
         app.notify(f"{ref.name} ({ref.opcode}{', ' + ref.op_name if ref.op_name else ''})"
                    f"{where}", timeout=6)
         app.go_to_step(event.module_key, result.after, open_diff=False)
-        app.pane(DiffPane).show_finding(lines, result.after)  # on screen, not only in the log
+        # On screen too, the differing values first: the box above the diff has a few lines.
+        app.pane(DiffPane).show_finding(finding_lines(result), result.after)
         app.pane(DiffPane).show_instruction(result.counterpart.name, ref.name)
         app.action_focus_pane("DiffPane")
 
