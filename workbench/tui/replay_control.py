@@ -145,9 +145,27 @@ class ReplayControl:
             self.app.action_focus_pane(IreePane.__name__)
             self.app.call_after_refresh(self.app.pane(IreePane).action_replay)
             return
-        if selected and self.app.jobs.replay(*selected, bisect=False):
+        if selected and not self._refuse_misfit(*selected) and \
+                self.app.jobs.replay(*selected, bisect=False):
             self._mark_running(selected[0])
             self._say_if_fake(*selected)
+
+    def _refuse_misfit(self, module: Module, execution: Execution | None) -> bool:
+        """A recording known not to fit the module (the Executions pane checked it when the
+        module was selected) is not replayed: said, with the first mismatch, instead of a
+        job that would fail on it."""
+        from workbench.tui.panes.executions import ExecutionsPane
+
+        fit = self.app.pane(ExecutionsPane).misfit(execution)
+        if fit is None or execution is None:
+            return False
+        name = module.name or module.key
+        self.app.log_line(f"{name}: not replayed: {execution.id} does not fit the module: "
+                          f"{'; '.join(fit.misfits)}")
+        self.app.notify(f"not replayed: {execution.id} does not fit {name} "
+                        f"({fit.misfits[0]}; see Executions, 2)", severity="warning",
+                        timeout=8)
+        return True
 
     def action_bisect(self) -> None:
         selected = self._selected()
@@ -155,7 +173,8 @@ class ReplayControl:
             self.app.notify("an IREE capture has no passes to bisect; r replays it whole",
                             timeout=4)
             return
-        if selected and self.app.jobs.replay(*selected, bisect=True):
+        if selected and not self._refuse_misfit(*selected) and \
+                self.app.jobs.replay(*selected, bisect=True):
             self._mark_running(selected[0])
             self._say_if_fake(*selected)
 
