@@ -610,6 +610,16 @@ class WorkbenchApp(App[int]):
     def on_localized(self, event: Localized) -> None:
         self.localize_control.on_localized(event)
 
+    def action_open_written(self) -> None:
+        """Open the reproducer `W` wrote in a second workbench (this one waits)."""
+        from workbench.tui.outside import open_in_workbench
+
+        folder = self.localize_control.written
+        if folder is None:
+            self.notify("no reproducer written yet: L, then W", timeout=4)
+            return
+        open_in_workbench(self, folder)
+
     # ----- focus, zoom, help ------------------------------------------------------------------
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 if TYPE_CHECKING:
     from textual.message import Message
     from textual.notifications import SeverityLevel
+    from textual.screen import Screen
     from textual.widget import Widget
 
     from workbench.model import Dump, Execution, Module, Step
@@ -127,6 +128,11 @@ class ControlContext(PaneContext, Protocol):
 
     def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any
                            ) -> bool: ...
+
+    def push_screen(self, screen: Screen[Any], callback: Callable[[Any], Any] | None = None
+                    ) -> Any:
+        """Show `screen` over the app (a prompt); `callback` gets what it dismisses with."""
+        ...
 
     def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any
                          ) -> Any:
