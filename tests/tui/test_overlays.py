@@ -35,7 +35,8 @@ def test_a_notice_covers_no_line_of_the_diff(example: Path, wait, until,
         await wait(pilot)
         view = app.pane(DiffPane).view
         app.notify(NOTICE, severity="warning", timeout=30)
-        await until(pilot, lambda: app.notice_line.region.height > 0)
+        await until(pilot, lambda: any(NOTICE[:20] in line for line in
+                                       screen_text(app, app.screen.region)))  # drawn
         await pilot.pause(0.2)
         shown = screen_text(app, view.scrollable_content_region)
         own = [view.render_line(y).text
