@@ -70,6 +70,7 @@ def test_the_localization_report_shows_the_values_and_scrolls(example: Path, dri
         box = diff.finding
         shown = "\n".join(screen_text(app, box.region))
         assert "culprit instruction: rsqrt.2" in shown
+        assert "source:  program.py:4" in shown
         assert "first differing elements" in shown  # the values, on screen at once
         report = str(diff.finding_text.render()).splitlines()
         assert "Localizing between" in report[-1] or report[-1].startswith("  ")

@@ -81,10 +81,13 @@ def localization_lines(result: Localization) -> list[str]:
 
 
 def finding_lines(result: Localization) -> list[str]:
-    """The same report for a few lines of a screen: the culprit instruction and the values
-    that differ first, then where it is, both versions' text and the counts."""
+    """The same report for a few lines of a screen: the culprit instruction, its source line
+    and the values that differ first, then the rest of what is known of it, both versions'
+    text and the counts."""
     header, culprit, texts, elements = _report_parts(result)
-    return [*culprit[:1], *elements, *culprit[1:], *texts, *header]
+    source = [line for line in culprit[1:] if line.startswith("  source:")]
+    rest = [line for line in culprit[1:] if line not in source]
+    return [*culprit[:1], *source, *elements, *rest, *texts, *header]
 
 
 def _report_parts(result: Localization
