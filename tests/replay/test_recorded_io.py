@@ -103,3 +103,30 @@ def test_triage_finds_the_io_folder_without_a_flag(capsys: pytest.CaptureFixture
     report = json.loads(capsys.readouterr().out)
     assert [(r["execution"], r["status"]) for r in report["results"]] == [("recorded f", "ok")]
     assert status == 0
+
+
+def test_a_recordings_fit_is_read_from_the_headers(tmp_path: Path) -> None:
+    """`recording_fit` says, before any array is read, which parameter a recorded call's files
+    do not fit (that one first) and the types on both sides; a fitting recording fits."""
+    from workbench.index import scan
+    from workbench.replay.backends import open_backend
+    from workbench.replay.recorded_io import attach_recorded, recording_fit
+
+    recorded = tmp_path / "io"
+    shutil.copytree(DUMP / "io", recorded)
+    dump = scan(DUMP)
+    attach_recorded(dump, recorded)
+    module = next(m for m in dump.modules if m.executions)
+    specs = open_backend(dump.root, module).parameter_specs()
+    assert specs is not None
+    fit = recording_fit(dump.root, module.executions[0], specs)
+    assert fit.ok and fit.recorded == ["f32[64,64]", "f32[64,8]"]
+    np.save(recorded / "inputs" / "f.arg1.npy", np.zeros((8, 64), np.float32))
+    fit = recording_fit(dump.root, module.executions[0], specs)
+    assert not fit.ok
+    assert fit.misfits == ["parameter 1: the module takes f32[64,8], f.arg1.npy holds "
+                           "f32[8,64]"]
+    assert fit.fits == ["parameter 0: f32[64,64]"]
+    (recorded / "inputs" / "f.arg1.npy").unlink()
+    fit = recording_fit(dump.root, module.executions[0], specs)
+    assert fit.misfits[0].startswith("1 .argK.npy files; the entry takes 2 parameters")

@@ -30,6 +30,7 @@ class Recorder:
         self.selection = Selection(module=module)
         self.marked: dict[str, str] = {}
         self.culprit: dict[str, str] = {}
+        self.evaluating: tuple[str, str] | None = None
         self.verdicts: dict = {}
         self.jobs = Jobs(self)
         self.focused = None

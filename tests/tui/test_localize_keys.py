@@ -8,19 +8,24 @@ import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from workbench.cli import main
 from workbench.replay.localize.text import defines
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.folder_prompt import FolderPrompt
 from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.replay_log import ReplayLogPane
 
 
 async def write_reproducer(pilot: Pilot, app: WorkbenchApp,
                            until: Callable[..., Awaitable[None]], written: list[Path]) -> str:
-    """Press `W`, wait for the log line saying where the folder went, note the folder."""
+    """Press `W`, take the folder it proposes (in the current folder, a test's own), wait for
+    the log line saying where the folder went, note the folder."""
     await pilot.press("W")
+    await until(pilot, lambda: isinstance(app.screen, FolderPrompt))
+    await pilot.press("enter")
     await until(pilot, lambda: any("wrote " in line for line in app.pane(ReplayLogPane).lines)
                 and not app.jobs.busy)
     line = next(x for x in app.pane(ReplayLogPane).lines if "wrote " in x)
@@ -30,7 +35,9 @@ async def write_reproducer(pilot: Pilot, app: WorkbenchApp,
     return line
 
 
-def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> None:
+def test_localize_then_write_reproducer(example: Path, drive, wait, until, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where W proposes to write
     app = WorkbenchApp(example, watch=False)
     localizations = app.localize_control.localizations
     written: list[Path] = []
@@ -51,7 +58,7 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
         assert any("first differing elements" in line for line in log)
         diff = app.pane(DiffPane)
         assert diff.raw and app.step is not None and app.step.xla_step == 28
-        finding = str(diff.finding.render())  # the report is on screen too, above the diff
+        finding = str(diff.finding_text.render())  # the report is on screen too, above the diff
         assert diff.finding.display and diff.finding.region.height > 1
         assert "culprit instruction: rsqrt.2" in finding and "program.py:4" in finding
         marked = [diff.view.document.rows[i] for i in sorted(diff.view.marked)]
@@ -80,9 +87,11 @@ def test_localize_then_write_reproducer(example: Path, drive, wait, until) -> No
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_localize_an_mlir_trace(drive, wait, until) -> None:
+def test_localize_an_mlir_trace(drive, wait, until, tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
     """On the xDSL example the same keys name the op the faulty pass rewrote and write its
     reduced pair."""
+    monkeypatch.chdir(tmp_path)
     example = Path(__file__).parents[2] / "examples" / "xdsl-faulty-pass"
     app = WorkbenchApp(example, watch=False)
 

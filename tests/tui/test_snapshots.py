@@ -50,3 +50,32 @@ def test_main_screen_plain_terminals(example: Path, monkeypatch: pytest.MonkeyPa
     app = WorkbenchApp(Path(example.name), watch=False)
     assert snap_compare(app, terminal_size=size,
                         run_before=lambda pilot: on_fusion_step(pilot, wait))
+
+
+def test_notice_over_the_diff_80x24(app: WorkbenchApp, snap_compare, wait) -> None:
+    """A notice takes a line of its own above the footer: every line of the diff stays in
+    view (a toast floated over its lower right)."""
+
+    async def notice(pilot: Pilot) -> None:
+        await on_fusion_step(pilot, wait)
+        pilot.app.notify("cancelling… a notice long enough to cross the whole diff pane",
+                         severity="warning", timeout=60)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=notice)
+
+
+def test_recording_that_does_not_fit_80x24(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           snap_compare, wait) -> None:
+    """A recording that does not fit its module, said in the Executions pane before `r`."""
+    import shutil
+
+    import numpy as np
+
+    dump = Path(__file__).parents[1] / "data" / "xla_gpu" / "linalg_solve"
+    recorded = tmp_path / "io"
+    shutil.copytree(dump / "io", recorded)
+    np.save(recorded / "inputs" / "f.arg1.npy", np.zeros((3, 5, 7), np.int8))
+    monkeypatch.chdir(dump.parent)
+    app = WorkbenchApp(Path(dump.name), watch=False, recorded=recorded)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=wait)

@@ -69,10 +69,11 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
 def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example: Path,
                                                      tmp_path: Path) -> None:
     env = {"TERM": "xterm-256color", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path),
-           "TMPDIR": str(tmp_path),  # where W writes the reproducer
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "PATH": os.environ["PATH"]}
+           "TMPDIR": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "PATH": os.environ["PATH"]}
     environment = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
     terminal.tmux("new-session", "-d", "-s", "smoke", "-x", "100", "-y", "30", *environment,
+                  "-c", str(tmp_path),  # the current folder: where W proposes to write
                   f"{COMMAND} {example} --theme mono; sleep 3600")
     terminal.tmux("resize-window", "-t", "smoke", "-x", "100", "-y", "30")
     assert terminal.tmux("display", "-p", "-t", "smoke", "#{pane_width}x#{pane_height}") \
@@ -91,9 +92,12 @@ def test_installed_command_bisects_from_the_keyboard(terminal: Terminal, example
     terminal.keys("L")  # localize: the culprit instruction, marked in the raw diff
     # The report above the diff, then the diff turned to both versions of the instruction.
     terminal.wait_for(lambda s: "program.py:4" in s and "rsqrt.2" in s and "sqrt(" in s)
-    terminal.keys("W")  # write the reproducer folder
-    terminal.wait_for(lambda s: "wrote " in s and "reproduces" in s)
-    written = [p for p in tmp_path.iterdir() if p.name.startswith("module_0010.reduced-")]
+    terminal.keys("W")  # write the reproducer folder, where it proposes
+    terminal.wait_for(lambda s: "write a reproducer of jit_ln" in s and "Enter writes" in s)
+    terminal.keys("Enter")
+    # "wrote" may end a line: the folder's path is longer than the rest of it.
+    terminal.wait_for(lambda s: "wrote" in s and "reproduces" in s)
+    written = [p for p in tmp_path.iterdir() if p.name.startswith("workbench-repro-jit_ln")]
     # With its README.txt, and the bug report for XLA's tools.
     assert len(written) == 1 and len(list(written[0].iterdir())) == 5
     assert (written[0] / "bug-report" / "README.md").is_file()

@@ -13,6 +13,7 @@ same width, read back here as the type the entry parameter (or result) declares.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +36,11 @@ from workbench.replay.inputs import (
     is_array_spec,
     load_npy_inputs,
 )
-from workbench.sources import ReadError
+from workbench.replay.judge.compare import describe_type
+from workbench.sources import ReadError, open_file
 
-__all__ = ["KIND", "attach_recorded", "load_recorded", "recorded_names"]
+__all__ = ["KIND", "RecordingFit", "attach_recorded", "load_recorded", "recorded_names",
+           "recording_fit"]
 
 
 def _read_folder(folder: Path) -> Recording:
@@ -139,3 +142,60 @@ def _check(paths: list[Path], arguments: list[LiteralValue], specs: list[ParamSp
             raise InputError(f"{paths[number].name}: parameter {number} is "
                              f"{describe_spec(spec)}, the file holds {array.dtype}"
                              f"{list(array.shape)}")
+
+
+@dataclass
+class RecordingFit:
+    """Whether a recorded call's argument files fit the module's entry parameters, read from
+    the files' `.npy` headers alone (no array is loaded): `misfits` says what differs, the
+    first parameter that differs first; `fits` the parameters that agree; `recorded` the
+    files' types in parameter order."""
+
+    misfits: list[str] = field(default_factory=list)
+    fits: list[str] = field(default_factory=list)
+    recorded: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.misfits
+
+
+def _npy_type(path: Path) -> tuple[np.dtype, tuple[int, ...]]:
+    """The dtype and shape a `.npy` file's header declares; raises OSError or ValueError."""
+    with open_file(path) as stream:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    return np.dtype(dtype), tuple(shape)
+
+
+def recording_fit(root: Path, execution: Execution, specs: list[ParamSpec]) -> RecordingFit:
+    """How the call recorded as `execution` fits entry parameters `specs` (what `r` and `b`
+    would meet when `load_recorded` reads the arrays)."""
+    paths = list(call_files(root / execution.file, "arg"))
+    fit = RecordingFit()
+    if len(paths) != len(specs):
+        fit.misfits.append(f"{len(paths)} .argK.npy files; the entry takes {len(specs)} "
+                           f"parameters ({', '.join(describe_spec(s) for s in specs)})")
+    for number, (path, spec) in enumerate(zip(paths, specs, strict=False)):
+        declared = describe_spec(spec)
+        try:
+            dtype, dims = _npy_type(path)
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            fit.misfits.append(f"parameter {number}: {path.name} cannot be read as .npy: "
+                               f"{reason}")
+            fit.recorded.append("?")
+            continue
+        if is_array_spec(spec) and dtype.kind == "V" and dtype.itemsize == spec[0].itemsize:
+            dtype = spec[0]  # an ml_dtypes type numpy wrote as raw bytes (`_typed`)
+        recorded = describe_type(dtype, dims)
+        fit.recorded.append(recorded)
+        if is_array_spec(spec) and dtype == spec[0] and dims == tuple(spec[1]):
+            fit.fits.append(f"parameter {number}: {declared}")
+        else:
+            fit.misfits.append(f"parameter {number}: the module takes {declared}, "
+                               f"{path.name} holds {recorded}")
+    return fit

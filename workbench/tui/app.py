@@ -48,6 +48,7 @@ from workbench.tui.glyphs import AsciiGlyphs, wants_ascii
 from workbench.tui.help_screen import HelpScreen
 from workbench.tui.jobs import (
     JobEnded,
+    JobPhase,
     JobProgress,
     Jobs,
     StepReplayed,
@@ -56,6 +57,7 @@ from workbench.tui.jobs import (
 )
 from workbench.tui.keys import all_bindings
 from workbench.tui.localize_control import LOCALIZE_BINDINGS, LocalizeControl, Localized
+from workbench.tui.notice_line import Noticed, NoticeLine
 from workbench.tui.panes import LEFT_PANES, RIGHT_PANES
 from workbench.tui.panes.base import Pane
 from workbench.tui.replay_control import REPLAY_BINDINGS, ReplayControl
@@ -167,6 +169,7 @@ class WorkbenchApp(App[int]):
         self.book = Book()
         self.marked: dict[str, str] = {}  # module key -> step key of the marked step
         self.culprit: dict[str, str] = {}  # module key -> step key of the found culprit
+        self.evaluating: tuple[str, str] | None = None  # (module key, step key) being evaluated
         self.writing: frozenset[str] = frozenset()  # files still being written
         self.selection = Selection()
         self.verdicts: dict[str, tuple[Execution | None, Verdict]] = {}  # last bisections
@@ -212,6 +215,8 @@ class WorkbenchApp(App[int]):
                         yield self._panes[pane] if index == 0 else LazyPane(self._panes[pane])
         self.bisect_bar = BisectBar(id="bisect-bar")
         yield self.bisect_bar
+        self.notice_line = NoticeLine(id="notice-line")
+        yield self.notice_line
         yield WholeKeysFooter(compact=True)
 
     @property
@@ -277,9 +282,16 @@ class WorkbenchApp(App[int]):
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
         """Every notification, the panes' too: its text may quote the dump (a module name, an
-        error about a file), so it is never read as markup and its control characters show."""
-        super().notify(visible(message, lines=True), title=visible(title), severity=severity,
-                       timeout=timeout, markup=False)
+        error about a file), so it is never read as markup and its control characters show.
+        On the main screen it takes a line of its own (`NoticeLine`) instead of a toast over
+        the panes; Textual's toast stays for the screens on top (help, pickers)."""
+        shown, heading = visible(message, lines=True), visible(title)
+        super().notify(shown, title=heading, severity=severity, timeout=timeout, markup=False)
+        self.post_message(Noticed(f"{heading}: {shown}" if heading else shown, severity,
+                                  self.NOTIFICATION_TIMEOUT if timeout is None else timeout))
+
+    def on_noticed(self, event: Noticed) -> None:
+        self.notice_line.add(event.text, event.severity, event.timeout)
 
     async def action_quit(self) -> None:
         self.stop_watching()
@@ -510,7 +522,9 @@ class WorkbenchApp(App[int]):
             return
         count = f" {job.done}/{job.total} {progress_bar(job.done, job.total)}" if job.total \
             else ""
-        if job.total and not job.done:
+        if job.phase:
+            count += f" {job.phase}"  # `evaluating #45 fusion in …`, `f64 truth`: what runs now
+        elif job.total and not job.done:
             count += " reading and evaluating the reference…"  # the long first phase
         left = job.time_left(time.monotonic())
         if left is not None:
@@ -572,6 +586,9 @@ class WorkbenchApp(App[int]):
     def on_job_progress(self, event: JobProgress) -> None:
         self.replay_control.on_job_progress(event)
 
+    def on_job_phase(self, event: JobPhase) -> None:
+        self.replay_control.on_job_phase(event)
+
     def on_step_replayed(self, event: StepReplayed) -> None:
         self.replay_control.on_step_replayed(event)
 
@@ -592,6 +609,16 @@ class WorkbenchApp(App[int]):
 
     def on_localized(self, event: Localized) -> None:
         self.localize_control.on_localized(event)
+
+    def action_open_written(self) -> None:
+        """Open the reproducer `W` wrote in a second workbench (this one waits)."""
+        from workbench.tui.outside import open_in_workbench
+
+        folder = self.localize_control.written
+        if folder is None:
+            self.notify("no reproducer written yet: L, then W", timeout=4)
+            return
+        open_in_workbench(self, folder)
 
     # ----- focus, zoom, help ------------------------------------------------------------------
 

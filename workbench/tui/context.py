@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 if TYPE_CHECKING:
     from textual.message import Message
     from textual.notifications import SeverityLevel
+    from textual.screen import Screen
     from textual.widget import Widget
 
     from workbench.model import Dump, Execution, Module, Step
@@ -51,6 +52,7 @@ class PaneContext(Protocol):
     selection: Selection
     marked: dict[str, str]  # module key -> step key of the marked step
     culprit: dict[str, str]  # module key -> step key of the found culprit
+    evaluating: tuple[str, str] | None  # (module key, step key) of the step being evaluated
     writing: frozenset[str]  # files of the dump still being written (watched live)
     jobs: Jobs
 
@@ -126,6 +128,11 @@ class ControlContext(PaneContext, Protocol):
 
     def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any
                            ) -> bool: ...
+
+    def push_screen(self, screen: Screen[Any], callback: Callable[[Any], Any] | None = None
+                    ) -> Any:
+        """Show `screen` over the app (a prompt); `callback` gets what it dismisses with."""
+        ...
 
     def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any
                          ) -> Any:

@@ -25,6 +25,7 @@ from workbench.replay.backends import NoBackend
 from workbench.replay.bisect import Verdict, bisect_replay
 from workbench.replay.inputs import InputError, InputSpec
 from workbench.replay.processes.workers import Cancelled, WorkerPool, default_jobs, start_helpers
+from workbench.replay.progress import ReplayPhase
 from workbench.replay.steps import ProcessRunner, Replay, StepResult, open_replay
 from workbench.replay.triage.results_cache import ResultsCache, UnsafeCache, default_cache_dir
 from workbench.replay.triage.run import TriageOptions, TriageResult, cached_results, triage
@@ -61,6 +62,7 @@ class Job:
     started: float = field(default_factory=time.monotonic)
     first_done: float | None = None  # when the first result came (the reference's cost is
     # paid before it: reading, parsing, the first evaluation), the clock for the time left
+    phase: str = ""  # the evaluation running now, as the status line says it (`JobPhase`)
 
     def time_left(self, now: float) -> float | None:
         """Seconds left at the pace of the results so far; None before two results."""
@@ -78,6 +80,16 @@ class JobMessage(Message):
 
 class JobProgress(JobMessage):
     """`job.done` / `job.total` moved."""
+
+
+class JobPhase(JobMessage):
+    """An evaluation of the job starts: `phase` says what it is (`progress.py`); `step` is
+    the step it evaluates, None for a stage of the judgment (the f64 truth, the noise)."""
+
+    def __init__(self, job: Job, phase: ReplayPhase, step: Step | None) -> None:
+        super().__init__(job)
+        self.phase = phase
+        self.step = step
 
 
 class StepReplayed(JobMessage):
@@ -192,6 +204,14 @@ class Jobs:
                                  cancel=job.cancel)
             self._replays[key] = replay
         replay.cancel = job.cancel
+
+        def on_phase(phase: ReplayPhase) -> None:
+            position = phase.position
+            step = replay.steps[position] if position is not None and \
+                0 <= position < len(replay.steps) else None
+            self.app.post_message(JobPhase(job, phase, step))
+
+        replay.on_phase = on_phase
         return replay
 
     def _stream(self, job: Job) -> Callable[[StepResult], None]:

@@ -6,13 +6,13 @@ the replay's worker process, so escape and the status line work as for a replay 
 answered), writes the culprit instruction, its source
 line, both versions of its text and the first differing elements to the replay log, and turns
 the diff pane to the raw diff with both versions of the instruction marked and in view. `W`
-writes the reducer's folder (a new folder in the system's temporary directory, never in the
-dump; its README.txt says what it holds and the commands to run on it), and says where.
+asks for the reducer's folder (`./workbench-repro-<module>-<step>` at first, then beside the
+last one written; never in the dump, never one with files in it), writes it (its README.txt
+says what it holds and the commands to run on it) and says where; `O` opens it in the app.
 """
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from textual.message import Message
 from workbench.tui.jobs import Job
 
 if TYPE_CHECKING:
+    from workbench.model import Module, Step
     from workbench.replay.localize.result import Localization
     from workbench.replay.steps import Replay
     from workbench.tui.context import ControlContext
@@ -33,8 +34,42 @@ LOCALIZE_BINDINGS: list[BindingType] = [
             tooltip="After a bisection: name the culprit instruction, its source line and "
             "values; the diff shows both versions"),
     Binding("W", "write_reduced", "Write",
-            tooltip="After L: write a minimal reproducer (a dump folder) and say where"),
+            tooltip="After L: write a minimal reproducer (a dump folder) to a folder you "
+            "choose"),
+    Binding("O", "open_written", "Open repro", show=False,
+            tooltip="After W: open the reproducer's folder in the app (a second workbench in "
+            "this terminal; q there comes back here)"),
 ]
+
+
+def default_folder(module: Module, step: Step, last: Path | None) -> Path:
+    """Where `W` proposes to write: `workbench-repro-<module>-<step>-<pass>` in the current
+    folder, or beside the last reproducer written; `-2`, `-3`... when that one has files."""
+    from workbench.tui.outside import safe_file_name
+
+    number = f"{step.xla_step:04d}" if step.xla_step is not None else f"{step.index:02d}"
+    name = safe_file_name(f"workbench-repro-{module.name or module.key}-{number}-"
+                          f"{step.pass_name}")
+    base = last.parent if last is not None else Path.cwd()
+    folder, count = base / name, 1
+    while folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        count += 1
+        folder = base / f"{name}-{count}"
+    return folder
+
+
+def folder_refusal(folder: Path, dump: Path) -> str | None:
+    """Why `W` may not write to `folder` (inside the dump, a file, not empty); None: it may."""
+    from workbench.destinations import RefusedDestination, check_folder
+
+    try:
+        check_folder(folder, "the folder", dumps=[dump], force=True)
+    except RefusedDestination as refusal:
+        return str(refusal)
+    if folder.is_dir() and any(folder.iterdir()):
+        return (f"the folder {folder} is not empty: choose a new or empty folder (nothing "
+                "is written over)")
+    return None
 
 
 class Localized(Message):
@@ -96,7 +131,7 @@ class LocalizeControl:
                                    work, kind="localize")
 
     def on_localized(self, event: Localized) -> None:
-        from workbench.replay.localize.text import localization_lines
+        from workbench.replay.localize.text import finding_lines, localization_lines
         from workbench.tui.panes.diff import DiffPane
 
         app, result = self.app, event.result
@@ -110,7 +145,7 @@ class LocalizeControl:
             app.log_line(line)
         if result.instruction is None or result.counterpart is None:
             app.notify("no single instruction explains the departure (see the log)", timeout=5)
-            app.pane(DiffPane).show_finding(lines, result.after)
+            app.pane(DiffPane).show_finding(finding_lines(result), result.after)
             return
         ref = result.instruction
         app.offer_copy("\n".join(line.strip() for line in lines[1:4]))  # instruction, op, source
@@ -118,16 +153,35 @@ class LocalizeControl:
         app.notify(f"{ref.name} ({ref.opcode}{', ' + ref.op_name if ref.op_name else ''})"
                    f"{where}", timeout=6)
         app.go_to_step(event.module_key, result.after, open_diff=False)
-        app.pane(DiffPane).show_finding(lines, result.after)  # on screen, not only in the log
+        # On screen too, the differing values first: the box above the diff has a few lines.
+        app.pane(DiffPane).show_finding(finding_lines(result), result.after)
         app.pane(DiffPane).show_instruction(result.counterpart.name, ref.name)
         app.action_focus_pane("DiffPane")
 
     def action_write_reduced(self) -> None:
+        """Ask for the folder (pre-filled), then write the reproducer there."""
+        from workbench.tui.folder_prompt import FolderPrompt
+
         app, module = self.app, self.app.selection.module
         result = self.localizations.get(module.key) if module is not None else None
         if module is None or result is None or result.instruction is None:
             app.notify("localize a culprit instruction first (L)", timeout=4)
             return
+        root = app.dump.root
+        chosen = module
+
+        def write(folder: Path | None) -> None:
+            if folder is not None:
+                self.write_reduced(chosen, result, folder)
+
+        app.push_screen(FolderPrompt(f"write a reproducer of {module.name or module.key}'s "
+                                     f"culprit to:", default_folder(module, result.after,
+                                                                    self.written),
+                                     lambda folder: folder_refusal(folder, root)), write)
+
+    def write_reduced(self, module: Module, result: Localization, out: Path) -> None:
+        """Write the reducer's folder `out` (checked by the prompt) as a background job."""
+        app = self.app
         execution, _ = app.verdicts[module.key]
         root = app.dump.root
 
@@ -136,7 +190,6 @@ class LocalizeControl:
             from workbench.replay.localize.result import LocalizeError
             from workbench.replay.reduce.hlo import reduce_to_folder
 
-            out = Path(tempfile.mkdtemp(prefix=f"{module.key}.reduced-"))
             try:
                 reduction = reduce_to_folder(root, result, module.name, out)
                 bundle = None
@@ -146,18 +199,20 @@ class LocalizeControl:
                     bundle = write_bundle(root, module, result, reduction)
             except (LocalizeError, ValueError, OutputError) as error:
                 app.call_from_thread(app.log_line, f"reduce: {error}")
+                app.call_from_thread(app.notify, f"reduce: {error}", severity="warning",
+                                     timeout=8)
                 return
             verdict = "reproduces" if reduction.reproduces else "does NOT reproduce"
             message = (f"wrote {out} ({reduction.instructions[0]} and "
                        f"{reduction.instructions[1]} {reduction.unit}; {verdict}: "
                        f"{reduction.verdict_status}, pass {reduction.culprit_pass or '-'})")
+            self.written = out
             app.call_from_thread(app.log_line, message)
             if bundle is not None:
                 app.call_from_thread(app.log_line, f"bug report for XLA's tools: "
                                      f"{bundle.folder} (its README.md says how to run it)")
-            app.call_from_thread(app.notify, message, timeout=8)
+            app.call_from_thread(app.notify, f"{message}; O opens it in the app", timeout=8)
             app.call_from_thread(app.offer_copy, str(out))
-            self.written = out
 
         app.jobs.run_in_background(f"reduce {module.name or module.key}", module, execution,
                                    work, kind="reduce")

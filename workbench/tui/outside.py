@@ -1,8 +1,9 @@
-"""Opening what the app shows in the user's own tools: `$PAGER` and `$EDITOR`.
+"""Opening what the app shows in the user's own tools: `$PAGER` and `$EDITOR`, and a folder
+the app wrote (`W`'s reproducer) in a second workbench.
 
-The app is suspended while the tool runs (the terminal is the tool's) and redrawn after. The
-tool always gets a read-only copy in a temporary folder, removed when it returns, so nothing it
-does reaches the dump folder.
+The app is suspended while the tool runs (the terminal is the tool's) and redrawn after. A
+pager or editor always gets a read-only copy in a temporary folder, removed when it returns,
+so nothing it does reaches the dump folder.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -53,18 +55,34 @@ def open_outside(app: App, command: list[str], name: str, text: str) -> None:
         path = folder / safe_file_name(name)
         path.write_text(text, encoding="utf-8")
         path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        failure = ""
-        try:
-            with app.suspend():  # not left by an exception: Textual would not resume then
-                try:
-                    status = subprocess.run([*command, str(path)], check=False).returncode
-                except OSError as error:
-                    failure = f"cannot run {command[0]}: {error.strerror or error}"
-        except SuspendNotSupported:
-            failure = "this terminal cannot hand itself to another program"
-        if not failure and status != 0:
-            failure = f"{command[0]} ended with status {status}"
-        if failure:
-            app.notify(failure, timeout=6)
+        run_suspended(app, [*command, str(path)])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def workbench_command() -> list[str]:
+    """The workbench app as a command (this interpreter, so the same installation)."""
+    return [sys.executable, "-m", "workbench"]
+
+
+def open_in_workbench(app: App, folder: Path) -> None:
+    """Open `folder` (a reproducer the app wrote) in a second workbench in this terminal,
+    with this one suspended until that one quits."""
+    run_suspended(app, [*workbench_command(), str(folder)])
+
+
+def run_suspended(app: App, command: list[str]) -> None:
+    """Run `command` in the terminal with the app suspended; problems become notifications."""
+    failure = ""
+    try:
+        with app.suspend():  # not left by an exception: Textual would not resume then
+            try:
+                status = subprocess.run(command, check=False).returncode
+            except OSError as error:
+                failure = f"cannot run {command[0]}: {error.strerror or error}"
+    except SuspendNotSupported:
+        failure = "this terminal cannot hand itself to another program"
+    if not failure and status != 0:
+        failure = f"{command[0]} ended with status {status}"
+    if failure:
+        app.notify(failure, timeout=6)

@@ -23,7 +23,14 @@ from workbench.replay.steps import StepResult
 from workbench.replay.triage.run import TriageResult
 from workbench.tui.bisect_bar import ManualBisect
 from workbench.tui.book import step_key
-from workbench.tui.jobs import JobEnded, JobProgress, StepReplayed, TriageReported, VerdictReached
+from workbench.tui.jobs import (
+    JobEnded,
+    JobPhase,
+    JobProgress,
+    StepReplayed,
+    TriageReported,
+    VerdictReached,
+)
 from workbench.tui.panes.iree import IreePane, capture_of
 from workbench.tui.status import Status
 from workbench.tui.step_names import step_name
@@ -138,9 +145,27 @@ class ReplayControl:
             self.app.action_focus_pane(IreePane.__name__)
             self.app.call_after_refresh(self.app.pane(IreePane).action_replay)
             return
-        if selected and self.app.jobs.replay(*selected, bisect=False):
+        if selected and not self._refuse_misfit(*selected) and \
+                self.app.jobs.replay(*selected, bisect=False):
             self._mark_running(selected[0])
             self._say_if_fake(*selected)
+
+    def _refuse_misfit(self, module: Module, execution: Execution | None) -> bool:
+        """A recording known not to fit the module (the Executions pane checked it when the
+        module was selected) is not replayed: said, with the first mismatch, instead of a
+        job that would fail on it."""
+        from workbench.tui.panes.executions import ExecutionsPane
+
+        fit = self.app.pane(ExecutionsPane).misfit(execution)
+        if fit is None or execution is None:
+            return False
+        name = module.name or module.key
+        self.app.log_line(f"{name}: not replayed: {execution.id} does not fit the module: "
+                          f"{'; '.join(fit.misfits)}")
+        self.app.notify(f"not replayed: {execution.id} does not fit {name} "
+                        f"({fit.misfits[0]}; see Executions, 2)", severity="warning",
+                        timeout=8)
+        return True
 
     def action_bisect(self) -> None:
         selected = self._selected()
@@ -148,7 +173,8 @@ class ReplayControl:
             self.app.notify("an IREE capture has no passes to bisect; r replays it whole",
                             timeout=4)
             return
-        if selected and self.app.jobs.replay(*selected, bisect=True):
+        if selected and not self._refuse_misfit(*selected) and \
+                self.app.jobs.replay(*selected, bisect=True):
             self._mark_running(selected[0])
             self._say_if_fake(*selected)
 
@@ -242,10 +268,28 @@ class ReplayControl:
     def on_job_progress(self, event: JobProgress) -> None:
         self.app.show_job()
 
+    def on_job_phase(self, event: JobPhase) -> None:
+        """An evaluation starts: the status line says which, and the timeline marks the
+        step's row (a stage of the judgment keeps the mark on the step it judges)."""
+        app, job = self.app, event.job
+        job.phase = event.phase.what if event.step is None else (
+            f"{event.phase.what} {step_name(event.step)}")
+        if event.step is not None and job.module_key is not None:
+            self._mark_evaluating((job.module_key, step_key(event.step)))
+        app.show_job()
+
+    def _mark_evaluating(self, row: tuple[str, str] | None) -> None:
+        app, before = self.app, self.app.evaluating
+        app.evaluating = row
+        for changed in {marked[0] for marked in (before, row) if marked is not None}:
+            app.results_changed(changed)
+
     def on_step_replayed(self, event: StepReplayed) -> None:
         app, job, result = self.app, event.job, event.result
         module_key = job.module_key
         assert module_key is not None
+        if app.evaluating == (module_key, step_key(result.step)):
+            app.evaluating = None  # its result replaces the mark
         status = result_status(result)
         app.book.set_step_status(module_key, result.step, status)
         app.log_line(f"{job.label}: {step_name(result.step)} {status.symbol} "
@@ -300,6 +344,7 @@ class ReplayControl:
     def on_job_ended(self, event: JobEnded) -> None:
         app, job = self.app, event.job
         app.jobs.finished(job)
+        self._mark_evaluating(None)
         app.show_job()
         if job.kind == "triage":
             summary = triage_summary(self.triage_tally)

@@ -113,25 +113,48 @@ def test_fake_data_is_said_plainly(tmp_path: Path, drive, until, size: tuple[int
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)])
-def test_a_recording_that_does_not_fit_is_read_in_the_log(tmp_path: Path, drive, until,
-                                                          size: tuple[int, int]) -> None:
-    """A recorded input of the wrong type: the notice is one line, and the Log, brought up,
-    holds the whole message with the types (wrapped to the pane, nothing cut)."""
+def test_a_recording_that_does_not_fit_is_said_before_r(tmp_path: Path, drive, wait, until,
+                                                        size: tuple[int, int]) -> None:
+    """A recorded input of the wrong type is said in the Executions pane as soon as the module
+    is selected (the mismatching parameter first, both types, what fits after); `r` and `b`
+    then refuse it plainly (a notice, the Log) and start no job."""
     recorded = tmp_path / "io"
     shutil.copytree(GPU_DUMP / "io", recorded)
-    np.save(recorded / "inputs" / "f.arg0.npy", np.zeros((3, 5, 7), np.int8))
+    np.save(recorded / "inputs" / "f.arg1.npy", np.zeros((3, 5, 7), np.int8))
     app = WorkbenchApp(GPU_DUMP, watch=False, recorded=recorded)
 
     async def scenario(pilot: Pilot) -> None:
-        await pilot.press("r")
-        await until(pilot, lambda: not app.jobs.busy and app.pane(ReplayLogPane).has_focus_within)
+        await wait(pilot)
+        pane = app.pane(ExecutionsPane)
+        assert pane.fit_text.region.height >= 3  # on screen, below the table
+        shown = str(pane.fit_text.render()).splitlines()
+        assert shown[0] == "✗ recorded f does not fit jit_f; r and b refuse it:"
+        assert shown[1].strip() == ("parameter 1: the module takes f32[64,8], f.arg1.npy "
+                                    "holds s8[3,5,7]")
+        assert shown[2].strip() == "fits: parameter 0: f32[64,64]"
+        assert "✗ does not fit" in pane.described[pane.table.rows[0].file][1]
+        for key in ("r", "b"):
+            await pilot.press(key)
+            assert not app.jobs.busy
         log = app.pane(ReplayLogPane)
-        failed = [line for line in log.lines if ": failed: " in line]
-        assert failed and "parameter 0 is f32[64,64], the file holds int8[3, 5, 7]" \
-            in failed[-1], failed
-        notices = [str(n.message) for n in app._notifications if "failed" in str(n.message)]
-        assert notices and all("\n" not in n and len(n) < 130 for n in notices), notices
-        width = log.log_widget.scrollable_content_region.width
-        assert all(len(strip.text.rstrip()) <= width for strip in log.log_widget.lines)
+        await until(pilot, lambda: sum("not replayed" in line for line in log.lines) == 2)
+        assert "parameter 1: the module takes f32[64,8]" in log.lines[-1]
+        await until(pilot, lambda: app.notice_line.texts)
+        assert app.notice_line.texts[-1].startswith("not replayed: recorded f does not fit "
+                                                    "jit_f (parameter 1: the module takes")
+        assert app.book.module_status(app.module.key if app.module else "").state == "none"
 
     drive(app, scenario, size=size)
+
+
+def test_a_recording_that_fits_shows_its_types(drive, wait, lines) -> None:
+    app = WorkbenchApp(GPU_DUMP, watch=False, recorded=GPU_DUMP / "io")
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait(pilot)
+        pane = app.pane(ExecutionsPane)
+        assert pane.described[pane.table.rows[0].file][0] == "f32[64,64], f32[64,8]"
+        assert "f32[64,64]" in lines(pane.table)[1]
+        assert not pane.has_class("-misfit") and pane.fit_text.region.height == 0
+
+    drive(app, scenario, size=(80, 24))

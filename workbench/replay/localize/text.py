@@ -76,51 +76,70 @@ def _number(value: object) -> str:
 
 def localization_lines(result: Localization) -> list[str]:
     """The report `workbench localize` prints (and the TUI's log shows)."""
+    header, culprit, texts, elements = _report_parts(result)
+    return [*header, *culprit, *texts, *elements]
+
+
+def finding_lines(result: Localization) -> list[str]:
+    """The same report for a few lines of a screen: the culprit instruction, its source line
+    and the values that differ first, then the rest of what is known of it, both versions'
+    text and the counts."""
+    header, culprit, texts, elements = _report_parts(result)
+    source = [line for line in culprit[1:] if line.startswith("  source:")]
+    rest = [line for line in culprit[1:] if line not in source]
+    return [*culprit[:1], *source, *elements, *rest, *texts, *header]
+
+
+def _report_parts(result: Localization
+                  ) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The report's parts: the counts (and legal rewrites), the culprit instruction and what
+    is known of it, both versions' text, the first differing elements."""
     from workbench.replay.judge.outcome import step_name
 
-    lines = [f"Localizing between {step_name(result.before)} and {step_name(result.after)}: "
-             f"{result.matched} instructions matched, {len(result.unmatched)} without a "
-             f"counterpart, {result.beyond_tolerance} values beyond the tolerance, "
-             f"{result.departing} departing."]
+    header = [f"Localizing between {step_name(result.before)} and {step_name(result.after)}: "
+              f"{result.matched} instructions matched, {len(result.unmatched)} without a "
+              f"counterpart, {result.beyond_tolerance} values beyond the tolerance, "
+              f"{result.departing} departing."]
     if result.legal_rewrites:
         more = len(result.legal_rewrites) - MAX_REWRITES
-        lines.append(f"{len(result.legal_rewrites)} rewrite(s) judged legal (within the "
-                     "rounding error bound, or absorbed by a consumer that is):")
-        lines.extend(f"  {text}" for text in result.legal_rewrites[:MAX_REWRITES])
+        header.append(f"{len(result.legal_rewrites)} rewrite(s) judged legal (within the "
+                      "rounding error bound, or absorbed by a consumer that is):")
+        header.extend(f"  {text}" for text in result.legal_rewrites[:MAX_REWRITES])
         if more > 0:
-            lines.append(f"  and {more} more")
+            header.append(f"  and {more} more")
     ref, other = result.instruction, result.counterpart
     if ref is None or other is None:
-        lines.append(f"no culprit instruction: {result.explanation}")
-        return lines
-    lines.append(f"culprit instruction: {ref.name} ({ref.opcode}) in {ref.computation} "
-                 f"[{ref.context}]")
+        return header, [f"no culprit instruction: {result.explanation}"], [], []
+    culprit = [f"culprit instruction: {ref.name} ({ref.opcode}) in {ref.computation} "
+               f"[{ref.context}]"]
     if result.partitions:
-        lines.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
-    lines.append(f"  op_name: {ref.op_name or '(none)'}")
-    lines.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
+        culprit.append(f"  departs on partition(s) {', '.join(map(str, result.partitions))}")
+    culprit.append(f"  op_name: {ref.op_name or '(none)'}")
+    culprit.append(f"  source:  {ref.source or '(no source location in the metadata)'}")
     if ref.metadata_from:
-        lines.append(f"  (op_name and source borrowed from {ref.metadata_from}: the "
-                     "instruction has none)")
+        culprit.append(f"  (op_name and source borrowed from {ref.metadata_from}: the "
+                       "instruction has none)")
     if ref.inside:
-        lines.append(f"  changed inside: {ref.inside}")
+        culprit.append(f"  changed inside: {ref.inside}")
     if result.matched_by:
-        lines.append(f"  matched to {other.name} by {result.matched_by}")
+        culprit.append(f"  matched to {other.name} by {result.matched_by}")
     if result.comparison is not None:
-        lines.append(f"  {result.comparison.summary}")
+        culprit.append(f"  {result.comparison.summary}")
+    texts: list[str] = []
     for title, r in (("before the pass", other), ("after the pass", ref)):
-        lines.append(f"{title} ({r.name} in {r.computation}):")
+        texts.append(f"{title} ({r.name} in {r.computation}):")
         if r.neighbours:
-            lines.extend(("> " if line.strip() == r.text else "  ") + line
+            texts.extend(("> " if line.strip() == r.text else "  ") + line
                          for line in r.neighbours)
         else:
-            lines.append("  (no text dump of this step)")
+            texts.append("  (no text dump of this step)")
+    elements: list[str] = []
     if result.elements:
-        lines.append("first differing elements (index: before | after | f64 truth | bound):")
+        elements.append("first differing elements (index: before | after | f64 truth | bound):")
         for e in result.elements:
             index = ",".join(str(i) for i in e.index)
             truth = "-" if e.truth is None else _number(e.truth)
             bound = "-" if e.bound is None else f"{e.bound:.3g}"
-            lines.append(f"  [{index}]: {_number(e.before)} | {_number(e.after)} | {truth} | "
-                         f"{bound}")
-    return lines
+            elements.append(f"  [{index}]: {_number(e.before)} | {_number(e.after)} | {truth} "
+                            f"| {bound}")
+    return header, culprit, texts, elements

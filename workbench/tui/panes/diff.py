@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 
@@ -39,6 +40,17 @@ from workbench.tui.words import plural
 
 if TYPE_CHECKING:
     from workbench.tui.context import PaneContext
+
+
+class FindingBox(VerticalScroll, can_focus=True):
+    """The localization's report above the diff: a few lines, scrolled with the keys."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("k", "scroll_up", "Up", show=False),
+        Binding("j", "scroll_down", "Down", show=False),
+        Binding("g", "scroll_home", "Top", show=False),
+        Binding("G", "scroll_end", "Bottom", show=False),
+    ]
 
 
 @dataclass(frozen=True)
@@ -102,10 +114,12 @@ class DiffPane(Pane):
         display: none;
         height: auto;
         max-height: 12;
-        overflow-y: auto;
         border-bottom: solid $panel-lighten-2;
+        border-subtitle-color: $text-muted;
         &.-shown { display: block; }
+        &:focus { border-bottom: solid $primary; }
     }
+    DiffPane #diff-finding-text { height: auto; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -122,6 +136,9 @@ class DiffPane(Pane):
                 tooltip="Open the diff (or the step's IR) in $PAGER (less)"),
         Binding("E", "editor", "Editor", show=False,
                 tooltip="Open a read-only copy of the step's IR file in $VISUAL / $EDITOR (vi)"),
+        Binding("f", "finding", "Report", show=False,
+                tooltip="After L: move into the localization report above the diff to scroll "
+                "it (j / k), or back to the diff"),
     ]
 
     class Loaded(Message):
@@ -150,7 +167,8 @@ class DiffPane(Pane):
         self.view = IrView(id="diff-view")
         self.search = FilterInput(placeholder="search the IR", id="diff-search")
         self.line_box = FilterInput(placeholder="go to line (a number, Enter)", id="diff-line")
-        self.finding = DataStatic("", id="diff-finding")  # what `L` found, over the diff
+        self.finding_text = DataStatic("", id="diff-finding-text")
+        self.finding = FindingBox(self.finding_text, id="diff-finding")  # what `L` found
         self.finding_step: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -161,11 +179,22 @@ class DiffPane(Pane):
         yield self.line_box
 
     def show_finding(self, lines: list[str], step: Step) -> None:
-        """Show a localization's report (instruction, op_name, source line, values) above
-        the diff of `step` until another step is selected."""
-        self.finding.update("\n".join(lines))
+        """Show a localization's report (instruction, values, source line) above the diff of
+        `step` until another step is selected; in a box of a few lines, which `f` enters to
+        scroll the rest into view."""
+        self.finding_text.update("\n".join(lines))
+        self.finding.border_subtitle = "f: scroll (j/k)"
         self.finding.add_class("-shown")
+        self.finding.scroll_home(animate=False)
         self.finding_step = step_key(step)
+
+    def action_finding(self) -> None:
+        if not self.finding.has_class("-shown"):
+            self.notify("no report to read: L localizes the culprit first", timeout=3)
+        elif self.finding.has_focus:
+            move_focus(self.view)
+        else:
+            move_focus(self.finding)
 
     def focus_target(self) -> Widget:
         return self.view
@@ -185,6 +214,8 @@ class DiffPane(Pane):
 
     def step_selected(self, app: PaneContext, module: Module, step: Step | None) -> None:
         if step is None or step_key(step) != self.finding_step:
+            if self.finding.has_focus:
+                move_focus(self.view)
             self.finding.remove_class("-shown")
             self.finding_step = None
         if step is None:

@@ -68,6 +68,7 @@ def matching_steps(steps: list[Step], query: str) -> list[Step]:
 CHANGED_MARKS: dict[bool | None, tuple[str, str]] = {
     True: ("●", "mark--changed"), False: ("·", "mark--same"), None: ("", "")}
 WRITING_MARK = ("✎", "status--running")  # the step's file is still being written
+EVALUATING_MARK = ("▶", "status--running")  # the step a replay is evaluating now
 
 
 class TimelinePane(FilteredTablePane):
@@ -75,11 +76,12 @@ class TimelinePane(FilteredTablePane):
     KEY = "3"
     HELP = ("The selected module's pass timeline. ● the step changed the IR, · it did not; Δ is "
             "the change in instruction count; the last column is the replay result of the step "
-            "(✓ matches the reference, ✗ differs, ? unsupported, ! error). ✎ the step's file is "
-            "still being written: it is read again when complete, the cursor and the diff "
-            "staying where they are. m marks a step: the diff then compares the selected step "
-            "with the marked one instead of its predecessor. / filters by pass name (a part of "
-            "it), else by pipeline name, fuzzily when no name contains what was typed.")
+            "(✓ matches the reference, ✗ differs, ? unsupported, ! error; ▶ being evaluated "
+            "now). ✎ the step's file is still being written: it is read again when complete, "
+            "the cursor and the diff staying where they are. m marks a step: the diff then "
+            "compares the selected step with the marked one instead of its predecessor. / "
+            "filters by pass name (a part of it), else by pipeline name, fuzzily when no name "
+            "contains what was typed.")
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter"),
@@ -142,6 +144,8 @@ class TimelinePane(FilteredTablePane):
         result = (status.symbol, status.style) if status and status.state != "none" else ("", "")
         if app.culprit.get(module.key if module else "") == step_key(step):
             result = ("✗", "mark--culprit")
+        if module is not None and app.evaluating == (module.key, step_key(step)):
+            result = EVALUATING_MARK
         timing = f"{step.timing_s * 1000:.1f}ms" if step.timing_s is not None else ""
         return [
             (str(step.index), "dim"),

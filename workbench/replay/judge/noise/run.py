@@ -21,6 +21,7 @@ from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise
 from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
 from workbench.replay.judge.noise.recorder import Recorder
 from workbench.replay.judge.noise.split_sample import (
+    may_move,
     non_negative,
     split_candidates,
     steep_ancestors,
@@ -207,7 +208,8 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
 
 def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled) -> _Found:
     """The split sample of `part`'s group, on its samples' ranges (`part` over every
-    sample), and what the group found with it."""
+    sample), then the domain sample where some value an op's domain depends on is within its
+    noise of 0, and what the group found with them."""
     from workbench.replay.hlo import evaluate_module
 
     def in_serial_order(counts: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
@@ -227,7 +229,19 @@ def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled) ->
     flips = in_serial_order(part.differing)  # flipped between samples, or in the split sample
     for key, count in split.elements_moved.items():
         flips[key] = max(flips.get(key, 0), count)
-    found = _Found(low, high, part.nan_seen, flips, in_serial_order(part.nan_flips),
+    nan_seen = part.nan_seen
+    domain = split_candidates(plan.declared, recorder, plan.ancestors, domain=True)
+    if may_move(domain, recorder):
+        boundary = interpreter.start_split(domain, thresholds=False)
+        value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
+        # Its NaNs are legal: it moves each value across zero where a sum makes it, within its
+        # noise, and crosses no other threshold, so all it computes follows from one legal
+        # rounding of each value (sqrt of a second moment that rounding may leave negative).
+        low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
+        nan_seen = _nans(value, nan_seen)
+        for key, count in boundary.elements_moved.items():
+            flips[key] = max(flips.get(key, 0), count)
+    found = _Found(low, high, nan_seen, flips, in_serial_order(part.nan_flips),
                    recorder.jumps(), part.instructions)
     interpreter.release()
     return found
