@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+import numpy as np
+
 from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
 from workbench.model import Execution, Module, Step
 from workbench.replay.errors import Unsupported
@@ -275,12 +277,44 @@ class HloBackend:
         return next((s.pipeline for s in self.steps() if s.kind == "after" and s.pipeline),
                     None)
 
-    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        """The result of `step` with every float type computed in f64 (complex in c128), on
-        arguments already widened so: the truth a result is judged against."""
-        from workbench.replay.hlo.shadow import shadow_module
+    # `evaluate_shadow` takes the arguments as they are and widens the float ones where it
+    # reads them (`hlo/shadow.py`): a replay need not hold a widened copy of them all.
+    shadow_widens_arguments = True
 
-        return self._evaluate(shadow_module(self.load(step)), arguments)
+    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue],
+                        perturbation: Sequence[tuple[int, float]] = ()) -> LiteralValue:
+        """The result of `step` with every float type computed in f64 (complex in c128): the
+        truth a result is judged against. Arguments may be widened already or not; the
+        float arrays left narrow are widened at each use. `perturbation`: the (number, step)
+        of the arguments to perturb as they are widened, whose `u8` patterns follow the
+        arguments in that order (`error_bound.perturbation`)."""
+        from workbench.replay.hlo.dtypes import dtype_of
+        from workbench.replay.hlo.shadow import narrow_parameters, shadow_module
+        from workbench.replay.judge.error_bound import apply_pattern, widen
+
+        module = self.load(step)
+        count = len(module.entry.parameters)
+        own, patterns = list(arguments[:count]), list(arguments[count:])
+        steps = dict(perturbation)
+        if len(patterns) != len(steps):
+            raise ValueError(f"{len(steps)} perturbed arguments with {len(patterns)} patterns")
+        narrow: frozenset[int] = frozenset()
+        if self.partitioning() is None:  # shards are cut from whole, widened arguments
+            declared = {p.parameter_number or 0: p.shape for p in module.entry.parameters}
+            narrow = frozenset(
+                number for number in narrow_parameters(module) if number < len(own)
+                and getattr(own[number], "dtype", None) == dtype_of(
+                    declared[number].element_type))
+        own = [value if number in narrow or number in steps else widen(value)
+               for number, value in enumerate(own)]
+        kept = []
+        for (number, size), pattern in zip(steps.items(), patterns, strict=True):
+            if number in narrow:
+                kept.append(pattern)
+            else:
+                own[number] = apply_pattern(np.asarray(own[number]), np.asarray(pattern), size)
+        perturbed = {number: size for number, size in steps.items() if number in narrow}
+        return self._evaluate(shadow_module(module, narrow, perturbed), [*own, *kept])
 
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared

@@ -212,6 +212,9 @@ class ShadowBackend:
     through the same runners as any step: in a worker, with the time limit and cancel."""
 
     inner: Backend
+    # The (number, step) of the arguments the shadow perturbs as it widens them, their
+    # patterns after the arguments (`error_bound.perturbation`); () for none.
+    perturbation: tuple[tuple[int, float], ...] = ()
 
     @property
     def name(self) -> str:
@@ -232,6 +235,9 @@ class ShadowBackend:
         inner = self.inner
         if not isinstance(inner, EvaluatesShadow):
             raise EvaluationError(f"the {inner.name} backend has no f64 evaluation")
+        if self.perturbation:
+            return inner.evaluate_shadow(step, arguments,  # type: ignore[call-arg]
+                                         self.perturbation)
         return inner.evaluate_shadow(step, arguments)
 
 
@@ -568,7 +574,13 @@ class Replay:
         rounding noise inside the program too (`NOISE`: random-rounding evaluations); each
         made once per replay. None when the backend cannot, with the reason kept.
         Raises `Cancelled`."""
-        from workbench.replay.judge.error_bound import perturb, truth_of, widen, with_noise
+        from workbench.replay.judge.error_bound import (
+            perturb,
+            perturbation,
+            truth_of,
+            widen,
+            with_noise,
+        )
 
         if self._shadow_problem is not None:
             return None
@@ -587,18 +599,26 @@ class Replay:
                     self._noise_problem = str(error)
                     return None
             return self._truths[NOISE]
+        widens = getattr(self.backend, "shadow_widens_arguments", False)
         if self._shadow is None:
-            self._shadow = self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
+            self._shadow = self._evaluate_shadow(
+                list(self.inputs.arguments) if widens
+                else [widen(a) for a in self.inputs.arguments])
             if self._shadow is None:
                 return None
         truth = self._truths.get(bool(conditioning))
         if truth is None:
             perturbed: LiteralValue | None = self._shadow
-            if conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound
+            if conditioning and widens:  # perturbed as the shadow widens each use
+                arguments, steps, patterns = perturbation(self.inputs.arguments)
+                perturbed = self._evaluate_shadow([*arguments, *patterns], PERTURBED_TRUTH,
+                                                  tuple(steps))
+                del arguments, patterns
+            elif conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound
                 perturbed = self._evaluate_shadow(perturb(self.inputs.arguments),
                                                   PERTURBED_TRUTH)
-                if perturbed is None:
-                    return None
+            if perturbed is None:
+                return None
             assert self._reference_value is not None and perturbed is not None
             try:
                 truth = truth_of(self._reference_value, self._shadow, perturbed,
@@ -636,14 +656,15 @@ class Replay:
             return None
         return evaluation.value
 
-    def _evaluate_shadow(self, arguments: list[LiteralValue],
-                         what: str = TRUTH) -> LiteralValue | None:
+    def _evaluate_shadow(self, arguments: list[LiteralValue], what: str = TRUTH,
+                         perturbation: tuple[tuple[int, float], ...] = ()
+                         ) -> LiteralValue | None:
         if not hasattr(self.backend, "evaluate_shadow"):
             self._shadow_problem = f"the {self.backend.name} backend has no f64 evaluation"
             return None
         self._phase(what)
-        evaluation = self.runner.evaluate(ShadowBackend(self.backend), self.steps[0],
-                                          arguments, self.cancel)
+        evaluation = self.runner.evaluate(ShadowBackend(self.backend, perturbation),
+                                          self.steps[0], arguments, self.cancel)
         self.shadow_evaluations += 1
         self.shadow_seconds += evaluation.seconds
         if evaluation.kind != "value":
