@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -349,6 +349,16 @@ class Replay:
         self._noise_problem: str | None = None
         self._normwise_outputs: Any = None  # made on first need (`_normwise`)
         self._clock: PhaseClock | None = None
+        self._spill: bool | None = None  # decided by the reference's size (`spill.py`)
+
+    def _kept(self, value: Any) -> Any:
+        """`value` as the replay keeps it: on disk when the values a verdict keeps would
+        crowd the memory limit (`spill.py`), else as it is."""
+        from workbench.replay import spill
+
+        if self._spill is None:
+            self._spill = spill.should_spill(spill.value_bytes(value))
+        return spill.spilled(value) if self._spill else value
 
     def _phase(self, what: str, units: float = 1.0, position: int | None = None,
                label: str = "") -> None:
@@ -421,7 +431,8 @@ class Replay:
         if evaluation.kind != "value":
             return StepResult(position, step, Outcome(Kind(evaluation.kind), evaluation.reason),
                               seconds=evaluation.seconds)
-        value = evaluation.value
+        value = self._kept(evaluation.value)
+        evaluation.value = None  # what the replay keeps is `value`
         assert value is not None
         if position == 0:
             self._reference_value = value
@@ -594,16 +605,20 @@ class Replay:
                     return None
                 assert self._reference_value is not None  # made with the base truth
                 try:
-                    self._truths[NOISE] = with_noise(base, noise, self._reference_value)
+                    found = with_noise(base, noise, self._reference_value)
+                    del noise
+                    self._truths[NOISE] = replace(found, value=self._kept(found.value),
+                                                  bound=self._kept(found.bound),
+                                                  legal_nan=self._kept(found.legal_nan))
                 except ValueError as error:
                     self._noise_problem = str(error)
                     return None
             return self._truths[NOISE]
         widens = getattr(self.backend, "shadow_widens_arguments", False)
         if self._shadow is None:
-            self._shadow = self._evaluate_shadow(
+            self._shadow = self._kept(self._evaluate_shadow(
                 list(self.inputs.arguments) if widens
-                else [widen(a) for a in self.inputs.arguments])
+                else [widen(a) for a in self.inputs.arguments]))
             if self._shadow is None:
                 return None
         truth = self._truths.get(bool(conditioning))
@@ -620,9 +635,10 @@ class Replay:
             if perturbed is None:
                 return None
             assert self._reference_value is not None and perturbed is not None
+            perturbed = self._kept(perturbed)
             try:
                 truth = truth_of(self._reference_value, self._shadow, perturbed,
-                                 self._normwise())
+                                 self._normwise(), self._kept)
             except ValueError as error:
                 self._shadow_problem = str(error)
                 return None
