@@ -17,7 +17,7 @@ best of `--repeat`; the ratio is new / old (the goal: at most 2x):
 
 A result beyond both stages of the bound (the culprit and recording-only cases) also costs the
 noise stage: `SAMPLES` random-rounding evaluations of the reference in f64, once per replay
-(`workbench/replay/hlo/noise.py`); a clean execution never reaches it.
+(`workbench/replay/judge/noise/`); a clean execution never reaches it.
 """
 
 from __future__ import annotations

@@ -188,8 +188,8 @@ def test_every_class_a_verdict_can_hold_is_storable() -> None:
     import workbench.hlo_ir
     import workbench.model
     import workbench.replay.bisect
-    import workbench.replay.hlo.noise
     import workbench.replay.judge.compare
+    import workbench.replay.judge.noise.model
     import workbench.replay.judge.outcome
     import workbench.replay.steps
     from workbench.replay.bisect import Verdict
@@ -197,7 +197,7 @@ def test_every_class_a_verdict_can_hold_is_storable() -> None:
 
     names: dict[str, object] = {}  # what the annotations name, imported for type checking only
     for module in (workbench.hlo_ir, workbench.model, workbench.replay.bisect,
-                   workbench.replay.judge.compare, workbench.replay.hlo.noise,
+                   workbench.replay.judge.compare, workbench.replay.judge.noise.model,
                    workbench.replay.judge.outcome, workbench.replay.steps):
         names.update(vars(module))
     seen: set[type] = set()

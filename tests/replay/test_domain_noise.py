@@ -15,10 +15,10 @@ import numpy as np
 
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.replay.hlo import evaluate_module
-from workbench.replay.hlo.noise import noise_of
 from workbench.replay.hlo.shadow import shadow_module
 from workbench.replay.judge.compare import compare
 from workbench.replay.judge.error_bound import perturb, truth_of, widen, with_noise
+from workbench.replay.judge.noise.run import noise_of
 
 REFERENCE = """HloModule jit_f, entry_computation_layout={(f32[8]{0}, f32[8]{0})->f32[8]{0}}
 

@@ -68,9 +68,9 @@ def test_the_noisy_truth_shares_the_truths_array_where_the_noise_decides_nothing
     stage keeps it once, not a copy beside it, unless the samples decide some element."""
     import numpy as np
 
-    from workbench.replay.hlo.noise import Noise
     from workbench.replay.judge.compare import Truth
     from workbench.replay.judge.error_bound import with_noise
+    from workbench.replay.judge.noise.model import Noise
 
     value = np.array([1.0, -2.0, 3.0, 0.5])
     truth = Truth(value, np.full(4, 1e-6))
@@ -105,22 +105,23 @@ def test_a_noise_stage_over_the_limit_says_what_it_needs_before_any_sample(
     import numpy as np
 
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.hlo.interpreter import Interpreter
     from workbench.replay.hlo.shadow import widened_module
+    from workbench.replay.judge.noise import run
 
     module = parse_hlo_text(WIDE)
     arguments = [np.full((1000, 1000), 1.5), np.full((1000, 1000), 2.5)]
     monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, str(48 * 2**20))
     # One f64 evaluation fits the limit (its values, 40 MB at most at once)...
-    assert noise.Interpreter(widened_module(module)).holds_at_once("main") < 48 * 2**20
+    assert Interpreter(widened_module(module)).holds_at_once("main") < 48 * 2**20
 
     def no_samples(*_: object) -> None:
         raise AssertionError("a sample ran")
 
-    monkeypatch.setattr(noise, "_sampled", no_samples)
+    monkeypatch.setattr(run, "_sampled", no_samples)
     # ... the stage, with the samples' ranges beside it, does not: said before any sample.
     with pytest.raises(memory.OverMemoryLimit) as raised:
-        noise.noise_of(module, arguments)
+        run.noise_of(module, arguments)
     message = str(raised.value)
     assert "limit 48 MB" in message and "random-rounding stage" in message
     assert "raise it with --memory-limit" in message
@@ -128,4 +129,4 @@ def test_a_noise_stage_over_the_limit_says_what_it_needs_before_any_sample(
     assert 48 < needed < 200  # evaluation + result ranges + the values' ranges, not the caps
     monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, str(2**30))
     with pytest.raises(AssertionError, match="a sample ran"):  # within the limit: it runs
-        noise.noise_of(module, arguments)
+        run.noise_of(module, arguments)

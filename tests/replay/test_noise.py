@@ -25,8 +25,10 @@ from tests.helpers.cli import run_json
 from tests.helpers.planting import plant
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
-from workbench.replay.hlo.noise import SAMPLES, noise_of, randomly_rounded
 from workbench.replay.judge.error_bound import widen
+from workbench.replay.judge.noise.model import SAMPLES
+from workbench.replay.judge.noise.random_rounding import randomly_rounded
+from workbench.replay.judge.noise.run import noise_of
 from workbench.replay.steps import open_replay
 
 NOISE = Path(__file__).resolve().parents[1] / "data" / "noise"
@@ -184,13 +186,13 @@ def test_random_rounding_moves_each_element_within_its_eps(dtype: type,
     """Each element moves by a factor in [1 - eps, 1 + eps), independently (the last shape is
     larger than the pool of draws), the same way after the same reseed and differently in
     another sample."""
-    from workbench.replay.hlo.noise import _Draws
+    from workbench.replay.judge.noise.random_rounding import Draws
 
     value = np.full(shape, 1e3, dtype=dtype)
     if np.dtype(dtype).kind == "c":
         value = value + 2e3j
     eps = 2.0**-20
-    draws = _Draws()
+    draws = Draws()
     draws.reseed(4)
     got = randomly_rounded(draws, value, eps)
     assert got.dtype == value.dtype and got.shape == value.shape
@@ -204,7 +206,7 @@ def test_random_rounding_moves_each_element_within_its_eps(dtype: type,
     assert signs.shape == shape and set(np.unique(signs)) <= {-1.0, 1.0}
     if signs.size > 1000:
         assert abs(float(signs.mean())) < 0.01
-    again = _Draws()
+    again = Draws()
     again.reseed(4)
     assert np.array_equal(randomly_rounded(again, value, eps), got)
     if value.size > 1:
@@ -258,8 +260,8 @@ def test_a_bf16_dot_may_accumulate_in_bf16(monkeypatch: pytest.MonkeyPatch) -> N
     accumulation model it would not."""
     import ml_dtypes
 
-    from workbench.replay.hlo import noise
     from workbench.replay.judge.compare import compare
+    from workbench.replay.judge.noise import random_rounding
 
     rng = np.random.default_rng(5)
     magnitude = rng.uniform(0.5, 1.5, (8, 1024))
@@ -268,7 +270,7 @@ def test_a_bf16_dot_may_accumulate_in_bf16(monkeypatch: pytest.MonkeyPatch) -> N
     legal = _accumulated_in_bf16(a, b, block=4)
     strict, truth = _dot_truth("bf16", a, b)
     assert compare(strict, legal, truth=truth).ok
-    monkeypatch.setattr(noise, "ACCUMULATION_BLOCKS", 1)
+    monkeypatch.setattr(random_rounding, "ACCUMULATION_BLOCKS", 1)
     strict, one_rounding = _dot_truth("bf16", a, b)
     assert not compare(strict, legal, truth=one_rounding).ok
 
@@ -363,9 +365,9 @@ def test_without_the_split_sample_the_flip_is_missed(monkeypatch: pytest.MonkeyP
     """The case above with `REACH` 0 (the split sample moves nothing): the random-rounding
     samples alone keep update at +1, so the test above can fail."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample
 
-    monkeypatch.setattr(noise, "REACH", 0.0)
+    monkeypatch.setattr(split_sample, "REACH", 0.0)
     module = parse_hlo_text(ADAM_LIKE)
     x = np.array([1.0 + 2**-6, 1.0, 2.0, -3.0])
     found = noise_of(module, [x, np.ones(4), np.array([1.0, 0.5, 1.0, 3.0])])
@@ -380,7 +382,7 @@ def test_a_gradient_whose_own_samples_stray_little_takes_its_arrays_reach(
     at least four times the array's median half range (a few samples of one element may stray
     little by chance), so the split sample moves it across zero, and only it."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample
 
     module = parse_hlo_text(ADAM_LIKE)
     x = np.array([2.0**-10 + 2.0**-14, 1.0, 2.0, -3.0])
@@ -388,7 +390,7 @@ def test_a_gradient_whose_own_samples_stray_little_takes_its_arrays_reach(
     found = noise_of(module, [x, np.ones(4), b])
     assert found.low[0][0] < -0.9 and found.high[0][0] > 0.9
     assert np.all(found.high[0][1:] - found.low[0][1:] < 1e-6)
-    monkeypatch.setattr(noise, "_typical_half", lambda half: 0.0)
+    monkeypatch.setattr(split_sample, "_typical_half", lambda half: 0.0)
     alone = noise_of(module, [x, np.ones(4), b])
     assert alone.low[0][0] > 0.9
 
@@ -414,7 +416,7 @@ def test_the_split_sample_steps_floor_convert_and_round_across(
     the bound's reach does; 2.5 + 2^-5 at element 1 (round: 3), as near its step; far from
     any step at elements 2 and 3. With `REACH` 0 nothing steps across."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample
 
     module = parse_hlo_text(STEPS)
     x = np.array([3.0 + 2**-5, 2.5 + 2**-5, 5.25, -7.25])
@@ -427,7 +429,7 @@ def test_the_split_sample_steps_floor_convert_and_round_across(
     assert np.array_equal(round_low[2:], round_high[2:])
     named = {d.name for d in found.discontinuities if d.flipped}
     assert {"f", "i", "r"} <= named
-    monkeypatch.setattr(noise, "REACH", 0.0)
+    monkeypatch.setattr(split_sample, "REACH", 0.0)
     alone = noise_of(module, [x, np.ones(4)])
     assert alone.low[0][0] == 3.0 and alone.high[2][1] == alone.low[2][1] == 3.0
 
@@ -451,7 +453,7 @@ def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
     0.024, so no random sample reorders them, but the bound's reach does; the chosen index,
     1, may legally be 0. Row 1 has no near tie. With `REACH` 0 nothing is reordered."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample
 
     module = parse_hlo_text(TIES)
     x = np.array([[3.0, 3.0625, 1.0, 0.0], [1.0, 5.0, 2.0, 0.0]])
@@ -460,7 +462,7 @@ def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
     assert (found.low[0, 0], found.high[0, 0]) == (near(0.0, abs=1e-6), near(1.0))
     assert found.low[1, 0] == near(1.0) and found.high[1, 0] == near(1.0)
     assert [(d.name, d.elements) for d in found.discontinuities if d.flipped] == [("best", 1)]
-    monkeypatch.setattr(noise, "REACH", 0.0)
+    monkeypatch.setattr(split_sample, "REACH", 0.0)
     alone = noise_of(module, [x, np.ones((2, 4))])
     assert alone.low[0, 0] == near(1.0)
 
@@ -471,15 +473,15 @@ def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
     `NEEDED_SHARE` of the memory limit: with no budget at all nothing is kept, nothing is
     split, and the noise says so."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import budget
 
     module = parse_hlo_text(ADAM_LIKE)
     arguments = [np.array([1.0 + 2**-6, 1.0, 2.0, -3.0]), np.ones(4),
                  np.array([1.0, 0.5, 1.0, 3.0])]
-    monkeypatch.setattr(noise, "TRACKED_BYTES", 0)
+    monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
     split = noise_of(module, arguments)
     assert split.low[0][0] < -0.9 and split.left_out is None  # the split reads beyond it
-    monkeypatch.setattr(noise, "NEEDED_SHARE", 0.0)
+    monkeypatch.setattr(budget, "NEEDED_SHARE", 0.0)
     unsplit = noise_of(module, arguments)
     assert unsplit.low[0][0] > 0.9
     assert unsplit.left_out is not None and "beyond its memory budget" in unsplit.left_out
@@ -498,7 +500,7 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     as with room for both, and nothing left out; with room for neither, both are left out."""
     from workbench import sizes
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import budget, split_sample
 
     module = parse_hlo_text(TWO_UPDATES)
     # g = 1.5 bf16 ulps at element 0: no sample crosses zero, and the chance that eight
@@ -510,13 +512,13 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     assert sorted(d.name for d in whole.discontinuities if d.flipped) == ["update", "update2"]
 
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
-    ancestors = noise._steep_ancestors(declared, noise.non_negative(module))
-    clusters = noise._needed(declared, ancestors)
+    ancestors = split_sample.steep_ancestors(declared, split_sample.non_negative(module))
+    clusters = budget.needed_clusters(declared, ancestors)
     assert len(clusters) == 2
-    one = max(noise.RANGE_BYTES * 4 * len(cluster) for cluster in clusters)
-    monkeypatch.setattr(noise, "TRACKED_BYTES", 0)
-    monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / noise.NEEDED_SHARE))
-    assert len(noise._groups(clusters, declared, one)) == 2
+    one = max(budget.RANGE_BYTES * 4 * len(cluster) for cluster in clusters)
+    monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
+    monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / budget.NEEDED_SHARE))
+    assert len(budget.packed_groups(clusters, declared, one)) == 2
     grouped = noise_of(module, arguments)
     assert grouped.left_out is None
     for part in range(2):
@@ -558,19 +560,19 @@ def test_constants_and_parameters_none_of_whose_values_is_negative_are_non_negat
     (its sqrt would be NaN, which no rounding makes): nu is an input of the execution, fixed,
     and none of its values is negative; n is a bf16 constant."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise import split_sample
 
     module = parse_hlo_text(SECOND_MOMENT)
     g, d = np.array([1.0, -2.0, 0.5, 3.0]), np.ones(4)
-    found = {name for _, name in noise.non_negative(module, [g, np.zeros(4), d])}
+    found = {name for _, name in split_sample.non_negative(module, [g, np.zeros(4), d])}
     assert {"square", "decay", "kept", "moment", "n", "wide", "corrected", "root"} <= found
     assert "shift" not in found and "shifted" not in found and "g" not in found
     # An entry parameter with a negative value is not known to be non-negative, nor what it
     # makes; without the arguments no parameter is.
-    negative = {name for _, name in noise.non_negative(module, [g, np.array([0, 0, -1e-9, 0]),
-                                                                   d])}
+    negative = {name for _, name in split_sample.non_negative(
+        module, [g, np.array([0, 0, -1e-9, 0]), d])}
     assert "nu" not in negative and "moment" not in negative and "square" in negative
-    assert "nu" not in {name for _, name in noise.non_negative(module)}
+    assert "nu" not in {name for _, name in split_sample.non_negative(module)}
 
 
 SELECTED_SQRT = """HloModule jit_guarded
@@ -616,11 +618,11 @@ def test_ranges_kept_only_to_name_jumps_are_f32_what_the_split_reads_stays_f64()
     magnitude): half the memory of f64, counted against `TRACKED_BYTES`. What the split
     sample reads, and the ranges of values declared wider than f32, keep the shadow's f64."""
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.hlo import noise
+    from workbench.replay.judge.noise.recorder import Recorder
 
     module = parse_hlo_text(ADAM_LIKE)
     named, read = module.entry.instructions[:2]
-    recorder = noise._Recorder(needed={("main", read.name)}, needed_bytes=2**20)
+    recorder = Recorder(needed={("main", read.name)}, needed_bytes=2**20)
     value = np.array([1.0 + 2**-40, -3.0])
     recorder.see_float("main", named, value, eps=2.0**-8)
     recorder.see_float("main", read, value, eps=2.0**-8)
@@ -630,7 +632,7 @@ def test_ranges_kept_only_to_name_jumps_are_f32_what_the_split_reads_stays_f64()
     assert low.dtype == high.dtype == np.float64 and low[0] == 1.0 + 2**-40
     assert recorder.named_only == 2 * (2 * 4 + 1)
     assert recorder.tracked == recorder.named_only + 2 * (2 * 8 + 1)
-    wide = noise._Recorder()
+    wide = Recorder()
     wide.see_float("main", named, value, eps=2.0**-52)
     assert wide.ranges[("main", named.name, 0)][0].dtype == np.float64
 
@@ -640,7 +642,7 @@ def test_ranges_kept_only_to_name_jumps_are_f32_what_the_split_reads_stays_f64()
     low, high = recorder.ranges[("main", named.name, 0)]
     assert low.tolist() == [1.0, -3.5] and high.tolist() == [1.5, -3.0]
 
-    scalar = noise._Recorder()  # an op may give a numpy scalar: its range is still an array
+    scalar = Recorder()  # an op may give a numpy scalar: its range is still an array
     scalar.see_float("main", named, np.float64(2.0), eps=2.0**-8)
     scalar.sample = 1
     scalar.occurrences.clear()

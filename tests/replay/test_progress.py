@@ -10,7 +10,7 @@ import numpy as np
 
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
-from workbench.replay.hlo.noise import SAMPLES
+from workbench.replay.judge.noise.model import SAMPLES
 from workbench.replay.progress import (
     FLUSHED,
     NOISE_STAGE,

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     shadow = (f"; {verdict.shadow_evaluations} higher-precision evaluations of the reference "
               "for the rounding error bound" if verdict.shadow_evaluations else "")
     if verdict.noise_evaluations:
-        from workbench.replay.hlo.noise import SAMPLES
+        from workbench.replay.judge.noise.model import SAMPLES
 
         shadow += (f", and {verdict.noise_evaluations} with random rounding "
                    f"({SAMPLES} samples) for the noise inside the program")

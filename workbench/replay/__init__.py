@@ -6,9 +6,10 @@ The package's layers, each importing only those below it (and `workbench.model`,
 - `errors.py`: the exceptions every layer raises (`Unsupported`, `EvaluationError`);
   `deadline.py`: the time a step's loops have to finish (`DidNotFinish`).
 - `processes/`: worker processes that can be stopped, and the memory limit.
-- `hlo/`, `mlir/`: the evaluators (numpy HLO, xDSL MLIR), their f64 shadows and noise models.
+- `hlo/`, `mlir/`: the evaluators (numpy HLO, xDSL MLIR) and their f64 shadows.
 - `judge/`: the judgment: a value against its reference within legal rounding (`compare`,
-  `error_bound`), the outcome kinds, the platform's legal numerics (`gpu_numerics`).
+  `error_bound`, the rounding noise inside the reference: `noise/`), the outcome kinds, the
+  platform's legal numerics (`gpu_numerics`).
 - `backends.py`, `inputs.py`, `recorded_io.py`, `iree_runner.py`, `steps.py`, `bisect.py`:
   a replay of one execution over a module's steps, and the bisection naming the culprit pass;
   `progress.py`: which evaluation of a replay runs, its process tree's memory, time left;

@@ -30,8 +30,8 @@ from workbench.replay.errors import Unsupported
 from workbench.replay.inputs import ParamSpec
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import Noise
     from workbench.replay.hlo.spmd import Partitioning
+    from workbench.replay.judge.noise.model import Noise
 
 
 class StepEvaluator(Protocol):
@@ -318,8 +318,8 @@ class HloBackend:
 
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
-        precision (`hlo/noise.py`), on widened arguments: the rounding noise inside it."""
-        from workbench.replay.hlo.noise import noise_of
+        precision (`judge/noise/`), on widened arguments: the rounding noise inside it."""
+        from workbench.replay.judge.noise.run import noise_of
 
         return noise_of(self.load(step), arguments)
 

@@ -367,7 +367,7 @@ class Replay:
         if self.on_phase is None:
             return
         if self._clock is None:
-            from workbench.replay.hlo.noise import SAMPLES
+            from workbench.replay.judge.noise.model import SAMPLES
 
             judged = self.error_bound and self.atol is None and self.rtol is None
             planned = (len(self.steps) if self.planned_steps is None else self.planned_steps)
@@ -659,7 +659,7 @@ class Replay:
         if not hasattr(self.backend, "evaluate_noise"):
             self._noise_problem = f"the {self.backend.name} backend has no random rounding"
             return None
-        from workbench.replay.hlo.noise import SAMPLES
+        from workbench.replay.judge.noise.model import SAMPLES
 
         self._phase(NOISE_STAGE, units=SAMPLES + 1)
         evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],

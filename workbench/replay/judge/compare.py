@@ -43,7 +43,7 @@ import numpy as np
 from workbench.hlo_ir import ARRAY_TYPES, LiteralValue, numpy_dtype
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import Discontinuity
+    from workbench.replay.judge.noise.model import Discontinuity
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class Comparison:
     # Outputs of a non-unique factorization judged by its relations (`factorizations.py`)
     relations: str | None = None
     # Where rounding noise inside the program decided values, when the bound that judged
-    # some output had to include it (the noise stage; `hlo/noise.py`).
+    # some output had to include it (the noise stage; `judge/noise/`).
     widened_by: tuple[Discontinuity, ...] = ()
     allowance: str | None = None  # the platform's legal rounding judged with ("TF32")
     # How far the elements of the outputs that mismatch are off (a report's histogram).

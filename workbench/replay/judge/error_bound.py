@@ -38,7 +38,7 @@ from workbench.hlo_ir import LiteralValue
 from workbench.replay.judge.compare import Truth, dtype_category
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.noise.model import Noise
 
 C = 4.0  # how much further than the strict reference a legal result may stray
 U = 4.0  # ulps of the output type at the truth's magnitude
@@ -194,7 +194,7 @@ def _absolute(spread: np.ndarray, magnitude: np.ndarray) -> np.ndarray | float:
 
 def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
     """`truth` with each element's bound widened by `C` times how far the random-rounding
-    samples of the reference (`hlo/noise.py`) strayed from the truth there: no array-wide
+    samples of the reference (`judge/noise/`) strayed from the truth there: no array-wide
     term, so noise that crosses a discontinuity widens the bound only downstream of it.
 
     Rounding may decide whether an element is finite at all (`sqrt` of an operand within

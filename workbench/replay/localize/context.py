@@ -15,7 +15,7 @@ from workbench.replay.localize.result import DynKey, Region
 from workbench.replay.localize.spill import KeptValues
 
 if TYPE_CHECKING:
-    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.noise.model import Noise
 
 
 class ShadowValues(Protocol):

@@ -66,7 +66,7 @@ from workbench.replay.localize.truth import Shadows, ValueTruth, evaluation_erro
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
-    from workbench.replay.hlo.noise import Noise
+    from workbench.replay.judge.noise.model import Noise
 
 class Localizer:
     """Localize the departure between `before` and `after` (two loaded HLO modules)."""
@@ -208,10 +208,10 @@ class Localizer:
         return values
 
     def region_noise(self, key: DynKey, region: Region) -> Noise | None:
-        """The value at `key` made by its region with random rounding (`hlo/noise.py`) on
+        """The value at `key` made by its region with random rounding (`judge/noise/`) on
         the earlier step's values it starts from (made once per key)."""
-        from workbench.replay.hlo.noise import noise_of
         from workbench.replay.judge.error_bound import widen
+        from workbench.replay.judge.noise.run import noise_of
 
         if key in self._region_noise:
             return self._region_noise[key]

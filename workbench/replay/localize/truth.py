@@ -108,7 +108,7 @@ class ValueTruth:
 
     def stages(self) -> tuple[Stage, ...]:
         """The verdicts' stages; the noise stage where the value has a region (its rounding
-        noise is then modelled from values both steps made alike, see `hlo/noise.py`)."""
+        noise is then modelled from values both steps made alike, see `judge/noise/`)."""
         return (False, True) if self.identical is None else (False, True, NOISE)
 
     def truth(self, conditioning: Stage) -> Truth | None:

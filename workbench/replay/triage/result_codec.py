@@ -28,7 +28,6 @@ def _classes() -> dict[str, type]:
     """The classes an entry may hold, by name (imported late: they import this package)."""
     from workbench.model import Source, Step
     from workbench.replay.bisect import Verdict
-    from workbench.replay.hlo.noise import Discontinuity
     from workbench.replay.judge.compare import (
         BoundCheck,
         Comparison,
@@ -36,6 +35,7 @@ def _classes() -> dict[str, type]:
         Tolerance,
     )
     from workbench.replay.judge.culprit import Culprit, CulpritInstruction
+    from workbench.replay.judge.noise.model import Discontinuity
     from workbench.replay.judge.outcome import Kind, Outcome
     from workbench.replay.steps import StepResult
 

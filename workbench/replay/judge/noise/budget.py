@@ -1,0 +1,133 @@
+"""The noise stage within the memory limit: what its values' ranges cost, sized from the
+declared shapes before any sample runs; the stage refused when it cannot fit; what the split
+sample reads cut into groups that fit its share of the limit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.hlo_ir import HloModule, Instruction, Shape
+from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.judge.noise.op_kinds import FLOAT_TYPES, STEPS, has_discrete, is_float
+
+# Most bytes kept only to name flips and jumps: integer values, and the ranges of values
+# declared at most f32 wide in f32 (a jump is a quarter of the array's magnitude).
+TRACKED_BYTES = 128 * 2**20
+# Most bytes kept in all, what the split sample reads included: this share of the memory
+# limit in force (`--memory-limit`; a quarter of the machine's memory by default).
+NEEDED_SHARE = 0.25
+RANGE_BYTES = 17  # what a value's range keeps per element: low and high in f64, a NaN mask
+SPREAD_BYTES = 128 * 2**20  # most bytes of accumulation spreads kept for later samples
+
+
+def split_sample_budget() -> int:
+    """The most bytes the values' ranges may take, what the split sample reads included:
+    `NEEDED_SHARE` of the memory limit in force."""
+    from workbench.sizes import memory_limit
+
+    return int(NEEDED_SHARE * memory_limit())
+
+
+def check_stage_memory(shadow: HloModule, groups: list[set[tuple[str, str]]],
+                       declared: dict[tuple[str, str], Instruction], budget: int) -> int:
+    """The most bytes the stage holds at once, from declared shapes, before any sample runs:
+    one evaluation of the f64 shadow, the samples' range of its result (`RANGE_BYTES` an
+    element), and the values' ranges the recorder keeps: for the split sample (its largest
+    group, within `budget`), to name jumps (`TRACKED_BYTES`) and the accumulation spreads
+    (`SPREAD_BYTES`), at most every value's. Raises `OverMemoryLimit` saying so when that
+    passes the memory limit, so a run that cannot fit stops before its most expensive stage,
+    not by running out."""
+    from workbench.replay.processes import memory
+    from workbench.sizes import format_size
+
+    evaluation = Interpreter(shadow).holds_at_once(shadow.entry_name)  # raises beyond it
+    result = _range_bytes(shadow.entry.root.shape)
+    split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
+    # At most every value's range: a small program keeps far less than the caps.
+    kept = min(split + TRACKED_BYTES + SPREAD_BYTES, _group_bytes(set(declared), declared))
+    needed = evaluation + result + kept
+    memory.check(needed, (
+        f"the random-rounding stage (one f64 evaluation holds {format_size(evaluation)}, the "
+        f"samples' range of the result {format_size(result)}, the values' ranges "
+        f"{format_size(kept)})"))
+    return needed
+
+
+def _range_bytes(shape: Shape) -> int:
+    """What the samples' range of a value of `shape` keeps: `RANGE_BYTES` a float element."""
+    if shape.is_tuple:
+        return sum(_range_bytes(part) for part in shape.tuple_shapes)
+    if not shape.is_array or shape.element_type not in FLOAT_TYPES:
+        return 0
+    return RANGE_BYTES * int(np.prod(shape.dims, dtype=np.int64))
+
+
+def _group_bytes(group: set[tuple[str, str]],
+                 declared: dict[tuple[str, str], Instruction]) -> int:
+    return sum(_range_bytes(declared[key].shape) for key in group if key in declared)
+
+
+def needed_clusters(declared: dict[tuple[str, str], Instruction],
+                    ancestors: dict[tuple[str, str], list[tuple[str, str]]]
+                    ) -> list[set[tuple[str, str]]]:
+    """What the split sample reads, as clusters that must be kept together: each steep op
+    with the values whose sign it follows, each compare, step, integer convert, sort, top-k
+    or argmax with its operands (overlapping clusters merged), in program order."""
+    clusters: list[set[tuple[str, str]]] = []
+    for (computation, _), instruction in declared.items():
+        if instruction.opcode in STEPS | {"compare"} or (
+                instruction.opcode in ("convert", "reduce", "sort", "topk")
+                and has_discrete(instruction)):
+            clusters.append({(computation, name)
+                             for name in (instruction.name, *instruction.operands)})
+    steep: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for value, ops in ancestors.items():
+        for op in ops:
+            steep.setdefault(op, {op}).add(value)
+    clusters.extend(steep.values())
+    merged: list[set[tuple[str, str]]] = []
+    owner: dict[tuple[str, str], int] = {}
+    for cluster in clusters:
+        into = {owner[key] for key in cluster if key in owner}
+        if not into:
+            index = len(merged)
+            merged.append(set(cluster))
+        else:
+            index = min(into)
+            for other in sorted(into - {index}):
+                merged[index] |= merged[other]
+                merged[other] = set()
+            merged[index] |= cluster
+        for key in merged[index]:
+            owner[key] = index
+    order = {key: position for position, key in enumerate(declared)}
+    kept = [cluster for cluster in merged if cluster]
+    return sorted(kept, key=lambda c: min(order.get(key, 0) for key in c))
+
+
+def packed_groups(clusters: list[set[tuple[str, str]]],
+                  declared: dict[tuple[str, str], Instruction],
+                  budget: int) -> list[set[tuple[str, str]]]:
+    """The clusters packed in order into groups whose values' ranges, sized from their
+    declared shapes, fit `budget` with `TRACKED_BYTES` kept besides (one group when all fit;
+    a cluster larger than the budget alone is a group of its own)."""
+    def size(key: tuple[str, str]) -> int:
+        instruction = declared.get(key)
+        if instruction is None or not is_float(instruction):
+            return 0
+        return RANGE_BYTES * int(np.prod(instruction.shape.dims, dtype=np.int64))
+
+    room = max(budget - TRACKED_BYTES, 0)
+    groups: list[set[tuple[str, str]]] = []
+    current: set[tuple[str, str]] = set()
+    used = 0
+    for cluster in clusters:
+        cost = sum(size(key) for key in cluster - current)
+        if current and used + cost > room:
+            groups.append(current)
+            current, used = set(), 0
+            cost = sum(size(key) for key in cluster)
+        current |= cluster
+        used += cost
+    groups.append(current)
+    return groups

@@ -1,0 +1,125 @@
+"""Random rounding: the draws (fixed seeds, so every run and machine draws the same), a value
+moved by a random fraction of one ulp of its declared type, and the spread of a dot that
+accumulates in a type narrower than f32."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from workbench.hlo_ir import Instruction
+    from workbench.replay.hlo.interpreter import Interpreter
+    from workbench.replay.hlo.registry import Handler
+
+SEED = 20261126
+ACCUMULATION_BLOCKS = 8  # partial sums of a dot that accumulates in its narrow declared type
+POOL = 1 << 20  # uniform draws each random rounding reads a window of (`Draws`)
+
+
+class Draws:
+    """Random rounding's draws: for each rounding, a window at a random offset into one pool
+    of `POOL` uniform numbers in [-1, 1) (drawn once, from a fixed seed), fresh draws for an
+    array larger than the pool. Drawing afresh for every element had cost more than the
+    evaluation itself; windows at independent offsets keep the elements of one rounding
+    independent, and two roundings' elements independent unless their offsets meet."""
+
+    def __init__(self) -> None:
+        self.units = np.random.default_rng((SEED, POOL)).random(POOL)
+        self.units *= 2.0
+        self.units -= 1.0
+        self.factors_by_eps: dict[float, np.ndarray] = {}
+        self.sign_pool: np.ndarray | None = None
+        self.rng = np.random.default_rng(SEED)
+
+    def reseed(self, sample: int) -> None:
+        self.rng = np.random.default_rng((SEED, sample))
+
+    def _window(self, pool: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        size = int(np.prod(shape, dtype=np.int64))
+        start = int(self.rng.integers(0, POOL - size + 1))
+        return pool[start:start + size].reshape(shape)
+
+    def factors(self, shape: tuple[int, ...], eps: float) -> np.ndarray:
+        """`1 + u eps` for each element, `u` uniform in [-1, 1)."""
+        if int(np.prod(shape, dtype=np.int64)) > POOL:
+            factor = self.rng.random(shape)
+            factor *= 2.0 * eps
+            factor += 1.0 - eps
+            return factor
+        pool = self.factors_by_eps.get(eps)
+        if pool is None:
+            pool = self.factors_by_eps[eps] = 1.0 + eps * self.units
+        return self._window(pool, shape)
+
+    def signs(self, shape: tuple[int, ...]) -> np.ndarray:
+        """-1 or +1 for each element (f32), each with probability 1/2: a multiply, where a
+        masked negation cost five times as much."""
+        if int(np.prod(shape, dtype=np.int64)) > POOL:
+            return self.rng.integers(0, 2, size=shape).astype(np.float32) * 2 - 1
+        if self.sign_pool is None:
+            self.sign_pool = np.where(self.units < 0.0, -1.0, 1.0).astype(np.float32)
+        return self._window(self.sign_pool, shape)
+
+
+def randomly_rounded(draws: Draws, value: np.ndarray, eps: float,
+                     in_place: bool = False) -> np.ndarray:
+    """`value * (1 + u)` with `u` uniform in [-eps, eps), in `value`'s type (in `value`
+    itself when `in_place`: an op's fresh result, owned by no one else)."""
+    factors = draws.factors(value.shape, eps)
+    if in_place and value.dtype.kind == "f":
+        return np.multiply(value, factors, out=value, casting="unsafe")
+    return (value * factors).astype(value.dtype, copy=False)
+
+
+def in_f32(handler: Handler, interpreter: Interpreter, instruction: Instruction,
+           lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """The dot of the f64 shadow computed in f32, returned in f64."""
+    if instruction.shape.element_type != "f64" or lhs.dtype != np.float64 \
+            or rhs.dtype != np.float64:
+        return np.asarray(handler(interpreter, instruction, [lhs, rhs]))
+    narrow = replace(instruction, shape=replace(instruction.shape, element_type="f32"))
+    value = handler(interpreter, narrow, [lhs.astype(np.float32), rhs.astype(np.float32)])
+    return np.asarray(value).astype(np.float64)
+
+
+def accumulation_spread(handler: Handler, interpreter: Interpreter, instruction: Instruction,
+                        lhs: np.ndarray, rhs: np.ndarray, eps: float
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact dot and the spread of its accumulation in a type of `eps`
+    (`noisy_interpreter._accumulating`),
+    or None when the longest contracted dimension has fewer than two elements."""
+    numbers = instruction.dot_dimension_numbers
+    assert numbers is not None
+    pairs = list(zip(numbers.lhs_contracting_dims, numbers.rhs_contracting_dims, strict=True))
+    k = int(np.prod([lhs.shape[d] for d, _ in pairs], dtype=np.int64))
+    left, right = max(pairs, key=lambda pair: lhs.shape[pair[0]])  # split the longest
+    blocks = min(lhs.shape[left], ACCUMULATION_BLOCKS)
+    if blocks < 2:
+        return None
+    total: np.ndarray | None = None
+    squares: np.ndarray | None = None
+    bounds = np.linspace(0, lhs.shape[left], blocks + 1).astype(int)
+    for start, stop in pairwise(bounds):  # in place: these are the stage's largest arrays
+        partial = np.asarray(handler(interpreter, instruction, [
+            _part(lhs, left, start, stop), _part(rhs, right, start, stop)]))
+        if total is None:
+            total, squares, scratch = partial, np.square(partial), np.empty_like(partial)
+        else:
+            total += partial
+            squares += np.square(total, out=scratch)
+    assert total is not None and squares is not None
+    squares *= k / blocks
+    spread = np.sqrt(squares, out=squares)
+    spread *= eps / 2
+    return total, spread
+
+
+def _part(array: np.ndarray, axis: int, start: int, stop: int) -> np.ndarray:
+    """`array[start:stop]` along `axis`, a view."""
+    index = [slice(None)] * array.ndim
+    index[axis] = slice(start, stop)
+    return array[tuple(index)]

@@ -1,0 +1,125 @@
+"""What the samples keep: each discontinuity's outputs in the first sample and where later
+samples differ, each rounding op's range over the samples (what the split sample reads, the
+rest within `budget.TRACKED_BYTES`), and the jumps those ranges show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.hlo_ir import Instruction
+from workbench.replay.hlo.registry import Value
+from workbench.replay.judge.noise import budget
+from workbench.replay.judge.noise.op_kinds import F32_EPS
+
+JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
+
+
+@dataclass
+class Recorder:
+    """Each discontinuity's outputs in the first sample and where later samples differ; each
+    rounding op's range over the samples: what the split sample reads in f64 (within
+    `needed_bytes` in all), the rest while within `TRACKED_BYTES`."""
+
+    first: dict[tuple[str, str, int], Any] = field(default_factory=dict)
+    first_nan: dict[tuple[str, str, int], np.ndarray | None] = field(default_factory=dict)
+    nan_flips: dict[tuple[str, str], int] = field(default_factory=dict)
+    differing: dict[tuple[str, str], int] = field(default_factory=dict)
+    ranges: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    instructions: dict[tuple[str, str], Instruction] = field(default_factory=dict)
+    occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
+    sample: int = 0
+    tracked: int = 0  # bytes of all kept values
+    named_only: int = 0  # bytes of those kept only to name flips and jumps
+    # Kept beyond `TRACKED_BYTES` (up to `needed_bytes`): what the split sample reads.
+    needed: set[tuple[str, str]] = field(default_factory=set)
+    needed_bytes: int = 0
+    left_out: int = 0  # values the split sample would read, not kept: beyond `needed_bytes`
+
+    def occurrence(self, computation: str, instruction: Instruction) -> tuple[str, str, int]:
+        key = (computation, instruction.name)
+        occurrence = self.occurrences.get(key, 0)
+        self.occurrences[key] = occurrence + 1
+        if self.sample == 0:
+            self.instructions.setdefault(key, instruction)
+        return (*key, occurrence)
+
+    def see(self, computation: str, instruction: Instruction, value: Value) -> None:
+        key = self.occurrence(computation, instruction)
+        parts = value if isinstance(value, tuple) else (value,)
+        discrete = tuple(np.array(p, copy=True) for p in parts if np.asarray(p).dtype.kind in "biu")
+        if not discrete:
+            return
+        if self.sample == 0:
+            size = sum(part.nbytes for part in discrete)
+            if self.named_only + size <= budget.TRACKED_BYTES:
+                self.tracked += size
+                self.named_only += size
+                self.first[key] = discrete
+            return
+        before = self.first.get(key)
+        if before is None:
+            return
+        count = sum(int(np.count_nonzero(a != b)) for a, b in zip(before, discrete, strict=True))
+        if count:
+            self.differing[key[:2]] = max(self.differing.get(key[:2], 0), count)
+
+    def see_float(self, computation: str, instruction: Instruction, value: np.ndarray,
+                  eps: float) -> None:
+        """Record a rounding op's sample `value` (declared with machine epsilon `eps`)."""
+        key = self.occurrence(computation, instruction)
+        if value.dtype.kind != "f":
+            return
+        known = self.ranges.get(key)
+        if known is None:
+            if self.sample != 0:
+                return
+            needed = key[:2] in self.needed
+            kept = np.float32 if not needed and eps >= F32_EPS else value.dtype
+            size = value.size * (2 * np.dtype(kept).itemsize + 1)
+            if needed and self.tracked + size > self.needed_bytes:
+                self.left_out += 1
+                return
+            if not needed and self.named_only + size > budget.TRACKED_BYTES:
+                return
+            self.tracked += size
+            self.named_only += 0 if needed else size
+            self.ranges[key] = (np.array(value, dtype=kept), np.array(value, dtype=kept))
+            nans = np.isnan(value)
+            self.first_nan[key] = nans if nans.any() else None
+            return
+        first_nan = self.first_nan[key]
+        if first_nan is None and not np.isnan(np.add.reduce(value, axis=None)):
+            count = 0  # no NaN then, none now: one pass rather than three
+        else:
+            now = np.isnan(value)
+            count = int(np.count_nonzero(now if first_nan is None else now != first_nan))
+        if count:  # a domain boundary (sqrt, log of an operand near 0) crossed by rounding
+            self.nan_flips[key[:2]] = max(self.nan_flips.get(key[:2], 0), count)
+        # In the range's own type: rounding is monotonic, so min(low, round(v)) is
+        # round(min(low, v)), and an f32 range is then twice as fast as a mixed one.
+        np.fmin(known[0], value, out=known[0], dtype=known[0].dtype)
+        np.fmax(known[1], value, out=known[1], dtype=known[1].dtype)
+
+    def latest_range(self, computation: str, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The samples' range of the latest value of `name` in `computation`, if tracked."""
+        occurrence = self.occurrences.get((computation, name), 0) - 1
+        return self.ranges.get((computation, name, occurrence))
+
+    def jumps(self) -> dict[tuple[str, str], int]:
+        """Elements whose sample range exceeds `JUMP` of their array's magnitude, by
+        instruction, in the order the first sample made them (so operands come first)."""
+        found: dict[tuple[str, str], int] = {}
+        for (computation, name, _), (low, high) in self.ranges.items():
+            with np.errstate(invalid="ignore", over="ignore"):
+                magnitude = np.maximum(np.abs(low), np.abs(high))
+                finite = np.isfinite(magnitude)
+                if not np.any(finite):
+                    continue
+                scale = float(magnitude[finite].max())
+                count = int(np.count_nonzero(finite & (high - low > JUMP * scale)))
+            if count and scale > 0:
+                found[(computation, name)] = found.get((computation, name), 0) + count
+        return found
