@@ -288,8 +288,7 @@ class HloBackend:
         float arrays left narrow are widened at each use. `perturbation`: the (number, step)
         of the arguments to perturb as they are widened, whose `u8` patterns follow the
         arguments in that order (`error_bound.perturbation`)."""
-        from workbench.replay.hlo.dtypes import dtype_of
-        from workbench.replay.hlo.shadow import narrow_parameters, shadow_module
+        from workbench.replay.hlo.shadow import narrow_arguments, shadow_module
         from workbench.replay.judge.error_bound import apply_pattern, widen
 
         module = self.load(step)
@@ -300,11 +299,7 @@ class HloBackend:
             raise ValueError(f"{len(steps)} perturbed arguments with {len(patterns)} patterns")
         narrow: frozenset[int] = frozenset()
         if self.partitioning() is None:  # shards are cut from whole, widened arguments
-            declared = {p.parameter_number or 0: p.shape for p in module.entry.parameters}
-            narrow = frozenset(
-                number for number in narrow_parameters(module) if number < len(own)
-                and getattr(own[number], "dtype", None) == dtype_of(
-                    declared[number].element_type))
+            narrow = narrow_arguments(module, own)
         own = [value if number in narrow or number in steps else widen(value)
                for number, value in enumerate(own)]
         kept = []
@@ -318,7 +313,8 @@ class HloBackend:
 
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
-        precision (`judge/noise/`), on widened arguments: the rounding noise inside it."""
+        precision (`judge/noise/`): the rounding noise inside it. Arguments as
+        `evaluate_shadow` takes them (no perturbation)."""
         from workbench.replay.judge.noise.run import noise_of
 
         return noise_of(self.load(step), arguments)

@@ -600,7 +600,9 @@ class Replay:
                 base = self.truth(True)
                 if base is None or self._noise_problem is not None:
                     return None
-                noise = self._evaluate_noise([widen(a) for a in self.inputs.arguments])
+                widens = getattr(self.backend, "shadow_widens_arguments", False)
+                noise = self._evaluate_noise(list(self.inputs.arguments) if widens
+                                             else [widen(a) for a in self.inputs.arguments])
                 if noise is None:
                     return None
                 assert self._reference_value is not None  # made with the base truth

@@ -22,7 +22,7 @@ inputs of `error_bound.perturb` made where they are read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -92,6 +92,24 @@ def narrow_parameters(module: HloModule) -> frozenset[int]:
     return frozenset(p.parameter_number or 0 for p in module.entry.parameters
                      if p.shape.is_array and not p.shape.is_tuple
                      and WIDE.get(p.shape.element_type) == "f64")
+
+
+def narrow_arguments(module: HloModule, arguments: Sequence[LiteralValue]) -> frozenset[int]:
+    """The entry parameters a shadow can keep narrow whose arguments are given in their
+    declared types (not widened already)."""
+    from workbench.replay.hlo.dtypes import dtype_of
+
+    declared = {p.parameter_number or 0: p.shape for p in module.entry.parameters}
+    return frozenset(number for number in narrow_parameters(module)
+                     if number < len(arguments) and getattr(arguments[number], "dtype", None)
+                     == dtype_of(declared[number].element_type))
+
+
+def narrowed_module(module: HloModule, narrow: frozenset[int]) -> HloModule:
+    """`widened_module` with the entry parameters in `narrow` widened at each use, without
+    remembering it (the noise stage's)."""
+    shadow = widened_module(module)
+    return _narrow_entry(shadow, module, narrow, {}) if narrow else shadow
 
 
 def _narrow_entry(shadow: HloModule, module: HloModule, narrow: frozenset[int],
