@@ -110,3 +110,50 @@ def test_each_bound_array_is_kept_as_it_is_made() -> None:
     truth = truth_of(strict, shadow, shadow, keep=keep)
     assert [id(b) for b in kept] == [id(truth.bound[0]), id(truth.bound[2])]
     assert truth.bound[1] is None
+
+
+def test_outputs_only_the_result_reads_go_to_disk_as_they_are_made(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.hlo import evaluate_module
+
+    module = parse_hlo_text("""HloModule step
+
+ENTRY main {
+  p = f32[300000] parameter(0)
+  m = f32[300000] parameter(1)
+  g = f32[300000] multiply(p, p)
+  new_m = f32[300000] add(m, g)
+  update = f32[300000] multiply(new_m, g)
+  new_p = f32[300000] subtract(p, update)
+  ROOT t = (f32[300000], f32[300000], f32[300000]) tuple(new_p, new_m, p)
+}
+""")
+    arguments = [np.linspace(-1, 1, 300_000, dtype=np.float32),
+                 np.linspace(0, 2, 300_000, dtype=np.float32)]
+    made: list[str] = []
+    original = spill.spilled
+
+    def seen(value: Any) -> Any:
+        made.append(describe(value))
+        return original(value)
+
+    def describe(value: Any) -> str:
+        return f"{np.asarray(value).dtype}{np.asarray(value).shape}"
+
+    monkeypatch.setattr(spill, "spilled", seen)
+    interpreter = spill.OutputsToDisk(module)
+    result = evaluate_module(module, arguments, interpreter=interpreter)
+    expected = evaluate_module(module, arguments)
+    # new_p only: new_m is read by `update` too, p is an argument the caller holds.
+    assert made == ["float32(300000,)"]
+    assert _on_disk(result[0]) and not _on_disk(result[1]) and not _on_disk(result[2])
+    assert all(np.array_equal(a, b) for a, b in zip(result, expected, strict=True))
+
+
+def test_a_replay_whose_arguments_would_crowd_the_limit_reads_them_from_disk(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spill, "KEPT_SHARE", 0.0)
+    monkeypatch.setattr(spill, "SMALLEST", 1)
+    replay = _replay()
+    assert all(_on_disk(a) for a in _leaves(tuple(replay.inputs.arguments)))

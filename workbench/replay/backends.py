@@ -235,7 +235,13 @@ class HloBackend:
 
         partitioning = self.partitioning()
         if partitioning is None:
-            return evaluate_module(module, arguments, flush_subnormals=flush_subnormals)
+            from workbench.replay import spill
+
+            interpreter = None
+            if spill.should_spill(spill.declared_bytes(module.entry.root.shape)):
+                interpreter = spill.OutputsToDisk(module, flush_subnormals=flush_subnormals)
+            return evaluate_module(module, arguments, interpreter=interpreter,
+                                   flush_subnormals=flush_subnormals)
         reference = self.load(self.steps()[0]).entry.root.shape
         return evaluate_partitioned(module, arguments, partitioning, reference,
                                     flush_subnormals)

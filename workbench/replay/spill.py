@@ -17,6 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from workbench.hlo_ir import Computation, Instruction, Shape
+from workbench.replay.errors import Unsupported
+from workbench.replay.hlo.dtypes import dtype_of
+from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.hlo.registry import Handler, Value
+from workbench.replay.processes.memory import array_bytes
 from workbench.sizes import memory_limit
 
 KEPT_FACTOR = 6  # reference, judged result, truth and bound (f64: twice the result each)
@@ -27,6 +33,18 @@ SMALLEST = 1 << 20  # arrays below this stay in memory: mapping them saves nothi
 def should_spill(result_bytes: int) -> bool:
     """Whether a replay whose result takes `result_bytes` should keep its values on disk."""
     return KEPT_FACTOR * result_bytes > KEPT_SHARE * memory_limit()
+
+
+def declared_bytes(shape: Shape) -> int:
+    """Bytes a value of `shape` takes (0 for what the evaluator cannot hold)."""
+    if shape.is_tuple:
+        return sum(declared_bytes(part) for part in shape.tuple_shapes)
+    if not shape.is_array:
+        return 0
+    try:
+        return array_bytes(dtype_of(shape.element_type), shape.dims)
+    except Unsupported:
+        return 0
 
 
 def value_bytes(value: Any) -> int:
@@ -54,3 +72,32 @@ def spilled(value: Any) -> Any:
             return np.memmap(file, dtype=array.dtype, mode="r", shape=array.shape)
     except OSError:
         return value
+
+
+class OutputsToDisk(Interpreter):
+    """An interpreter that moves each output of the entry to disk as it is made, when nothing
+    but the entry's result tuple reads it: a training step's new parameters and optimizer
+    state (as large as its arguments) are not held in memory beside the rest of the step."""
+
+    def _handler(self, computation: Computation, instruction: Instruction,
+                 batched: bool) -> Handler:
+        handler = super()._handler(computation, instruction, batched)
+        if batched or computation.name != self.module.entry_name \
+                or instruction.name not in _only_outputs(computation):
+            return handler
+
+        def to_disk(interpreter: Interpreter, instruction: Instruction,
+                    operands: list[Value]) -> Value:
+            return spilled(handler(interpreter, instruction, operands))
+
+        return to_disk
+
+
+def _only_outputs(computation: Computation) -> frozenset[str]:
+    """The operands of a computation's root tuple that no other instruction reads."""
+    root = computation.root
+    if root.opcode != "tuple":
+        return frozenset()
+    read = {operand for instruction in computation.instructions if instruction is not root
+            for operand in instruction.operands}
+    return frozenset(name for name in root.operands if name not in read)

@@ -350,6 +350,10 @@ class Replay:
         self._normwise_outputs: Any = None  # made on first need (`_normwise`)
         self._clock: PhaseClock | None = None
         self._spill: bool | None = None  # decided by the reference's size (`spill.py`)
+        from workbench.replay import spill
+
+        if spill.should_spill(spill.value_bytes(tuple(self.inputs.arguments))):
+            self.inputs.arguments = list(spill.spilled(tuple(self.inputs.arguments)))
 
     def _kept(self, value: Any) -> Any:
         """`value` as the replay keeps it: on disk when the values a verdict keeps would
