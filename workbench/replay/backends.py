@@ -287,35 +287,20 @@ class HloBackend:
     # reads them (`hlo/shadow.py`): a replay need not hold a widened copy of them all.
     shadow_widens_arguments = True
 
-    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue],
-                        perturbation: Sequence[tuple[int, float]] = ()) -> LiteralValue:
+    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
         """The result of `step` with every float type computed in f64 (complex in c128): the
-        truth a result is judged against. Arguments may be widened already or not; the
-        float arrays left narrow are widened at each use. `perturbation`: the (number, step)
-        of the arguments to perturb as they are widened, whose `u8` patterns follow the
-        arguments in that order (`error_bound.perturbation`)."""
+        truth a result is judged against. Arguments may be widened already (used as they
+        are) or not: float arrays in their declared types are widened at each use."""
         from workbench.replay.hlo.shadow import narrow_arguments, shadow_module
-        from workbench.replay.judge.error_bound import apply_pattern, widen
+        from workbench.replay.judge.error_bound import widen
 
         module = self.load(step)
-        count = len(module.entry.parameters)
-        own, patterns = list(arguments[:count]), list(arguments[count:])
-        steps = dict(perturbation)
-        if len(patterns) != len(steps):
-            raise ValueError(f"{len(steps)} perturbed arguments with {len(patterns)} patterns")
         narrow: frozenset[int] = frozenset()
         if self.partitioning() is None:  # shards are cut from whole, widened arguments
-            narrow = narrow_arguments(module, own)
-        own = [value if number in narrow or number in steps else widen(value)
-               for number, value in enumerate(own)]
-        kept = []
-        for (number, size), pattern in zip(steps.items(), patterns, strict=True):
-            if number in narrow:
-                kept.append(pattern)
-            else:
-                own[number] = apply_pattern(np.asarray(own[number]), np.asarray(pattern), size)
-        perturbed = {number: size for number, size in steps.items() if number in narrow}
-        return self._evaluate(shadow_module(module, narrow, perturbed), [*own, *kept])
+            narrow = narrow_arguments(module, arguments)
+        wide = [value if number in narrow or _is_wide(value) else widen(value)
+                for number, value in enumerate(arguments)]
+        return self._evaluate(shadow_module(module, narrow), wide)
 
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
@@ -340,6 +325,11 @@ class HloBackend:
             return None
         module, names = rounded
         return self._evaluate(shadow_module(module), arguments), names
+
+
+def _is_wide(value: LiteralValue) -> bool:
+    """An f64 or c128 array: widened already (widening it again would copy it)."""
+    return isinstance(value, np.ndarray) and value.dtype in (np.float64, np.complex128)
 
 
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:

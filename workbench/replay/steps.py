@@ -212,9 +212,6 @@ class ShadowBackend:
     through the same runners as any step: in a worker, with the time limit and cancel."""
 
     inner: Backend
-    # The (number, step) of the arguments the shadow perturbs as it widens them, their
-    # patterns after the arguments (`error_bound.perturbation`); () for none.
-    perturbation: tuple[tuple[int, float], ...] = ()
 
     @property
     def name(self) -> str:
@@ -235,9 +232,6 @@ class ShadowBackend:
         inner = self.inner
         if not isinstance(inner, EvaluatesShadow):
             raise EvaluationError(f"the {inner.name} backend has no f64 evaluation")
-        if self.perturbation:
-            return inner.evaluate_shadow(step, arguments,  # type: ignore[call-arg]
-                                         self.perturbation)
         return inner.evaluate_shadow(step, arguments)
 
 
@@ -589,13 +583,7 @@ class Replay:
         rounding noise inside the program too (`NOISE`: random-rounding evaluations); each
         made once per replay. None when the backend cannot, with the reason kept.
         Raises `Cancelled`."""
-        from workbench.replay.judge.error_bound import (
-            perturb,
-            perturbation,
-            truth_of,
-            widen,
-            with_noise,
-        )
+        from workbench.replay.judge.error_bound import perturb, truth_of, widen, with_noise
 
         if self._shadow_problem is not None:
             return None
@@ -630,13 +618,8 @@ class Replay:
         truth = self._truths.get(bool(conditioning))
         if truth is None:
             perturbed: LiteralValue | None = self._shadow
-            if conditioning and widens:  # perturbed as the shadow widens each use
-                arguments, steps, patterns = perturbation(self.inputs.arguments)
-                perturbed = self._evaluate_shadow([*arguments, *patterns], PERTURBED_TRUTH,
-                                                  tuple(steps))
-                del arguments, patterns
-            elif conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound
-                perturbed = self._evaluate_shadow(perturb(self.inputs.arguments),
+            if conditioning:  # the reference in f64 on perturbed inputs, kept only as a bound
+                perturbed = self._evaluate_shadow(perturb(self.inputs.arguments, self._kept),
                                                   PERTURBED_TRUTH)
             if perturbed is None:
                 return None
@@ -678,15 +661,14 @@ class Replay:
             return None
         return evaluation.value
 
-    def _evaluate_shadow(self, arguments: list[LiteralValue], what: str = TRUTH,
-                         perturbation: tuple[tuple[int, float], ...] = ()
-                         ) -> LiteralValue | None:
+    def _evaluate_shadow(self, arguments: list[LiteralValue],
+                         what: str = TRUTH) -> LiteralValue | None:
         if not hasattr(self.backend, "evaluate_shadow"):
             self._shadow_problem = f"the {self.backend.name} backend has no f64 evaluation"
             return None
         self._phase(what)
-        evaluation = self.runner.evaluate(ShadowBackend(self.backend, perturbation),
-                                          self.steps[0], arguments, self.cancel)
+        evaluation = self.runner.evaluate(ShadowBackend(self.backend), self.steps[0],
+                                          arguments, self.cancel)
         self.shadow_evaluations += 1
         self.shadow_seconds += evaluation.seconds
         if evaluation.kind != "value":

@@ -14,15 +14,12 @@ to their declared type, the result converted to the wide type).
 The entry's float parameters may stay in their declared types (`narrow`): each instruction
 that reads one reads its own f64 copy, made just before it and freed after it, so the
 evaluation never holds a widened copy of every argument (for a GPT-2-size training step,
-3.9 GB of f64 parameters and optimizer state beside their 1.9 GB in f32). Such a parameter
-may also carry a perturbation (`perturbed`): a `u8` pattern parameter choosing, per element,
-the factor `1 - step` or `1 + step` the copy is multiplied by at each use, the perturbed
-inputs of `error_bound.perturb` made where they are read.
+3.9 GB of f64 parameters and optimizer state beside their 1.9 GB in f32).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -57,33 +54,24 @@ def _widen_literal(value: LiteralValue) -> LiteralValue:
 # The last module widened, and its shadows by the parameters left narrow: a replay evaluates
 # the same reference in f64 twice (on the inputs, then on perturbed inputs), and the loader
 # hands out one shared module object.
-_last: tuple[HloModule, dict[tuple[frozenset[int], tuple[tuple[int, float], ...]],
-                             HloModule]] | None = None
+_last: tuple[HloModule, dict[frozenset[int], HloModule]] | None = None
 
 
-def shadow_module(module: HloModule, narrow: frozenset[int] = frozenset(),
-                  perturbed: Mapping[int, float] | None = None) -> HloModule:
-    """`module` with every float type widened (a new module; `module` is not changed).
-
-    The entry parameters numbered in `narrow` (float arrays) keep their declared types and are
-    widened at each use; those in `perturbed` (a subset of `narrow`, each with its step) take a
-    `u8` pattern parameter after the module's own (in the order of their numbers) choosing,
-    per element, the factor `1 - step` (0) or `1 + step` (1) applied at each use.
+def shadow_module(module: HloModule, narrow: frozenset[int] = frozenset()) -> HloModule:
+    """`module` with every float type widened (a new module; `module` is not changed); the
+    entry parameters numbered in `narrow` (float arrays) keep their declared types and are
+    widened at each use.
 
     Raises `Unsupported` for what cannot be widened faithfully (a fenced op with a tuple
     operand or a called computation).
     """
     global _last
-    perturbation = tuple(sorted((perturbed or {}).items()))
-    key = (frozenset(narrow), perturbation)
     if _last is None or _last[0] is not module:
         _last = (module, {})
-    shadow = _last[1].get(key)
+    shadow = _last[1].get(narrow)
     if shadow is None:
-        shadow = widened_module(module)
-        if narrow:
-            shadow = _narrow_entry(shadow, module, key[0], dict(perturbation))
-        _last[1][key] = shadow
+        shadow = narrowed_module(module, narrow)
+        _last[1][narrow] = shadow
     return shadow
 
 
@@ -107,47 +95,23 @@ def narrow_arguments(module: HloModule, arguments: Sequence[LiteralValue]) -> fr
 
 def narrowed_module(module: HloModule, narrow: frozenset[int]) -> HloModule:
     """`widened_module` with the entry parameters in `narrow` widened at each use, without
-    remembering it (the noise stage's)."""
+    remembering it (the noise stage's; `shadow_module` remembers the last)."""
     shadow = widened_module(module)
-    return _narrow_entry(shadow, module, narrow, {}) if narrow else shadow
+    return _narrow_entry(shadow, module, narrow) if narrow else shadow
 
 
-def _narrow_entry(shadow: HloModule, module: HloModule, narrow: frozenset[int],
-                  perturbed: dict[int, float]) -> HloModule:
+def _narrow_entry(shadow: HloModule, module: HloModule, narrow: frozenset[int]) -> HloModule:
     """`shadow` with the entry parameters numbered in `narrow` in their declared types, each
-    use reading its own widened (and, for those in `perturbed`, perturbed) copy."""
+    use reading its own widened copy."""
     declared = {p.parameter_number or 0: p.shape for p in module.entry.parameters}
     entry = shadow.entry
-    count = len(declared)
-    patterns = {number: count + index for index, number in enumerate(sorted(perturbed))}
-    # parameter name -> (its declared shape, the names a use's copy is made from)
-    narrowed: dict[str, tuple[Shape, tuple[str, ...]]] = {}
+    narrowed: dict[str, Shape] = {}  # parameter name -> its declared shape
     out: list[Instruction] = []
-
-    def widened_copy(name: str, copy: str) -> list[Instruction]:
-        shape, factors = narrowed[name]
-        wide = widen_shape(shape)
-        if not factors:
-            return [Instruction(copy, "convert", wide, operands=[name])]
-        pattern, low, span = factors
-        return [Instruction(f"{copy}.narrow", "convert", wide, operands=[name]),
-                Instruction(f"{copy}.pattern", "convert", wide, operands=[pattern]),
-                Instruction(f"{copy}.chosen", "multiply", wide,
-                            operands=[f"{copy}.pattern", span]),
-                Instruction(f"{copy}.factor", "add", wide, operands=[f"{copy}.chosen", low]),
-                Instruction(copy, "multiply", wide, operands=[f"{copy}.narrow",
-                                                              f"{copy}.factor"])]
-
     for instruction in entry.instructions:
         number = instruction.parameter_number or 0
         if instruction.opcode == "parameter" and number in narrow:
-            shape = declared[number]
-            out.append(replace(instruction, shape=shape))
-            factors: tuple[str, ...] = ()
-            if number in perturbed:
-                factors = _perturbation(instruction.name, shape, patterns[number],
-                                        perturbed[number], out)
-            narrowed[instruction.name] = (shape, factors)
+            narrowed[instruction.name] = declared[number]
+            out.append(replace(instruction, shape=declared[number]))
             continue
         reads = [name for name in dict.fromkeys(instruction.operands) if name in narrowed]
         if not reads:
@@ -155,37 +119,18 @@ def _narrow_entry(shadow: HloModule, module: HloModule, narrow: frozenset[int],
             continue
         copies = {name: f"{instruction.name}.shadow.arg{index}"
                   for index, name in enumerate(reads)}
-        for name, copy in copies.items():
-            out.extend(widened_copy(name, copy))
+        out.extend(Instruction(copy, "convert", widen_shape(narrowed[name]), operands=[name])
+                   for name, copy in copies.items())
         out.append(replace(instruction,
                            operands=[copies.get(name, name) for name in instruction.operands]))
     root = entry.root_name
     if root in narrowed:
-        out.extend(widened_copy(root, f"{root}.shadow.result"))
+        out.append(Instruction(f"{root}.shadow.result", "convert", widen_shape(narrowed[root]),
+                               operands=[root]))
         root = f"{root}.shadow.result"
     computation = Computation(entry.name, out, root, entry.is_entry, entry.id)
     return replace(shadow, computations=[computation if c is entry else c
                                          for c in shadow.computations])
-
-
-def _perturbation(name: str, shape: Shape, number: int, step: float,
-                  out: list[Instruction]) -> tuple[str, str, str]:
-    """Append the pattern parameter of `name` and the broadcast factors `1 - step` and
-    `2 * step` a use combines with it (exactly `1 - step` or `1 + step`: powers of two)."""
-    wide = widen_shape(shape)
-    scalar = Shape("f64")
-    pattern = f"{name}.shadow.pattern"
-    out.append(Instruction(pattern, "parameter", Shape("u8", shape.dims),
-                           parameter_number=number))
-    names = []
-    for label, value in (("low", 1.0 - step), ("span", 2.0 * step)):
-        constant = f"{name}.shadow.{label}"
-        out.append(Instruction(f"{constant}.scalar", "constant", scalar,
-                               literal=np.array(value, dtype=np.float64)))
-        out.append(Instruction(constant, "broadcast", wide, operands=[f"{constant}.scalar"],
-                               dimensions=()))
-        names.append(constant)
-    return pattern, names[0], names[1]
 
 
 def widened_module(module: HloModule) -> HloModule:

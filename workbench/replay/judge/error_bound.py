@@ -69,19 +69,12 @@ def widen(value: LiteralValue) -> LiteralValue:
     return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
 
 
-def perturb(arguments: Sequence[LiteralValue]) -> list[LiteralValue]:
+def perturb(arguments: Sequence[LiteralValue],
+            keep: Callable[[LiteralValue], LiteralValue] | None = None) -> list[LiteralValue]:
     """The widened arguments with each float element moved by +-`PERTURB_ULPS` ulps of its own
-    type, by a fixed pattern (the same on every machine and run)."""
-    return perturbation(arguments, keep_narrow=False)[0]
-
-
-def perturbation(arguments: Sequence[LiteralValue], keep_narrow: bool = True
-                 ) -> tuple[list[LiteralValue], list[tuple[int, float]], list[np.ndarray]]:
-    """`perturb`'s perturbation with the real float arrays narrower than f64 left as they are
-    (`keep_narrow`), for an evaluation that widens and perturbs each where it reads it
-    (`hlo/shadow.py`): the arguments (the others perturbed and widened), and for each one left
-    narrow its number and step, and its pattern (`u8`: 0 for the factor `1 - step`, 1 for
-    `1 + step`). The draws are `perturb`'s, in its order, so the values are the same."""
+    type, by a fixed pattern (the same on every machine and run). `keep` takes each argument
+    as it is made (to move it to disk: `replay/spill.py`), so they need not all be in memory
+    at once."""
     rng = np.random.default_rng(20240917)
 
     def one(value: LiteralValue) -> LiteralValue:
@@ -93,32 +86,10 @@ def perturbation(arguments: Sequence[LiteralValue], keep_narrow: bool = True
         step = PERTURB_ULPS * _eps(array.dtype)
         # Each element's sign drawn as `rng.choice([-1, 1])` draws it (an index 0 or 1),
         # without building the array of signs.
-        return apply_pattern(array, rng.integers(0, 2, size=array.shape), step)
+        factors = np.array([1.0 - step, 1.0 + step])
+        return widen(array) * factors.take(rng.integers(0, 2, size=array.shape))
 
-    values: list[LiteralValue] = []
-    narrow: list[tuple[int, float]] = []
-    patterns: list[np.ndarray] = []
-    for number, argument in enumerate(arguments):
-        if keep_narrow and is_narrow_float(argument):
-            array = np.asarray(argument)
-            narrow.append((number, PERTURB_ULPS * _eps(array.dtype)))
-            patterns.append(rng.integers(0, 2, size=array.shape).astype(np.uint8))
-            values.append(argument)
-        else:
-            values.append(one(argument))
-    return values, narrow, patterns
-
-
-def apply_pattern(array: np.ndarray, pattern: np.ndarray, step: float) -> np.ndarray:
-    """`array` widened, each element times `1 - step` (pattern 0) or `1 + step` (1)."""
-    factors = np.array([1.0 - step, 1.0 + step])
-    return np.asarray(widen(array)) * factors.take(pattern)
-
-
-def is_narrow_float(value: LiteralValue) -> bool:
-    """A real float array narrower than f64: what a shadow can widen where it reads it."""
-    return (isinstance(value, np.ndarray) and dtype_category(value.dtype) == "float"
-            and value.dtype.itemsize < 8)
+    return [one(argument) if keep is None else keep(one(argument)) for argument in arguments]
 
 
 def truth_of(strict: LiteralValue, shadow: LiteralValue, perturbed: LiteralValue,
