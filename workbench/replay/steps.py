@@ -631,6 +631,9 @@ class Replay:
             except ValueError as error:
                 self._shadow_problem = str(error)
                 return None
+            finally:
+                del perturbed
+                return_freed_memory()  # the bound's intermediates, as after an evaluation
             self._truths[bool(conditioning)] = truth
             if conditioning:
                 self._truths.pop(False, None)  # never tried again (`stages`)
