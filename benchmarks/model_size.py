@@ -17,9 +17,10 @@ that holds an exponential on (`tests/helpers/planting.py`). Per size, in one run
 
 each with its wall time, evaluations (steps; f64 and random-rounding evaluations of the
 reference) and the peak resident memory of the command's whole process tree (sampled from
-/proc every 20 ms: `/usr/bin/time` sees only the parent). Goals (issue 37): the 2-layer
-bisect within 15x one XLA execution and 400 MB; GPT-2 small's planted copy named within
-15 minutes and 8 GB.
+/proc every 20 ms: `/usr/bin/time` sees only the parent), and in brackets the peak of what
+no file backs (values a replay keeps on disk are mapped files the system can drop). Goals
+(issue 37): the 2-layer bisect within 15x one XLA execution and 400 MB; GPT-2 small's
+planted copy named within 15 minutes and 8 GB.
 Run the large sizes inside a memory cgroup on a shared machine: a run over it is killed.
 """
 
@@ -113,6 +114,7 @@ class Run:
     seconds: float
     peak_mb: float
     verdict: dict
+    anonymous_mb: float = 0.0  # the peak of what no file backs (spilled values excluded)
 
 
 def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) -> Run:
@@ -125,9 +127,10 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) 
         start = time.perf_counter()
         process = subprocess.Popen([str(workbench), *arguments], stdout=output,
                                    env={**os.environ, "XDG_CACHE_HOME": cache})
-        peak = 0
+        peak = anonymous = 0
         while process.poll() is None:
             peak = max(peak, (tree_resident_bytes(process.pid) or 0))
+            anonymous = max(anonymous, tree_resident_bytes(process.pid, anonymous=True) or 0)
             time.sleep(0.02)
         seconds = time.perf_counter() - start
         output.seek(0)
@@ -138,7 +141,7 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None) 
         verdict = {"status": f"no verdict (exit {process.returncode})"}
     kind = "localize" if localize else "bisect"
     (folder.parent / f"{folder.name}.{kind}.json").write_text(text)  # beside, not inside
-    return Run(seconds, peak / 2**20, verdict)
+    return Run(seconds, peak / 2**20, verdict, anonymous / 2**20)
 
 
 def evaluations(verdict: dict) -> str:
@@ -179,10 +182,12 @@ def main() -> int:
         print(f"{size}: {module}, XLA CPU step {xla:.2f} s; planted from step {step:04d}",
               flush=True)
         clean = bisect(folder, module, False, args.memory_limit)
-        print(f"  clean bisect {clean.seconds:.1f} s, {clean.peak_mb:.0f} MB: "
+        print(f"  clean bisect {clean.seconds:.1f} s, {clean.peak_mb:.0f} MB "
+              f"({clean.anonymous_mb:.0f} MB anonymous): "
               f"{clean_verdict(clean.verdict)}", flush=True)
         found = bisect(planted, module, True, args.memory_limit)
-        print(f"  planted bisect --localize {found.seconds:.1f} s, {found.peak_mb:.0f} MB: "
+        print(f"  planted bisect --localize {found.seconds:.1f} s, {found.peak_mb:.0f} MB "
+              f"({found.anonymous_mb:.0f} MB anonymous): "
               f"{planted_verdict(found.verdict, step)}", flush=True)
         rows.append((size, xla, clean, found, step))
     print()
@@ -192,9 +197,10 @@ def main() -> int:
     for size, xla, clean, found, step in rows:
         print(f"| {size} | {xla:.2f} s | {clean.seconds:.1f} s "
               f"({clean_verdict(clean.verdict)}) | {clean.seconds / xla:.0f}x | "
-              f"{evaluations(clean.verdict)} | {clean.peak_mb:.0f} MB | {found.seconds:.1f} s | "
-              f"{found.seconds / xla:.0f}x | {evaluations(found.verdict)} | "
-              f"{found.peak_mb:.0f} MB | {planted_verdict(found.verdict, step)} |")
+              f"{evaluations(clean.verdict)} | {clean.peak_mb:.0f} ({clean.anonymous_mb:.0f}) MB"
+              f" | {found.seconds:.1f} s | {found.seconds / xla:.0f}x | "
+              f"{evaluations(found.verdict)} | {found.peak_mb:.0f} ({found.anonymous_mb:.0f}) MB"
+              f" | {planted_verdict(found.verdict, step)} |")
     return 0
 
 

@@ -157,3 +157,15 @@ def test_a_replay_whose_arguments_would_crowd_the_limit_reads_them_from_disk(
     monkeypatch.setattr(spill, "SMALLEST", 1)
     replay = _replay()
     assert all(_on_disk(a) for a in _leaves(tuple(replay.inputs.arguments)))
+
+
+def test_anonymous_tree_memory_leaves_out_what_a_spill_maps() -> None:
+    from workbench.replay.progress import tree_resident_bytes
+
+    size = 64 * 2**20
+    kept = spill.spilled(np.ones(size // 8))
+    before = (tree_resident_bytes() or 0, tree_resident_bytes(anonymous=True) or 0)
+    assert float(np.asarray(kept).sum()) == size // 8  # every page read: mapped, resident
+    total, anonymous = tree_resident_bytes() or 0, tree_resident_bytes(anonymous=True) or 0
+    assert total - before[0] >= size // 2
+    assert anonymous - before[1] < size // 4
