@@ -86,6 +86,8 @@ def test_spilled_arrays_read_back_as_written_and_leave_no_file(
     assert isinstance(kept[0], np.memmap) and not kept[0].flags.writeable
     assert np.array_equal(kept[0], value[0]) and kept[1] is None
     assert kept[2] is value[2] and kept[3] is value[3]  # small and empty stay in memory
+    view = np.asarray(kept[0])[1:]
+    assert spill.spilled(view) is view  # on disk already: not written again
     assert list(tmp_path.iterdir()) == []  # unnamed: gone with its last mapping
 
 

@@ -12,6 +12,7 @@ mapping, so nothing is left behind, whatever ends the run.
 
 from __future__ import annotations
 
+import mmap
 import tempfile
 from typing import Any
 
@@ -60,7 +61,7 @@ def spilled(value: Any) -> Any:
     memory."""
     if isinstance(value, tuple):
         return tuple(spilled(part) for part in value)
-    if value is None or isinstance(value, np.memmap):
+    if value is None or _mapped(value):
         return value
     array = np.asarray(value)
     if array.nbytes < max(SMALLEST, 1) or array.dtype.hasobject:
@@ -72,6 +73,15 @@ def spilled(value: Any) -> Any:
             return np.memmap(file, dtype=array.dtype, mode="r", shape=array.shape)
     except OSError:
         return value
+
+
+def _mapped(value: Any) -> bool:
+    """Whether `value` is a file mapping or a view of one (on disk already)."""
+    while value is not None:
+        if isinstance(value, (np.memmap, mmap.mmap)):
+            return True
+        value = getattr(value, "base", None)
+    return False
 
 
 class OutputsToDisk(Interpreter):
