@@ -41,7 +41,7 @@ def _leaves(value: Any) -> list[Any]:
 def _on_disk(array: Any) -> bool:
     """Whether `array`'s memory is a file mapping (a memmap, or a view of one)."""
     while array is not None:
-        if isinstance(array, (np.memmap, mmap.mmap)):
+        if isinstance(array, mmap.mmap):
             return True
         array = getattr(array, "base", None)
     return False
@@ -88,6 +88,10 @@ def test_spilled_arrays_read_back_as_written_and_leave_no_file(
     assert kept[2] is value[2] and kept[3] is value[3]  # small and empty stay in memory
     view = np.asarray(kept[0])[1:]
     assert spill.spilled(view) is view  # on disk already: not written again
+    import pickle
+
+    copied = pickle.loads(pickle.dumps(kept[0]))  # a memmap in memory (from a worker)
+    assert _on_disk(spill.spilled(copied)) and not _on_disk(copied)
     assert list(tmp_path.iterdir()) == []  # unnamed: gone with its last mapping
 
 

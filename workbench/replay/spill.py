@@ -76,9 +76,10 @@ def spilled(value: Any) -> Any:
 
 
 def _mapped(value: Any) -> bool:
-    """Whether `value` is a file mapping or a view of one (on disk already)."""
+    """Whether `value`'s memory is a file mapping (on disk already): an `mmap` at the end
+    of its chain of bases (an unpickled `np.memmap` has none)."""
     while value is not None:
-        if isinstance(value, (np.memmap, mmap.mmap)):
+        if isinstance(value, mmap.mmap):
             return True
         value = getattr(value, "base", None)
     return False
