@@ -90,11 +90,16 @@ class OutputsToDisk(Interpreter):
     but the entry's result tuple reads it: a training step's new parameters and optimizer
     state (as large as its arguments) are not held in memory beside the rest of the step."""
 
+    _outputs: frozenset[str] | None = None  # the entry's (`_only_outputs`), found once
+
     def _handler(self, computation: Computation, instruction: Instruction,
                  batched: bool) -> Handler:
         handler = super()._handler(computation, instruction, batched)
-        if batched or computation.name != self.module.entry_name \
-                or instruction.name not in _only_outputs(computation):
+        if batched or computation.name != self.module.entry_name:
+            return handler
+        if self._outputs is None:
+            self._outputs = _only_outputs(computation)
+        if instruction.name not in self._outputs:
             return handler
 
         def to_disk(interpreter: Interpreter, instruction: Instruction,
