@@ -8,13 +8,7 @@ import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction, Shape
 from workbench.replay.hlo.interpreter import Interpreter
-from workbench.replay.judge.noise.op_kinds import (
-    EXACT,
-    FLOAT_TYPES,
-    STEPS,
-    has_discrete,
-    is_float,
-)
+from workbench.replay.judge.noise.op_kinds import FLOAT_TYPES, STEPS, has_discrete, is_float
 
 # Most bytes kept only to name flips and jumps: integer values, and the ranges of values
 # declared at most f32 wide in f32 (a jump is a quarter of the array's magnitude).
@@ -68,18 +62,9 @@ def _range_bytes(shape: Shape) -> int:
     return RANGE_BYTES * int(np.prod(shape.dims, dtype=np.int64))
 
 
-def _kept_bytes(instruction: Instruction | None) -> int:
-    """What the recorder keeps of a value's range: `RANGE_BYTES` an element of a rounding
-    op's float result (`NoisyInterpreter._rounding` records those only); nothing for a value
-    an exact op moves or copies, which the split sample cannot read either."""
-    if instruction is None or instruction.opcode in EXACT or not is_float(instruction):
-        return 0
-    return RANGE_BYTES * int(np.prod(instruction.shape.dims, dtype=np.int64))
-
-
 def _group_bytes(group: set[tuple[str, str]],
                  declared: dict[tuple[str, str], Instruction]) -> int:
-    return sum(_kept_bytes(declared.get(key)) for key in group)
+    return sum(_range_bytes(declared[key].shape) for key in group if key in declared)
 
 
 def needed_clusters(declared: dict[tuple[str, str], Instruction],
@@ -127,7 +112,10 @@ def packed_groups(clusters: list[set[tuple[str, str]]],
     declared shapes, fit `budget` with `TRACKED_BYTES` kept besides (one group when all fit;
     a cluster larger than the budget alone is a group of its own)."""
     def size(key: tuple[str, str]) -> int:
-        return _kept_bytes(declared.get(key))
+        instruction = declared.get(key)
+        if instruction is None or not is_float(instruction):
+            return 0
+        return RANGE_BYTES * int(np.prod(instruction.shape.dims, dtype=np.int64))
 
     room = max(budget - TRACKED_BYTES, 0)
     groups: list[set[tuple[str, str]]] = []
