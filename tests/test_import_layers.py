@@ -173,3 +173,19 @@ def test_no_type_only_cycles_between_layers() -> None:
         if not is_ui(module):
             parts[part(module)] |= {part(m) for m in imported if part(m) != part(module)}
     assert cycles(parts) == []
+
+
+def test_localizing_and_catching_a_parse_error_import_no_xdsl() -> None:
+    """xDSL takes about a second to import: the MLIR evaluator imports it when an MLIR step is
+    parsed, evaluated or localized, not when localization starts or a caller catches the
+    parser's error (nor, so, when the tests that import them are collected)."""
+    code = (
+        "import sys\n"
+        "import workbench.replay.localize.culprit\n"
+        "from workbench.replay.errors import MlirParseError\n"
+        "import workbench.replay.mlir.backend\n"
+        "sys.exit('xdsl' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr or "xdsl was imported"

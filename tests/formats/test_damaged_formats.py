@@ -44,8 +44,7 @@ from workbench.formats.mlir_trace import read_trace_entry, trace_steps
 from workbench.formats.snapshot import read_snapshot
 from workbench.loader import ReadError, decode_text
 from workbench.output.json_shapes import action_json
-from workbench.replay.errors import Unsupported
-from workbench.replay.mlir.parse import MlirParseError, parse_module
+from workbench.replay.errors import MlirParseError, Unsupported
 from workbench.stats import ir_stats
 
 CORPUS = Path(__file__).parent.parent / "data" / "corpus"
@@ -119,6 +118,8 @@ def read_reproducer(data: bytes, file: str) -> None:
 
 def read_mlir_text(data: bytes, file: str) -> None:
     """How the index sniffs an MLIR file and names its scope, then the replay's parser."""
+    from workbench.replay.mlir.parse import parse_module
+
     sniff(data[:32768], data[-4096:], ".mlir")
     text = _text(data)
     scope_of_text(text)

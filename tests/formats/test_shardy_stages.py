@@ -13,7 +13,7 @@ from workbench.diff.steps import diff_steps, diff_with_previous, find_step
 from workbench.formats.xla_devices import device_count, no_snapshot_note
 from workbench.index import scan
 from workbench.replay.inputs import InputSpec
-from workbench.replay.triage.job import triage_jobs
+from workbench.replay.triage.run import triage_jobs
 
 DUMP = Path(__file__).parent.parent / "data" / "producers" / "shardy_stages"
 STAGES = ["input_module", "before_propagation", "after_propagation",

@@ -5,7 +5,9 @@ dumps of `jax.scipy.linalg.schur` (LAPACK `sgees`, `cgees`) and `jnp.linalg.eig`
 whose recorded results were changed into another legal factorization of the same matrix:
 the Schur forms reordered by LAPACK's `strexc`/`ctrexc` (the same eigenvalues in another
 order on the diagonal), the eigenpairs put in another order with their vectors' phases
-changed. Element by element each is far from the reference, though right.
+changed; `jnp.linalg.eigh` (`ssyevd`) with a repeated eigenvalue's vectors rotated, and
+`jnp.linalg.qr` (`sgeqrf`, `sorgqr`) with signs changed or another Householder form. Element
+by element each is far from the reference, though right.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from workbench.index import scan
 from workbench.loader import load_step_hlo
 from workbench.protos import hlo_pb2
 from workbench.replay.bisect import bisect_replay
-from workbench.replay.judge.factorizations import factorizations
+from workbench.replay.judge.factorization_outputs import factorizations
 from workbench.replay.judge.outcome import Kind
 from workbench.replay.steps import open_replay
 
@@ -32,6 +34,8 @@ SCHUR_C64 = DATA / "schur_c64_reordered"
 EIG_F32 = DATA / "eig_f32_permuted"
 MOVED = DATA / "moved_outputs"
 SVD_F32 = DATA / "svd_f32_rotated"
+EIGH_QR = DATA / "eigh_qr"
+EIGH_QR_C64 = DATA / "eigh_qr_c64"
 
 
 def _verdict(root: Path, name: str | None = None) -> tuple[bool, str, Kind]:
@@ -150,3 +154,79 @@ def test_the_outputs_are_traced_to_the_lapack_call_and_its_matrix_to_the_input()
         assert found.routine == routine and found.parameter == 0
         assert set(found.outputs) == keys
         assert sorted(path for path, _ in found.outputs.values()) == [(0,), (1,)]
+
+
+@pytest.mark.parametrize(("root", "name", "words"), [
+    (EIGH_QR, "jit_eigh", "{1} judged by the Hermitian eigen-decomposition's relations (eigh.17, "
+                          "float32 6x6), a different, legal Hermitian eigen-decomposition: "
+                          "A V = V W within |A V - V W|"),
+    (EIGH_QR, "jit_qr", "{0}, {1} judged by the QR factorization's relations (geqrf.3, float32 "
+                        "6x4), a different, legal QR factorization: A = Q R within |A - Q R|"),
+    (EIGH_QR, "jit__lambda", "{0}, {1} judged by the QR factorization's relations (geqrf.3, "
+                             "float32 6x4), a different, legal QR factorization: A = Q R "
+                             "within |A - Q R|"),
+    (EIGH_QR_C64, "jit_eigh", "{1} judged by the Hermitian eigen-decomposition's relations "
+                              "(eigh.15, complex64 5x5), a different, legal Hermitian "
+                              "eigen-decomposition: A V = V W within |A V - V W|"),
+    (EIGH_QR_C64, "jit_qr", "{0}, {1} judged by the QR factorization's relations (geqrf.3, "
+                            "complex64 3x5), a different, legal QR factorization: A = Q R "
+                            "within |A - Q R|"),
+])
+def test_another_legal_eigh_or_qr_is_a_legal_recording(root: Path, name: str,
+                                                        words: str) -> None:
+    """A repeated eigenvalue's vectors rotated in their subspace, signs (phases) of vectors,
+    of Q's columns and R's rows, and another Householder form (LAPACK's `sgeqrfp`): each
+    legal, each far from the reference element by element."""
+    ok, detail, status = _verdict(root, name)
+    assert ok and status == Kind.OK, detail
+    assert words in detail
+    assert "no step differs from the reference (checked every step)" in detail
+
+
+def test_eigh_and_qr_outputs_are_traced_to_their_calls_and_matrices() -> None:
+    """eigh's matrix is computed in the module (JAX symmetrizes it); Q is `orgqr`'s output,
+    judged with the `geqrf` it reads, R the upper triangle of `geqrf`'s packed output; the
+    raw Householder form is returned transposed."""
+    found = {}
+    for module in scan(EIGH_QR).modules:
+        if module.executions:
+            first = load_step_hlo(EIGH_QR, module.ir_steps("hlo")[0])
+            (found[module.name],) = factorizations(first)
+    eigh, qr, raw = found["jit_eigh"], found["jit_qr"], found["jit__lambda"]
+    assert (eigh.routine, eigh.parameter, set(eigh.outputs)) == ("syevd", None, {"v", "w"})
+    assert (qr.routine, qr.parameter, set(qr.outputs)) == ("geqrf", 0, {"q", "r"})
+    assert (raw.routine, raw.parameter, set(raw.outputs)) == ("geqrf", 0, {"a", "tau"})
+    assert raw.outputs["a"][1] == [("transpose", (1, 0), (6, 4))]
+
+
+@pytest.mark.parametrize(("name", "output", "index", "change", "words"), [
+    ("jit_eigh", 1, (2, 3), 0.01, "not a legal Hermitian eigen-decomposition either: "
+                                  "|A V - V W|"),  # a vector
+    ("jit_qr", 0, (4, 1), 0.01, "not a legal QR factorization either: |A - Q R|"),  # Q
+    ("jit_qr", 1, (1, 3), 0.01, "not a legal QR factorization either: |A - Q R|"),  # R
+    ("jit_qr", 1, (2, 0), 0.01, "|R below its diagonal| 0.01 >"),  # R not triangular
+    ("jit__lambda", 1, (2,), 0.01, "not a legal QR factorization either:"),  # tau
+    ("jit__lambda", 0, (1, 4), 0.01, "not a legal QR factorization either:"),  # a reflector
+    ("c64 jit_eigh", 1, (3, 1), 0.01j, "not a legal Hermitian eigen-decomposition either:"),
+    ("c64 jit_qr", 1, (1, 4), 0.01j, "not a legal QR factorization either: |A - Q R|"),
+])
+def test_a_planted_change_to_an_eigh_or_qr_is_still_a_mismatch(
+        tmp_path: Path, name: str, output: int, index: tuple[int, ...], change: complex,
+        words: str) -> None:
+    root = EIGH_QR_C64 if name.startswith("c64 ") else EIGH_QR
+    name = name.removeprefix("c64 ")
+    planted = _planted(root, tmp_path / "planted", output, index, change, name)
+    ok, detail, status = _verdict(planted, name)
+    assert not ok and status == Kind.MISMATCH, detail
+    assert "the recorded result differs from the reference" in detail
+    assert words in detail
+
+
+def test_a_changed_eigenvalue_of_eigh_is_a_mismatch(tmp_path: Path) -> None:
+    """The eigenvalues, sorted and unique, are compared element by element; with the
+    recorded vectors they no longer make A V = V W either."""
+    planted = _planted(EIGH_QR, tmp_path / "planted", 0, (4,), 0.001, "jit_eigh")
+    ok, detail, _ = _verdict(planted, "jit_eigh")
+    assert not ok
+    assert "first at {0}[4]" in detail
+    assert "not a legal Hermitian eigen-decomposition either: |A V - V W|" in detail

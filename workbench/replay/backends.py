@@ -26,7 +26,7 @@ import numpy as np
 
 from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
 from workbench.model import Execution, Module, Step
-from workbench.replay.errors import Unsupported
+from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.inputs import ParamSpec
 
 if TYPE_CHECKING:
@@ -97,6 +97,67 @@ class EvaluatesFlushed(Protocol):
     def platform(self) -> str | None:
         """The platform the module was compiled for; None when the dump does not say."""
         ...
+
+
+@dataclass(frozen=True)
+class ShadowBackend:
+    """`backend` evaluating in higher precision (its `evaluate_shadow`), so the shadow runs
+    through the same runners as any step: in a worker, with the time limit and cancel."""
+
+    inner: Backend
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name} (f64)"
+
+    @property
+    def root(self) -> Path:
+        return self.inner.root
+
+    @property
+    def module(self) -> Module:
+        return self.inner.module
+
+    def steps(self) -> list[Step]:
+        return self.inner.steps()
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        inner = self.inner
+        if not isinstance(inner, EvaluatesShadow):
+            raise EvaluationError(f"the {inner.name} backend has no f64 evaluation")
+        return inner.evaluate_shadow(step, arguments)
+
+
+@dataclass(frozen=True)
+class NoiseBackend(ShadowBackend):
+    """`backend` evaluating with random rounding (its `evaluate_noise`), through the runners
+    like the shadow."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name} (random rounding)"
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
+        inner = self.inner
+        if not isinstance(inner, EvaluatesNoise):
+            raise EvaluationError(f"the {inner.name} backend has no random-rounding evaluation")
+        return inner.evaluate_noise(step, arguments)
+
+
+@dataclass(frozen=True)
+class FlushedBackend(ShadowBackend):
+    """`backend` evaluating with subnormals read and written as zero (its
+    `evaluate_flushed`), through the same runners as any step."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.inner.name} (subnormals as zero)"
+
+    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        inner = self.inner
+        if not isinstance(inner, EvaluatesFlushed):
+            raise EvaluationError(f"the {inner.name} backend cannot flush subnormals")
+        return inner.evaluate_flushed(step, arguments)
 
 
 # name -> "module:function"; the function maps (root, module) to a Backend or None.

@@ -17,3 +17,8 @@ class Unsupported(Exception):
 
 class EvaluationError(Exception):
     """The IR is well formed for the parser but cannot be evaluated (bad operands, shapes)."""
+
+
+class MlirParseError(EvaluationError):
+    """The printed MLIR could not be parsed; `str()` is the parser's message. Here, not beside
+    the parser (`mlir/parse.py`), so that catching it does not import xDSL."""

@@ -37,8 +37,9 @@ from workbench.model import Execution, Module, Step
 from workbench.replay.backends import (
     Backend,
     EvaluatesFlushed,
-    EvaluatesNoise,
-    EvaluatesShadow,
+    FlushedBackend,
+    NoiseBackend,
+    ShadowBackend,
     StepEvaluator,
     open_backend,
 )
@@ -204,67 +205,6 @@ def make_runner(time_limit: float | None = None, isolate: bool = False) -> Runne
     if time_limit is not None or isolate:
         return ProcessRunner(time_limit)
     return InlineRunner()
-
-
-@dataclass(frozen=True)
-class ShadowBackend:
-    """`backend` evaluating in higher precision (its `evaluate_shadow`), so the shadow runs
-    through the same runners as any step: in a worker, with the time limit and cancel."""
-
-    inner: Backend
-
-    @property
-    def name(self) -> str:
-        return f"{self.inner.name} (f64)"
-
-    @property
-    def root(self) -> Path:
-        return self.inner.root
-
-    @property
-    def module(self) -> Module:
-        return self.inner.module
-
-    def steps(self) -> list[Step]:
-        return self.inner.steps()
-
-    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        inner = self.inner
-        if not isinstance(inner, EvaluatesShadow):
-            raise EvaluationError(f"the {inner.name} backend has no f64 evaluation")
-        return inner.evaluate_shadow(step, arguments)
-
-
-@dataclass(frozen=True)
-class NoiseBackend(ShadowBackend):
-    """`backend` evaluating with random rounding (its `evaluate_noise`), through the runners
-    like the shadow."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.inner.name} (random rounding)"
-
-    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> Any:
-        inner = self.inner
-        if not isinstance(inner, EvaluatesNoise):
-            raise EvaluationError(f"the {inner.name} backend has no random-rounding evaluation")
-        return inner.evaluate_noise(step, arguments)
-
-
-@dataclass(frozen=True)
-class FlushedBackend(ShadowBackend):
-    """`backend` evaluating with subnormals read and written as zero (its
-    `evaluate_flushed`), through the same runners as any step."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.inner.name} (subnormals as zero)"
-
-    def evaluate(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        inner = self.inner
-        if not isinstance(inner, EvaluatesFlushed):
-            raise EvaluationError(f"the {inner.name} backend cannot flush subnormals")
-        return inner.evaluate_flushed(step, arguments)
 
 
 @dataclass
@@ -470,7 +410,8 @@ class Replay:
         if find is None or self.atol is not None or self.rtol is not None:
             return comparison
         from workbench.loader import ReadError
-        from workbench.replay.judge.factorizations import factorizations, judge_relations
+        from workbench.replay.judge.factorization_outputs import factorizations
+        from workbench.replay.judge.factorizations import judge_relations
 
         try:
             found = factorizations(find(self.steps[0]))

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from tests.helpers.hlo_builders import assert_same, run
-from workbench.hlo_ir import Shape
+from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
+from workbench.replay.hlo import dtypes, evaluate_module
 
 NAN = np.nan
 INF = np.inf
@@ -47,3 +48,27 @@ def test_bitcast_convert_changes_width_through_a_minor_dimension() -> None:
     as_bytes = run("bitcast-convert", Shape("u8", (2, 4)), x)
     assert_same(as_bytes, x.view(np.uint8).reshape(2, 4))
     assert_same(run("bitcast-convert", Shape("f32", (2,)), as_bytes), x)
+
+
+def test_cast_of_a_broadcast_converts_its_distinct_elements_once() -> None:
+    row = np.array([NAN, -0.0, 1.5, 3.0e38, -INF], ml_dtypes.bfloat16)
+    spread = np.broadcast_to(row, (64, 32, 5))
+    widened = dtypes.cast(spread, np.dtype(np.float32))
+    assert widened.strides[:2] == (0, 0)  # still a broadcast, not 10,240 conversions
+    assert_same(widened, spread.astype(np.float32))
+    assert_same(dtypes.cast(widened, np.dtype(ml_dtypes.bfloat16)), spread)
+
+
+def test_narrow_op_on_a_broadcast_operand_rounds_as_on_the_full_array() -> None:
+    bf16 = ml_dtypes.bfloat16
+    rows = np.array([[1.0, -0.0, 3.0, NAN], [2.5e38, -1.0, 0.1, 7.0]], bf16)
+    bias = np.array([1e-3, -0.0, 2.5e38, 1.0], bf16)
+    shape = Shape("bf16", (2, 4))
+    parameters = [Instruction("x", "parameter", shape, parameter_number=0),
+                  Instruction("b", "parameter", Shape("bf16", (4,)), parameter_number=1)]
+    body = [Instruction("spread", "broadcast", shape, ["b"], dimensions=(1,)),
+            Instruction("sum", "add", shape, ["x", "spread"])]
+    entry = Computation("entry", [*parameters, *body], "sum", is_entry=True)
+    result = evaluate_module(HloModule("m", [entry], "entry"), [rows, bias])
+    expected = (rows.astype(np.float32) + bias.astype(np.float32)).astype(bf16)
+    assert_same(result, expected)

@@ -125,3 +125,35 @@ def test_variadic_argmax_reducer_is_folded_in_order() -> None:
                  dimensions=(1,), called_computations=["argmax"], computations=(body,))
     assert_same(result[0], np.array([3.0, NAN], np.float32))
     assert_same(result[1], np.array([1, 1], np.int32))
+
+
+def _sum_first_two(x: np.ndarray, layout: tuple[int, ...], type_name: str) -> object:
+    """sum over dims 0 and 1 of a 3-D parameter laid out as `layout` (minor_to_major)."""
+    entry = computation("entry", [
+        Instruction("p", "parameter", Shape(type_name, x.shape, layout=layout),
+                    parameter_number=0),
+        Instruction("zero", "constant", Shape(type_name), literal=np.zeros((), x.dtype)),
+        Instruction("s", "reduce", array_shape(type_name, x.shape[2]), ["p", "zero"],
+                    dimensions=(0, 1), called_computations=["r"]),
+    ])
+    entry.is_entry = True
+    module = HloModule("m", [scalar_computation("r", "add", type_name), entry], "entry")
+    return evaluate_module(module, [x])
+
+
+@pytest.mark.parametrize("kept", [3, 300, 1000])
+def test_many_outputs_sum_in_order_too(kept: int) -> None:
+    """With many outputs the sums take one reduced element of every output at a time
+    (`ROW_AT_A_TIME`): still in the operand's physical order, rounding after each element,
+    in f32 and in bf16 (whose 256 + 1 rounds back to 256)."""
+    import ml_dtypes
+
+    for dtype, type_name, big in ((np.float32, "f32", 1e8),
+                                  (ml_dtypes.bfloat16, "bf16", 256.0)):
+        block = np.array([[big, 1], [-big, 1]], dtype)
+        x = np.repeat(block[:, :, None], kept, axis=2)
+        assert_same(_sum_first_two(x, (2, 1, 0), type_name), np.ones(kept, dtype))
+        assert_same(_sum_first_two(x, (2, 0, 1), type_name), np.full(kept, 2, dtype))
+        multiply = reduce(np.full((4, kept), 3, dtype), np.ones((), dtype), (0,), "multiply",
+                          array_shape(type_name, kept))
+        assert_same(multiply, np.full(kept, 81, dtype))

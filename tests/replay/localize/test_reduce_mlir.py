@@ -18,7 +18,6 @@ from workbench.formats.literal import literal_from_proto
 from workbench.formats.mlir_trace import parse_trace
 from workbench.model import Source, Step
 from workbench.protos import hlo_pb2, mlir_trace_pb2
-from workbench.replay.localize.mlir import localize_mlir
 from workbench.replay.localize.result import LocalizeError
 from workbench.replay.reduce.hlo import reduce_to_folder
 
@@ -123,6 +122,8 @@ def _trace_folder(folder: Path) -> tuple[Step, Step]:
 def test_an_argument_of_the_function_becomes_an_argument(tmp_path: Path) -> None:
     """`%z` reads `%y` (an op) and `%x` (the function's argument): both become arguments,
     in the order the later op reads them, with the earlier step's values."""
+    from workbench.replay.localize.mlir import localize_mlir  # imports xDSL: not at collection
+
     before_step, after_step = _trace_folder(tmp_path / "dump")
     x = np.array([1.0, -2.0, 0.5], np.float32)
     localization = localize_mlir(BEFORE, AFTER, [x], before_step, after_step)
@@ -141,6 +142,8 @@ def test_an_argument_of_the_function_becomes_an_argument(tmp_path: Path) -> None
 
 
 def test_nothing_to_reduce_says_so(tmp_path: Path) -> None:
+    from workbench.replay.localize.mlir import localize_mlir  # imports xDSL: not at collection
+
     before_step, after_step = _trace_folder(tmp_path / "dump")
     x = np.array([1.0, -2.0, 0.5], np.float32)
     same = localize_mlir(BEFORE, BEFORE, [x], before_step, after_step)

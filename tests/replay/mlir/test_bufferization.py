@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from tests.helpers.mlir_snippets import run
-from workbench.replay.mlir.parse import parse_module
 
 
 def test_to_tensor_is_a_snapshot_of_the_buffer() -> None:
@@ -41,6 +40,8 @@ def test_materialize_clone_and_alloc_tensor() -> None:
 
 
 def test_older_printed_forms_parse() -> None:
+    from workbench.replay.mlir.parse import parse_module
+
     module, _ = parse_module("""
     func.func @main(%m: memref<2xf32>, %t: tensor<2xf32>) -> (tensor<2xf32>, memref<2xf32>) {
       %a = bufferization.to_tensor %m restrict writable : memref<2xf32>

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 
 from tests.helpers.mlir_snippets import run
-from workbench.replay.mlir.interpreters import structured
 
 
 @pytest.fixture(params=["vectorized", "elementwise"])
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run each test with the vectorized path allowed, and with only the loop nest."""
+    from workbench.replay.mlir.interpreters import structured
+
     if request.param == "elementwise":
         monkeypatch.setattr(structured, "_can_vectorize", lambda *args: False)
     return request.param

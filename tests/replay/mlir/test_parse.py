@@ -9,12 +9,16 @@ import pytest
 
 from tests.helpers.damage import huge_line, output_within
 from workbench.formats.mlir_trace import parse_trace
-from workbench.replay.errors import Unsupported
+from workbench.replay.errors import MlirParseError, Unsupported
 from workbench.replay.mlir import evaluate_mlir
-from workbench.replay.mlir.parse import MlirParseError, parse_module
+
+# The MLIR parser is imported where it is used: it imports xDSL, which takes a second, and
+# collecting the tests should not pay it.
 
 
 def test_location_aliases_defined_after_use() -> None:
+    from workbench.replay.mlir.parse import parse_module
+
     module, _ = parse_module("""
     #loc1 = loc("f.py":1:2)
     func.func @main(%a: f32 loc("f.py":2:3)) -> f32 {
@@ -61,6 +65,8 @@ def test_dense_resources_are_read_per_module() -> None:
 
 
 def test_other_dialects_attributes_with_types_and_custom_ops() -> None:
+    from workbench.replay.mlir.parse import parse_module
+
     text = """
     #target = #hal.device.target<"local"> : !hal.device
     module attributes {hal.device.targets = [#hal.device.alias<"local"> : !hal.device]} {
@@ -73,6 +79,8 @@ def test_other_dialects_attributes_with_types_and_custom_ops() -> None:
 
 
 def test_parse_errors_carry_the_parsers_message() -> None:
+    from workbench.replay.mlir.parse import parse_module
+
     with pytest.raises(MlirParseError) as raised:
         parse_module("func.func @main() {\n  %0 = arith.addf %x : f32\n}", "step.mlir")
     message = str(raised.value)
@@ -81,6 +89,8 @@ def test_parse_errors_carry_the_parsers_message() -> None:
 
 
 def test_unknown_ops_of_known_dialects_are_unsupported() -> None:
+    from workbench.replay.mlir.parse import parse_module
+
     text = """
     func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
       %0 = linalg.softmax dimension(1) ins(%a : tensor<2x2xf32>) outs(%a : tensor<2x2xf32>)
@@ -122,6 +132,8 @@ def test_unterminated_string_in_a_damaged_dump_fails_fast(corpus: Path) -> None:
 
 
 def test_damaged_first_token_is_a_parse_error(corpus: Path) -> None:
+    from workbench.replay.mlir.parse import parse_module
+
     text = _loops_step(corpus)  # `module @jit_f {` -> `"odule @jit_f {`
     with pytest.raises(MlirParseError, match=r"^step\.mlir:1:1\b"):
         parse_module('"' + text[1:], "step.mlir")
@@ -139,6 +151,8 @@ def test_damaged_operation_xdsl_cannot_build_is_a_parse_error(
     """xDSL asserts, indexes operands or packs values while it builds some ops from their
     custom form: a `linalg.matmul` left with one input, a `linalg.generic` whose iterator
     types are not a list, an f32 constant out of the type's range."""
+    from workbench.replay.mlir.parse import parse_module
+
     text = _trace_step(corpus, index)
     assert good in text
     with pytest.raises(MlirParseError, match=rf"^step\.mlir:\d+:\d+: cannot build the "
@@ -149,6 +163,8 @@ def test_damaged_operation_xdsl_cannot_build_is_a_parse_error(
 def test_nesting_too_deep_is_a_parse_error(corpus: Path) -> None:
     """The first line of a real dump, `module @jit_f {`, repeated over 64 KiB: regions
     nested thousands deep."""
+    from workbench.replay.mlir.parse import parse_module
+
     text = (corpus / "mlir" / "iree-opt-to-loops" / "output.mlir").read_bytes()
     damaged = huge_line(text, 0, 64 * 1024).data.decode()
     with pytest.raises(MlirParseError, match=r"^step\.mlir: nested too deeply to parse$"):

@@ -18,7 +18,7 @@ import numpy as np
 from workbench.hlo_ir import Instruction
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo import dtypes
-from workbench.replay.hlo.dtypes import F32, kind_of
+from workbench.replay.hlo.dtypes import F32, cast, kind_of
 from workbench.replay.hlo.registry import Handler, Value, handles
 
 Fn = Callable[..., np.ndarray]
@@ -36,7 +36,7 @@ def _unsupported_type(opcode: str, dtype: np.dtype) -> Unsupported:
 
 def _finish(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Round a result computed in f32 back to its narrow float type (bool results stay)."""
-    return result.astype(dtype) if result.dtype == F32 else result
+    return cast(result, dtype) if result.dtype == F32 else result
 
 
 def unary(table: dict[str, Fn | None]) -> Handler:
@@ -47,7 +47,7 @@ def unary(table: dict[str, Fn | None]) -> Handler:
         if function is None:
             raise _unsupported_type(instruction.opcode, x.dtype)
         if kind == "narrow":
-            return _finish(function(x.astype(F32)), x.dtype)
+            return _finish(function(cast(x, F32)), x.dtype)
         return function(x)
 
     return handler
@@ -61,7 +61,9 @@ def binary(table: dict[str, Fn | None]) -> Handler:
         if function is None:
             raise _unsupported_type(instruction.opcode, x.dtype)
         if kind == "narrow":
-            return _finish(function(x.astype(F32), y.astype(F32)), x.dtype)
+            if isinstance(function, np.ufunc):  # widened in numpy's buffers, not as copies
+                return _finish(function(x, y, dtype=F32), x.dtype)
+            return _finish(function(cast(x, F32), cast(y, F32)), x.dtype)
         return function(x, y)
 
     return handler
@@ -291,7 +293,7 @@ def binary_function(opcode: str, dtype: np.dtype) -> Fn:
     if kind != "narrow":
         return function
     inner = function
-    return lambda x, y: _finish(inner(x.astype(F32), y.astype(F32)), dtype)
+    return lambda x, y: _finish(inner(cast(x, F32), cast(y, F32)), dtype)
 
 
 for _opcode, _table in UNARY.items():
@@ -323,7 +325,7 @@ def compare_values(x: np.ndarray, y: np.ndarray, direction: str,
         if comparison_type == "TOTALORDER":
             return function(dtypes.total_order_key(x), dtypes.total_order_key(y))
         if kind == "narrow":
-            return function(x.astype(F32), y.astype(F32))
+            return function(cast(x, F32), cast(y, F32))
         return function(x, y)
     if comparison_type == "UNSIGNED" and kind == "signed":
         unsigned = dtypes.uint_of_size(x.dtype.itemsize)
@@ -356,7 +358,7 @@ def clamp(interpreter: object, instruction: Instruction, operands: list[Value]) 
     if kind == "complex":
         raise _unsupported_type("clamp", x.dtype)
     if kind in ("float", "narrow"):
-        work = [np.asarray(v).astype(F32) if kind == "narrow" else v for v in (low, x, high)]
+        work = [cast(np.asarray(v), F32) if kind == "narrow" else v for v in (low, x, high)]
         result = float_minimum(work[2], float_maximum(work[1], work[0]))
         return _finish(result, x.dtype)
     return np.minimum(high, np.maximum(x, low))
@@ -393,7 +395,7 @@ def reduce_precision(interpreter: object, instruction: Instruction,
         raise _unsupported_type("reduce-precision", x.dtype)
     if instruction.exponent_bits is None or instruction.mantissa_bits is None:
         raise Unsupported("reduce-precision without exponent_bits/mantissa_bits")
-    work = x.astype(F32) if kind == "narrow" else x
+    work = cast(x, F32) if kind == "narrow" else x
     result = reduce_precision_bits(work, instruction.exponent_bits, instruction.mantissa_bits)
     return _finish(result, x.dtype)
 

@@ -174,7 +174,7 @@ def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
     rounding) counted among them, and its bound is `C` times their half range plus `U` ulps
     at its magnitude, as `truth_of` makes one. Without the reference and the ulps, a range
     of one finite sample (or of the split sample alone) left a computed value a bound of 0.
-    A NaN is legal wherever the truth or some random sample was NaN.
+    A NaN is legal wherever the truth, some random sample or the domain sample was NaN.
 
     An element on a domain boundary (NaN in some random sample, finite in the truth, the
     reference or another sample) follows, on its defined side, an operand as near the

@@ -3,16 +3,21 @@
 Some factorizations are not unique. LAPACK's Schur form without sorting (`gees`) is unique
 only up to the order of the eigenvalues on its diagonal and the phases of its Schur vectors;
 an eigen-decomposition's (`geev`) vectors only up to order and phase; singular vectors
-(`gesdd`, `gesvd`) up to phase, and a basis for a cluster of singular values. Another build of
-LAPACK, or the same one on more threads, may legally return another one (JAX's `linalg_test`
-on XLA CPU: the same eigenvalues of a clustered matrix in another order), and element by
-element that is far from the reference, although it is right.
+(`gesdd`, `gesvd`) up to phase, and a basis for a cluster of singular values; a Hermitian
+eigen-decomposition's (`syevd`, `heevd`) vectors up to phase and a basis for a repeated
+eigenvalue; a QR factorization (`geqrf`, Q from `orgqr`) up to the phases of R's rows and Q's
+columns, and its Householder vectors with them. Another build of LAPACK, or the same one on
+more threads, may legally return another one (JAX's `linalg_test` on XLA CPU: the same
+eigenvalues of a clustered matrix in another order), and element by element that is far from
+the reference, although it is right.
 
 So where an output of the module is, directly, such a factorization's output (through
 tuple/get-tuple-element/call/copy/reshape/transpose, and JAX's mask `select(info == 0, x,
-NaN)`), and its matrix is an input of the execution, the recorded outputs are judged by what
-makes them a factorization of that matrix, with LAPACK's own tests' rule: a residual is
-legal up to `THRESHOLD` times n eps |A| (eps of the factorization's type, norms Frobenius):
+NaN)`; R through jnp.triu of a leading block: `factorization_outputs`), the recorded outputs
+are judged by what makes them a factorization of its matrix (an input of the execution, or
+computed: its value in an evaluation of the module, `matrix_of`), with LAPACK's own tests'
+rule: a residual is legal up to `THRESHOLD` times n eps |A| (eps of the factorization's type,
+norms Frobenius):
 
 - Schur: |A - Z T Z^H| (or, without Z, | |T| - |A| |), |Z^H Z - I| / (n eps), T upper
   triangular (real: quasi-triangular, 2x2 blocks apart), its eigenvalues (the diagonal, the
@@ -21,6 +26,9 @@ legal up to `THRESHOLD` times n eps |A| (eps of the factorization's type, norms 
   / |V_l|, each vector of norm 1;
 - SVD (`gesdd`, `gesvd`): |A - U S V^H|, U and V with orthonormal columns; the singular
   values, sorted, stay compared element by element.
+- Hermitian eigen-decomposition: |A V - V W|, |V^H V - I|; the eigenvalues, sorted, stay
+  compared element by element;
+- QR: |A - Q R|, |Q^H Q - I|, R upper triangular (`_judge_qr` for Q or R alone).
 
 Eigenvalues of a cluster are ill-conditioned: each is legal within LAPACK's error bound of an
 eigenvalue, the same residual over its condition (`_eigenvalue_check`), and (for matrices of
@@ -30,44 +38,20 @@ at most `BACKWARD_ERROR_SIZE`) is an eigenvalue of a matrix that near A
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from workbench.hlo_ir import Computation, HloModule, Instruction, LiteralValue
+from workbench.hlo_ir import Instruction, LiteralValue
+from workbench.replay.judge.factorization_outputs import (
+    NAMES,
+    Factorization,
+    matrix_of,
+    output_of,
+)
 
 THRESHOLD = 30.0  # LAPACK's test suites' threshold on a residual / (n eps |A|)
-
-# Per routine and kind (real/complex), what each output of the custom-call is.
-_OUTPUTS = {
-    ("gees", False): ("t", "z", "wr", "wi"),
-    ("gees", True): ("t", "z", "values"),
-    ("geev", False): ("wr", "wi", "vl", "vr"),
-    ("geev", True): ("values", "vl", "vr"),
-    **{(svd, complex_): ("a", "s", "u", "vt") for svd in ("gesdd", "gesvd")
-       for complex_ in (False, True)},
-}
-_NAMES = {"gees": "Schur form", "geev": "eigen-decomposition",
-          "gesdd": "singular value decomposition", "gesvd": "singular value decomposition"}
-
-# A move of an array: ("transpose", permutation, dims before) or ("reshape", dims after,
-# dims before).
-Transform = tuple[str, tuple[int, ...], tuple[int, ...]]
-
-
-@dataclass
-class Factorization:
-    """One non-unique factorization whose outputs are outputs of the module: which entry
-    parameter its matrix is (and how it is moved there), and per output it has, the result
-    path and how the custom-call's output was moved to it."""
-
-    call: Instruction
-    routine: str
-    complex_: bool
-    parameter: int
-    to_operand: list[Transform]
-    outputs: dict[str, tuple[tuple[int, ...], list[Transform]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,161 +61,6 @@ class Relations:
     legal: bool
     paths: list[tuple[int, ...]]
     text: str
-
-
-def _apply(array: np.ndarray, transforms: list[Transform]) -> np.ndarray:
-    for kind, argument, _ in transforms:
-        array = np.transpose(array, argument) if kind == "transpose" else array.reshape(argument)
-    return array
-
-
-def _undo(array: np.ndarray, transforms: list[Transform]) -> np.ndarray:
-    for kind, argument, before in reversed(transforms):
-        array = (np.transpose(array, np.argsort(argument)) if kind == "transpose"
-                 else array.reshape(before))
-    return array
-
-
-def _move(instruction: Instruction, operand: Instruction) -> list[Transform]:
-    """The move `instruction` (a copy, reshape or transpose of `operand`) makes."""
-    if instruction.opcode == "reshape":
-        return [("reshape", instruction.shape.dims, operand.shape.dims)]
-    if instruction.opcode == "transpose":
-        return [("transpose", tuple(instruction.dimensions or ()), operand.shape.dims)]
-    return []
-
-
-class _Tracer:
-    """Follows values through moves that keep them what they are (see the module doc)."""
-
-    def __init__(self, module: HloModule) -> None:
-        self.computations = module.by_name
-        self.entry = module.entry
-
-    def output(self, computation: Computation, name: str, stack: tuple[Instruction, ...],
-               moves: list[Transform]) -> tuple[Instruction, str, list[Transform],
-                                                tuple[Instruction, ...]] | None:
-        """The factorization output `name` is (its call, what output, moves from it)."""
-        instruction = computation.by_name[name]
-        opcode, operands = instruction.opcode, instruction.operands
-        if opcode in ("copy", "reshape", "transpose"):
-            operand = computation.by_name[operands[0]]
-            return self.output(computation, operand.name, stack,
-                               [*_move(instruction, operand), *moves])
-        if opcode == "select" and len(operands) == 3:
-            if _is_nan(computation, operands[2]):
-                return self.output(computation, operands[1], stack, moves)
-            return None
-        if opcode == "complex":  # jnp's real eigenvalues: complex(wr, wi)
-            parts = [self.output(computation, o, stack, []) for o in operands]
-            if (parts[0] is None or parts[1] is None or parts[0][0] is not parts[1][0]
-                    or (parts[0][1], parts[1][1]) != ("wr", "wi") or parts[0][2] or parts[1][2]):
-                return None
-            return parts[0][0], "values", moves, parts[0][3]
-        if opcode == "call" and instruction.called_computations:
-            callee = self.computations[instruction.called_computations[0]]
-            return self.output(callee, callee.root.name, (*stack, instruction), moves)
-        if opcode != "get-tuple-element" or instruction.tuple_index is None:
-            return None
-        source = computation.by_name[operands[0]]
-        index = instruction.tuple_index
-        if source.opcode == "tuple":
-            return self.output(computation, source.operands[index], stack, moves)
-        if source.opcode == "call" and source.called_computations:
-            callee = self.computations[source.called_computations[0]]
-            root = callee.root
-            if root.opcode != "tuple":
-                return None
-            return self.output(callee, root.operands[index], (*stack, source), moves)
-        kind = routine_of(source)
-        if kind is None:
-            return None
-        names = _OUTPUTS[kind]
-        return (source, names[index], moves, stack) if index < len(names) else None
-
-    def parameter(self, computation: Computation, name: str,
-                  stack: tuple[Instruction, ...]) -> tuple[int, list[Transform]] | None:
-        """The entry parameter `name` is, and the moves from it (None: computed)."""
-        instruction = computation.by_name[name]
-        if instruction.opcode == "parameter" and instruction.parameter_number is not None:
-            if not stack:
-                return instruction.parameter_number, []
-            call = stack[-1]
-            caller = self.computation_of(call)
-            if caller is None:
-                return None
-            return self.parameter(caller, call.operands[instruction.parameter_number],
-                                  stack[:-1])
-        if instruction.opcode not in ("copy", "reshape", "transpose"):
-            return None
-        found = self.parameter(computation, instruction.operands[0], stack)
-        if found is None:
-            return None
-        number, moves = found
-        operand = computation.by_name[instruction.operands[0]]
-        return number, [*moves, *_move(instruction, operand)]
-
-    def computation_of(self, instruction: Instruction) -> Computation | None:
-        """The computation that holds `instruction`."""
-        for computation in self.computations.values():
-            if computation.by_name.get(instruction.name) is instruction:
-                return computation
-        return None
-
-
-def _is_nan(computation: Computation, name: str) -> bool:
-    instruction = computation.by_name[name]
-    while instruction.opcode == "broadcast":
-        instruction = computation.by_name[instruction.operands[0]]
-    if instruction.opcode != "constant" or instruction.literal is None:
-        return False
-    value = np.asarray(instruction.literal)
-    return value.size == 1 and bool(np.isnan(value).all())
-
-
-def routine_of(instruction: Instruction) -> tuple[str, bool] | None:
-    """(the routine: "gees", "geev", "gesdd" or "gesvd"; complex?) for a LAPACK custom-call
-    whose result is not unique, else None."""
-    from workbench.replay.hlo.lapack import TARGET
-
-    if instruction.opcode != "custom-call":
-        return None
-    match = TARGET.fullmatch(instruction.custom_call_target or "")
-    if match is None or match.group(2) not in _NAMES:
-        return None
-    return match.group(2), match.group(1) in "cz"
-
-
-def factorizations(module: HloModule) -> list[Factorization]:
-    """The non-unique factorizations among the outputs of `module`'s result (a tuple's
-    elements, or the result itself)."""
-    tracer = _Tracer(module)
-    entry = module.entry
-    root = entry.root
-    results = ([((index,), name) for index, name in enumerate(root.operands)]
-               if root.opcode == "tuple" else [((), root.name)])
-    found: dict[str, Factorization] = {}
-    for path, name in results:
-        traced = tracer.output(entry, name, (), [])
-        if traced is None:
-            continue
-        call, output, moves, stack = traced
-        kind = routine_of(call)
-        assert kind is not None
-        factorization = found.get(call.name)
-        if factorization is None:
-            callee = tracer.computation_of(call)
-            operand = None if callee is None else tracer.parameter(callee, call.operands[0],
-                                                                   stack)
-            if operand is None:
-                continue
-            factorization = Factorization(call, kind[0], kind[1], operand[0], operand[1])
-            found[call.name] = factorization
-        factorization.outputs[output] = (path, moves)
-    return list(found.values())
-
-
-# ------------------------------------------------------------------------------ the relations
 
 
 def _eigenvalues_of_schur(t: np.ndarray) -> np.ndarray:
@@ -322,28 +151,16 @@ class _Check:
         return f"{self.name} {self.value:.3g} {relation} {self.limit:.3g}"
 
 
-def _output(factorization: Factorization, value: Any, key: str) -> np.ndarray | None:
-    """The custom-call's output `key` as recorded in `value` (the module's result), moved
-    back; None when it is not an output of the module."""
-    if key not in factorization.outputs:
-        return None
-    path, moves = factorization.outputs[key]
-    part: Any = value
-    for i in path:
-        part = part[i]
-    return _undo(np.asarray(part), moves)
-
-
 def _judge_svd(factorization: Factorization, arguments: list[LiteralValue],
                recorded: LiteralValue) -> Relations | None:
     """Singular vectors, unique only up to phase (and a basis within a cluster of singular
     values): |A - U S V^H| <= 30 max(m, n) eps |A|, |U^H U - I| and |V^H V - I| <= 30
     max(m, n) eps. The singular values, sorted and unique, stay compared element by
     element (the vectors are judged with the recorded ones)."""
-    s, u, vt = (_output(factorization, recorded, key) for key in ("s", "u", "vt"))
+    s, u, vt = (output_of(factorization, recorded, key) for key in ("s", "u", "vt"))
     if s is None or u is None or vt is None:
         return None
-    a = _apply(np.asarray(arguments[factorization.parameter]), factorization.to_operand)
+    a = matrix_of(factorization, arguments)
     element = a.dtype
     eps = float(np.finfo(element).eps)
     m, n = a.shape[-2:]
@@ -368,13 +185,155 @@ def _judge_svd(factorization: Factorization, arguments: list[LiteralValue],
                THRESHOLD * size * eps)]
     legal = all(check.ok for check in checks)
     paths = [factorization.outputs[key][0] for key in ("u", "vt")]
-    where = ", ".join("".join(f"{{{i}}}" for i in p) for p in paths)
-    name = _NAMES[factorization.routine]
+    where = _where(paths)
+    name = NAMES[factorization.routine]
     verdict = (f"a different, legal {name}: A = U S V^H within" if legal
                else f"not a legal {name} either:")
     return Relations(legal, paths, f"{where} judged by the {name}'s relations "
                                    f"({factorization.call.name}, {element} {m}x{n}), "
                                    f"{verdict} " + ", ".join(str(c) for c in checks))
+
+
+def _frobenius(x: np.ndarray) -> float:
+    """The largest Frobenius norm among a batch of matrices."""
+    return float(np.linalg.norm(x, axis=(-2, -1)).max(initial=0.0))
+
+
+def _hermitian_part(a: np.ndarray, lower: bool) -> np.ndarray:
+    """The Hermitian matrix a `syevd`/`heevd` reads from `a`: its lower (or upper) triangle
+    and the triangle's conjugate transpose (a real diagonal)."""
+    kept = np.tril(a) if lower else np.triu(a)
+    strict = np.tril(a, -1) if lower else np.triu(a, 1)
+    diagonal = np.real(np.diagonal(kept, 0, -2, -1))
+    whole = strict + np.conj(np.swapaxes(strict, -1, -2))
+    return whole + diagonal[..., None] * np.eye(a.shape[-1])
+
+
+def _reads_lower(call: Instruction) -> bool:
+    """Whether a Hermitian eigen-decomposition reads the lower triangle: LAPACK's `uplo`,
+    cuSOLVER's `lower`."""
+    from workbench.replay.hlo.lapack import parse_backend_config
+
+    config = parse_backend_config(call.backend_config)
+    if "uplo" in config:
+        return chr(int(config["uplo"])) == "L"
+    return bool(config.get("lower", False))
+
+
+def _where(paths: list[tuple[int, ...]]) -> str:
+    """The outputs at `paths` as a verdict names them ({0}, {1}), or "the result" when the
+    result is not a tuple."""
+    return ", ".join("".join(f"{{{i}}}" for i in p) for p in paths if p) or "the result"
+
+
+def _relations_text(factorization: Factorization, paths: list[tuple[int, ...]], size: str,
+                    element: Any, relation: str, checks: list[_Check]) -> Relations:
+    """The verdict on the outputs at `paths`: legal when every check holds."""
+    legal = all(check.ok for check in checks)
+    where = _where(paths)
+    name = NAMES[factorization.routine]
+    verdict = (f"a different, legal {name}: {relation} within" if legal
+               else f"not a legal {name} either:")
+    return Relations(legal, paths, f"{where} judged by the {name}'s relations "
+                                   f"({factorization.call.name}, {element} {size}), "
+                                   f"{verdict} " + ", ".join(str(c) for c in checks))
+
+
+def _judge_hermitian(factorization: Factorization, arguments: list[LiteralValue],
+                     reference: LiteralValue, recorded: LiteralValue) -> Relations | None:
+    """A Hermitian eigen-decomposition's vectors (`syevd`, `heevd`), unique only up to sign
+    or phase, and within a repeated eigenvalue up to a rotation of its subspace, by LAPACK's
+    test (xSYT21): |A V - V W| <= 30 n eps |A| and |V^H V - I| <= 30 n eps, with the
+    recorded eigenvalues W (the reference's when they are not an output). The eigenvalues,
+    sorted and unique, stay compared element by element."""
+    v = output_of(factorization, recorded, "v")
+    w = output_of(factorization, recorded, "w")
+    if w is None:
+        w = output_of(factorization, reference, "w")
+    if v is None or w is None:
+        return None
+    a = matrix_of(factorization, arguments)
+    element = a.dtype
+    eps = float(np.finfo(element).eps)
+    n = a.shape[-1]
+    wide = np.complex128 if factorization.complex_ else np.float64
+    a = _hermitian_part(a.astype(wide).reshape(-1, n, n), _reads_lower(factorization.call))
+    v = v.astype(wide).reshape(-1, n, n)
+    w = w.astype(np.float64).reshape(-1, n)
+    limit = THRESHOLD * n * eps * _frobenius(a)
+    checks = [_Check("|A V - V W|", _frobenius(a @ v - v * w[:, None, :]), limit),
+              _Check("|V^H V - I|", _frobenius(np.conj(np.swapaxes(v, -1, -2)) @ v - np.eye(n)),
+                     THRESHOLD * n * eps)]
+    return _relations_text(factorization, [factorization.outputs["v"][0]], f"{n}x{n}",
+                           element, "A V = V W", checks)
+
+
+def _householder_q(packed: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """Q (m x k) of LAPACK's Householder form (`geqrf`'s packed output, `tau` of k), for a
+    batch, in the batch's type (LAPACK's orgqr / ungqr)."""
+    from scipy.linalg import lapack
+
+    k = tau.shape[-1]
+    complex_ = np.iscomplexobj(packed)
+    routine = lapack.zungqr if complex_ else lapack.dorgqr
+    results = []
+    for matrix, taus in zip(packed, tau, strict=True):
+        q, _, info = routine(np.asfortranarray(matrix[:, :k]), taus)
+        if info != 0:
+            raise ValueError(f"orgqr of the recorded Householder form: info {info}")
+        results.append(q)
+    return np.asarray(results)
+
+
+def _judge_qr(factorization: Factorization, arguments: list[LiteralValue],
+              recorded: LiteralValue) -> Relations | None:
+    """A QR factorization (`geqrf`, and Q from `orgqr`), unique only up to the signs
+    (phases) of R's rows and Q's columns (and Q's columns beyond A's rank), by LAPACK's
+    test (xQRT01): |A - Q R| <= 30 m eps |A|, |Q^H Q - I| <= 30 m eps, R upper triangular.
+    Q and R as the program returns them, or made from the Householder form itself (packed
+    and tau) where that is returned; Q alone: |A - Q Q^H A| for A within Q's span; R alone
+    (jnp's mode "r"): |R^H R - A^H A| <= 2 x 30 m eps |A|^2."""
+    q = output_of(factorization, recorded, "q")
+    r = output_of(factorization, recorded, "r")
+    packed = output_of(factorization, recorded, "a")
+    tau = output_of(factorization, recorded, "tau")
+    a = matrix_of(factorization, arguments)
+    element = a.dtype
+    eps = float(np.finfo(element).eps)
+    m, n = a.shape[-2:]
+    wide = np.complex128 if factorization.complex_ else np.float64
+    a = a.astype(wide).reshape(-1, m, n)
+    if packed is not None:
+        packed = packed.astype(wide).reshape(-1, m, n)
+        if q is None and tau is not None:
+            q = _householder_q(packed, tau.astype(wide).reshape(len(packed), -1))
+        if r is None:
+            r = np.triu(packed[:, :min(m, n), :])
+    if q is None and r is None:
+        return None
+    limit = THRESHOLD * m * eps * _frobenius(a)
+    checks: list[_Check] = []
+    if q is not None:
+        q = q.astype(wide).reshape(-1, m, q.shape[-1])
+        qh = np.conj(np.swapaxes(q, -1, -2))
+        if r is not None:
+            r = r.astype(wide).reshape(-1, r.shape[-2], n)
+            checks.append(_Check("|A - Q R|", _frobenius(a - q @ r), limit))
+        else:
+            checks.append(_Check("|A - Q Q^H A|", _frobenius(a - q @ (qh @ a)), limit))
+        checks.append(_Check("|Q^H Q - I|", _frobenius(qh @ q - np.eye(q.shape[-1])),
+                             THRESHOLD * m * eps))
+    if r is not None:
+        r = r.astype(wide).reshape(-1, r.shape[-2], n)
+        if q is None:
+            rh, ah = np.conj(np.swapaxes(r, -1, -2)), np.conj(np.swapaxes(a, -1, -2))
+            checks.append(_Check("|R^H R - A^H A|", _frobenius(rh @ r - ah @ a),
+                                 2 * limit * _frobenius(a)))
+        checks.append(_Check("|R below its diagonal|",
+                             float(np.abs(np.tril(r, -1)).max(initial=0.0)), limit))
+    paths = [factorization.outputs[key][0] for key in ("q", "r", "a", "tau")
+             if key in factorization.outputs]
+    return _relations_text(factorization, paths, f"{m}x{n}", element, "A = Q R", checks)
 
 
 def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
@@ -384,9 +343,13 @@ def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
     outputs = factorization.outputs
     if factorization.routine in ("gesdd", "gesvd"):
         return _judge_svd(factorization, arguments, recorded)
+    if factorization.routine == "syevd":
+        return _judge_hermitian(factorization, arguments, reference, recorded)
+    if factorization.routine == "geqrf":
+        return _judge_qr(factorization, arguments, recorded)
 
     def output(value: Any, key: str) -> np.ndarray | None:
-        return _output(factorization, value, key)
+        return output_of(factorization, value, key)
 
     def values(value: Any) -> np.ndarray | None:
         if "values" in outputs:
@@ -404,7 +367,7 @@ def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
         return None
     if routine == "geev" and values(recorded) is None:
         return None
-    a = _apply(np.asarray(arguments[factorization.parameter]), factorization.to_operand)
+    a = matrix_of(factorization, arguments)
     wide = np.complex128 if factorization.complex_ or routine == "geev" else np.float64
     element = a.dtype
     eps = float(np.finfo(element).eps)
@@ -475,8 +438,8 @@ def judge_relations(factorization: Factorization, arguments: list[LiteralValue],
         checks.append(backward)
     legal = all(check.ok for check in checks)
     paths = [outputs[k][0] for k in used]
-    where = ", ".join("".join(f"{{{i}}}" for i in p) for p in paths)
-    name = _NAMES[routine]
+    where = _where(paths)
+    name = NAMES[routine]
     judged = f"{where} judged by the {name}'s relations"
     relation = "A = Z T Z^H" if routine == "gees" else "A V = V W"
     if routine == "geev" and not {"vl", "vr"} & set(used):

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from workbench.model import Step
 from workbench.replay.judge.culprit import Culprit, CulpritInstruction
 from workbench.replay.localize.localizer import localize_steps
-from workbench.replay.localize.mlir import localize_mlir
 from workbench.replay.localize.result import Localization, LocalizeError
 
 if TYPE_CHECKING:
@@ -35,6 +34,8 @@ def localize_backend_steps(backend: Backend, before: Step, after: Step,
             return localize_partitioned(backend, before, after, arguments)
         return localize_steps(backend.root, before, after, arguments)
     if isinstance(backend, MlirBackend):
+        from workbench.replay.localize.mlir import localize_mlir  # imports xDSL: MLIR only
+
         texts = backend.text(before), backend.text(after)
         return localize_mlir(*texts, arguments, before, after, backend.entry_point)
     raise LocalizeError(f"the {backend.name} backend's steps cannot be localized")

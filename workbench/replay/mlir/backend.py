@@ -18,7 +18,7 @@ import numpy as np
 
 from workbench.hlo_ir import LiteralValue
 from workbench.model import Execution, Module, Step
-from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.errors import EvaluationError, MlirParseError, Unsupported
 from workbench.replay.inputs import ParamSpec
 
 
@@ -53,7 +53,7 @@ class MlirBackend:
         backend does: "the types are unknown" would hide which file is damaged."""
         from workbench.loader import ReadError
         from workbench.replay.mlir.evaluate import entry_function
-        from workbench.replay.mlir.parse import MlirParseError, parse_module
+        from workbench.replay.mlir.parse import parse_module
         from workbench.replay.mlir.values import is_shaped, value_dtype
 
         steps = self.steps()

@@ -52,7 +52,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
-from workbench.replay.errors import EvaluationError, Unsupported
+from workbench.replay.errors import MlirParseError, Unsupported
 from workbench.replay.mlir.dialects.bufferization import Bufferization
 from workbench.replay.mlir.dialects.chlo import CHLO
 from workbench.replay.mlir.dialects.linalg import Linalg
@@ -78,10 +78,6 @@ DIALECTS: Sequence[Dialect] = (
     SDY,
     affine.Affine,
 )
-
-
-class MlirParseError(EvaluationError):
-    """The printed IR could not be parsed; `str()` is the parser's message."""
 
 
 class _UnsupportedCustomOp(UnregisteredOp):

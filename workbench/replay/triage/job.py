@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.model import Dump, Execution, Module
+from workbench.model import Execution, Module
 from workbench.replay.inputs import InputSpec
 from workbench.replay.judge.culprit import Culprit
 from workbench.replay.judge.outcome import Kind, Outcome
@@ -54,18 +54,6 @@ class TriageResult:
         if self.verdict is not None:
             return self.verdict.outcome
         return Outcome(self.status, self.detail)
-
-
-def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
-    """Every module x execution; a module with none gets one fake-data job if asked."""
-    inputs = inputs or InputSpec()
-    jobs: list[TriageJob] = []
-    for module in dump.modules:
-        if module.executions:
-            jobs.extend(TriageJob(module, execution) for execution in module.executions)
-        elif inputs.fake_data:
-            jobs.append(TriageJob(module, None))
-    return jobs
 
 
 def run_job(root: Path, job: TriageJob, options: TriageOptions) -> TriageResult:

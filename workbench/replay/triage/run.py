@@ -13,18 +13,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.model import Dump
+from workbench.replay.inputs import InputSpec
 from workbench.replay.judge.outcome import Kind
 from workbench.replay.triage.job import (
     TriageJob,
     TriageOptions,
     TriageResult,
     run_job,
-    triage_jobs,
 )
 
 if TYPE_CHECKING:
     from workbench.replay.triage.dask_engine import DaskSettings
     from workbench.replay.triage.results_cache import ResultsCache
+
+
+def triage_jobs(dump: Dump, inputs: InputSpec | None = None) -> list[TriageJob]:
+    """Every module x execution; a module with none gets one fake-data job if asked."""
+    inputs = inputs or InputSpec()
+    jobs: list[TriageJob] = []
+    for module in dump.modules:
+        if module.executions:
+            jobs.extend(TriageJob(module, execution) for execution in module.executions)
+        elif inputs.fake_data:
+            jobs.append(TriageJob(module, None))
+    return jobs
 
 
 def sort_key(result: TriageResult) -> tuple:

@@ -23,7 +23,10 @@ operands are within `REACH` times their samples' spread of each other answers th
 floor, ceil, round and a convert to an integer whose operand is that near a step answer from
 its other side, a sort, top-k or argmax whose keys nearly tie runs with them swapped, and a
 value whose sign a decided steep op follows (AdamW's
-m / (sqrt(v) + eps)) is moved across zero where it is made (`split_candidates`).
+m / (sqrt(v) + eps)) is moved across zero where it is made (`split_candidates`). Its NaNs are
+not legal (it crosses thresholds one at a time). The *domain sample*, after it, moves only the
+values whose sign decides whether sqrt, rsqrt, log or a fractional power is defined, where
+they are made, and answers every other threshold as its moved operands do: its NaNs are legal.
 
 `Noise` keeps the per-element range of the samples (not the samples), where some sample was
 NaN, and the discontinuities whose outputs differed between samples or that the split sample

@@ -74,11 +74,13 @@ class NoisyInterpreter(Interpreter):
         for kept in (self.recorder.first, self.recorder.first_nan, self.recorder.ranges):
             kept.clear()
 
-    def start_split(self, candidates: dict[tuple[str, str, int], Candidate]) -> SplitSample:
+    def start_split(self, candidates: dict[tuple[str, str, int], Candidate],
+                    thresholds: bool = True) -> SplitSample:
         """The next evaluation is the split sample (`noise_of`): the f64 shadow, without random
         rounding, with the `candidates` (`split_candidates`) moved across zero where they are
-        within their noise of it."""
-        self.split_sample = SplitSample(self.recorder, candidates)
+        within their noise of it; without `thresholds`, the domain sample (no compare, step
+        or tie answered the other way)."""
+        self.split_sample = SplitSample(self.recorder, candidates, thresholds)
         self.recorder.occurrences.clear()
         return self.split_sample
 

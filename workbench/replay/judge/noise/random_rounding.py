@@ -4,6 +4,7 @@ accumulates in a type narrower than f32."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -38,14 +39,14 @@ class Draws:
     def reseed(self, sample: int) -> None:
         self.rng = np.random.default_rng((SEED, sample))
 
-    def _window(self, pool: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-        size = int(np.prod(shape, dtype=np.int64))
+    def _window(self, pool: np.ndarray, shape: tuple[int, ...], size: int) -> np.ndarray:
         start = int(self.rng.integers(0, POOL - size + 1))
         return pool[start:start + size].reshape(shape)
 
     def factors(self, shape: tuple[int, ...], eps: float) -> np.ndarray:
         """`1 + u eps` for each element, `u` uniform in [-1, 1)."""
-        if int(np.prod(shape, dtype=np.int64)) > POOL:
+        size = math.prod(shape)  # not np.prod: this runs once per rounding op
+        if size > POOL:
             factor = self.rng.random(shape)
             factor *= 2.0 * eps
             factor += 1.0 - eps
@@ -53,16 +54,17 @@ class Draws:
         pool = self.factors_by_eps.get(eps)
         if pool is None:
             pool = self.factors_by_eps[eps] = 1.0 + eps * self.units
-        return self._window(pool, shape)
+        return self._window(pool, shape, size)
 
     def signs(self, shape: tuple[int, ...]) -> np.ndarray:
         """-1 or +1 for each element (f32), each with probability 1/2: a multiply, where a
         masked negation cost five times as much."""
-        if int(np.prod(shape, dtype=np.int64)) > POOL:
+        size = math.prod(shape)
+        if size > POOL:
             return self.rng.integers(0, 2, size=shape).astype(np.float32) * 2 - 1
         if self.sign_pool is None:
             self.sign_pool = np.where(self.units < 0.0, -1.0, 1.0).astype(np.float32)
-        return self._window(self.sign_pool, shape)
+        return self._window(self.sign_pool, shape, size)
 
 
 def randomly_rounded(draws: Draws, value: np.ndarray, eps: float,

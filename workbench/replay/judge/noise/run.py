@@ -20,6 +20,7 @@ from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise
 from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
 from workbench.replay.judge.noise.recorder import Recorder
 from workbench.replay.judge.noise.split_sample import (
+    may_move,
     non_negative,
     split_candidates,
     steep_ancestors,
@@ -105,7 +106,8 @@ class _Found:
 def _sampled(shadow: HloModule, declared: dict[tuple[str, str], Instruction],
              arguments: Sequence[LiteralValue], samples: int, recorder: Recorder,
              ancestors: dict[tuple[str, str], list[tuple[str, str]]]) -> _Found:
-    """The random samples, then the split sample, with `recorder` keeping what it needs."""
+    """The random samples, then the split sample, with `recorder` keeping what it needs, and
+    the domain sample where some value an op's domain depends on is within its noise of 0."""
     from workbench.replay.hlo import evaluate_module
 
     interpreter = NoisyInterpreter(shadow, declared, recorder)
@@ -128,6 +130,17 @@ def _sampled(shadow: HloModule, declared: dict[tuple[str, str], Instruction],
     flips = dict(recorder.differing)  # flipped between samples, or in the split sample
     for key, count in split.elements_moved.items():
         flips[key] = max(flips.get(key, 0), count)
+    domain = split_candidates(declared, recorder, ancestors, domain=True)
+    if may_move(domain, recorder):
+        boundary = interpreter.start_split(domain, thresholds=False)
+        value = evaluate_module(shadow, arguments, interpreter=interpreter)
+        # Its NaNs are legal: it moves each value across zero where a sum makes it, within its
+        # noise, and crosses no other threshold, so all it computes follows from one legal
+        # rounding of each value (sqrt of a second moment that rounding may leave negative).
+        low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
+        nan_seen = _nans(value, nan_seen)
+        for key, count in boundary.elements_moved.items():
+            flips[key] = max(flips.get(key, 0), count)
     found = _Found(low, high, nan_seen, flips, dict(recorder.nan_flips), recorder.jumps(),
                    recorder.instructions)
     interpreter.release()

@@ -2,7 +2,10 @@
 the random samples rarely land, to the other side of each threshold a value is within its
 noise of (`REACH` times its samples' spread): which values it may move across zero (those
 whose sign a steep op follows, `split_candidates`, never those non-negative by construction,
-`non_negative`), and its moves (`SplitSample`)."""
+`non_negative`), and its moves (`SplitSample`). The domain sample, after it, moves only the
+values whose sign decides whether an op is defined (`DOMAIN_AT_ZERO`: sqrt of a second moment
+within its noise of 0), where they are made, and crosses no other threshold: everything it
+computes follows from one legal rounding of each value, its NaNs included."""
 
 from __future__ import annotations
 
@@ -25,6 +28,12 @@ if TYPE_CHECKING:
 REACH = 4.0
 # Ops steep where an operand crosses zero: AdamW's m / (sqrt(v) + eps) is about sign(m).
 STEEP_AT_ZERO = frozenset(("divide", "sign"))
+# Ops undefined where their (first) operand crosses zero: NaN below it (a domain boundary;
+# `power` only with a constant exponent that is not an integer).
+DOMAIN_AT_ZERO = frozenset(("sqrt", "rsqrt", "log", "power"))
+# Ops whose rounding can carry a value across zero: sums that cancel. A product's or a
+# quotient's rounding is relative, so their sign moves only with an operand's.
+SUMS = frozenset(("add", "subtract", "dot", "convolution"))
 # Where the split sample may move a value: all elements, and each steep op's share of them.
 Candidate = tuple[np.ndarray, list[tuple[np.ndarray, tuple[str, str]]]]
 
@@ -35,10 +44,13 @@ class SplitSample:
     the `candidates` of `split_candidates`) answers from the threshold's other side; the
     elements moved, by the instruction that answers (`elements_moved`)."""
 
-    def __init__(self, recorder: Recorder, candidates: dict[tuple[str, str, int], Candidate]
-                 ) -> None:
+    def __init__(self, recorder: Recorder, candidates: dict[tuple[str, str, int], Candidate],
+                 thresholds: bool = True) -> None:
         self.recorder = recorder
         self.candidates = candidates
+        # False: the domain sample, which moves its candidates and answers every compare,
+        # step and tie as its (moved) operands do
+        self.thresholds = thresholds
         self.elements_moved: dict[tuple[str, str], int] = {}  # by steep op or discontinuity
 
     def step_across(self, handler: Handler, interpreter: Interpreter, instruction: Instruction,
@@ -46,6 +58,8 @@ class SplitSample:
         """floor, ceil, round or a convert to an integer whose operand is within `REACH`
         times its samples' spread of a step (an integer; a half-integer for round) and that
         still answers as the samples' middle does: answered from the step's other side."""
+        if not self.thresholds:
+            return value
         x = np.asarray(operands[0])
         known = self.recorder.latest_range(computation, instruction.operands[0])
         if x.dtype.kind != "f" or known is None or known[0].shape != x.shape:
@@ -75,6 +89,8 @@ class SplitSample:
         tied keys swapped, so the tie resolves the other way (a sort: each near-tied pair
         of neighbours in sorted order; a reduce: the largest pair, and the smallest where
         there are four keys or more)."""
+        if not self.thresholds:
+            return value
         keys = np.asarray(operands[0])
         known = self.recorder.latest_range(computation, instruction.operands[0])
         if keys.dtype.kind != "f" or known is None or known[0].shape != keys.shape:
@@ -133,6 +149,8 @@ class SplitSample:
                        computation: str) -> np.ndarray:
         """A float compare whose operands' difference is within their noise of zero and that
         still answers as their samples' midpoints do: answered the other way."""
+        if not self.thresholds:
+            return value
         arrays = [np.asarray(operand) for operand in operands]
         if any(array.dtype.kind != "f" for array in arrays):
             return value
@@ -265,16 +283,38 @@ def _none_negative(value: LiteralValue | None) -> bool:
         return bool(np.all(value.astype(np.float64, copy=False) >= 0))
 
 
+def undefined_below_zero(declared: dict[tuple[str, str], Instruction], computation: str,
+                         instruction: Instruction) -> bool:
+    """Whether `instruction` is NaN where its first operand is negative (`DOMAIN_AT_ZERO`):
+    sqrt, rsqrt, log, and a power whose exponent is a constant that is not an integer."""
+    if instruction.opcode not in DOMAIN_AT_ZERO:
+        return False
+    if instruction.opcode != "power":
+        return True
+    exponent = declared.get((computation, instruction.operands[1]))
+    while exponent is not None and exponent.opcode in ("broadcast", "convert", "reshape"):
+        exponent = declared.get((computation, exponent.operands[0]))
+    if exponent is None or exponent.opcode != "constant" or exponent.literal is None:
+        return False
+    values = np.asarray(exponent.literal, dtype=np.float64)
+    return bool(np.any(values != np.round(values)))
+
+
 def steep_ancestors(
     declared: dict[tuple[str, str], Instruction], signless: set[tuple[str, str]]
 ) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """Each value whose sign a steep op follows, with those ops ((computation, name) all): a
-    steep op's first operand, and through element-wise ops of the same shape, their operands,
-    back to where the value is made (a dot, a reduce, a parameter). Values that cannot be
-    negative are left out, and so is what lies behind them."""
+    """Each value whose sign a steep op, or an op undefined below zero, follows, with those
+    ops ((computation, name) all): such an op's first operand, and through element-wise ops of
+    the same shape, their operands, back to where the value is made (a dot, a reduce, a
+    parameter); for an op undefined below zero, only those a sum makes (`SUMS`: the domain
+    sample moves no other). Values that cannot be negative are left out, and so is what lies
+    behind them."""
     found: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for (computation, name), instruction in declared.items():
-        if instruction.opcode not in STEEP_AT_ZERO or not is_float(instruction):
+        if not is_float(instruction):
+            continue
+        steep = instruction.opcode in STEEP_AT_ZERO
+        if not steep and not undefined_below_zero(declared, computation, instruction):
             continue
         seen: set[str] = set()
         work = [instruction.operands[0]]
@@ -285,7 +325,8 @@ def steep_ancestors(
             if made is None or key in signless or operand in seen or not is_float(made):
                 continue
             seen.add(operand)
-            found.setdefault(key, []).append((computation, name))
+            if steep or made.opcode in SUMS:
+                found.setdefault(key, []).append((computation, name))
             if made.opcode in ELEMENTWISE:
                 work.extend(o for o in made.operands
                             if (other := declared.get((computation, o))) is not None
@@ -295,20 +336,25 @@ def steep_ancestors(
 
 def split_candidates(
     declared: dict[tuple[str, str], Instruction], recorder: Recorder,
-    ancestors: dict[tuple[str, str], list[tuple[str, str]]],
+    ancestors: dict[tuple[str, str], list[tuple[str, str]]], domain: bool = False,
 ) -> dict[tuple[str, str, int], Candidate]:
     """Where the split sample may move a value across zero, by (computation, name, occurrence),
     with the steep ops it answers to: the elements of a steep op's sign-following ancestors
     (`steep_ancestors`) where the op itself is decided, far from zero in its samples (beyond
     `REACH` times their half range: g / (|g| + eps) is +-1 in every sample, g / 2 is not),
-    each op with the elements where it is.
+    each op with the elements where it is. With `domain`, the domain sample's: the ancestors
+    of ops undefined below zero (made by sums: its NaNs must follow from one legal rounding
+    of each value), at every element (which side it lands on always decides).
     Whether an element moves is decided as the split sample makes it (`SplitSample.across`)."""
     found: dict[tuple[str, str, int], Candidate] = {}
     for (computation, name, occurrence), (low, _) in recorder.ranges.items():
         mask: np.ndarray | None = None
         steeps: list[tuple[np.ndarray, tuple[str, str]]] = []
         for steep in ancestors.get((computation, name), ()):
-            if declared[steep].opcode == "sign":
+            op = declared[steep]
+            if (op.opcode in STEEP_AT_ZERO) == domain:
+                continue
+            if domain or op.opcode == "sign":
                 decided: np.ndarray = np.ones(low.shape, dtype=bool)
             else:
                 known = recorder.ranges.get((*steep, occurrence))
@@ -322,3 +368,16 @@ def split_candidates(
         if mask is not None:
             found[(computation, name, occurrence)] = (mask, steeps)
     return found
+
+
+def may_move(candidates: dict[tuple[str, str, int], Candidate], recorder: Recorder) -> bool:
+    """Whether some candidate's samples' middle lies within its reach of zero
+    (`SplitSample.across`), so that a sample moving candidates would move some."""
+    for key, (mask, _) in candidates.items():
+        low, high = recorder.ranges[key]
+        with np.errstate(invalid="ignore"):
+            half = (high - low) / 2
+            reach = REACH * np.maximum(half, _typical_half(half))
+            if np.any(mask & (reach > 0) & (np.abs((low + high) / 2) <= reach)):
+                return True
+    return False
