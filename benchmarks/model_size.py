@@ -18,7 +18,9 @@ that holds an exponential on (`tests/helpers/planting.py`). Per size, in one run
 
 each with its wall time, the CPU time of its whole process tree, evaluations (steps; f64 and
 random-rounding evaluations of the reference) and the peak resident memory of that tree
-(both sampled from /proc every 20 ms: `/usr/bin/time` sees only the parent). Each command
+(both sampled from /proc every 20 ms: `/usr/bin/time` sees only the parent), and in
+brackets the peak of what no file backs (values a replay keeps on disk are mapped files the
+system can drop). Each command
 runs once per `--workers` choice: the verdict's independent evaluations one after the other
 (`serial`), on two local workers (`2-local`: `--jobs 2`), on a local Dask cluster of two
 worker processes (`dask-2`: `--dask-workers 2`). Goals (issue 37): the 2-layer
@@ -120,6 +122,7 @@ class Run:
     cpu_seconds: float
     peak_mb: float
     verdict: dict
+    anonymous_mb: float = 0.0  # the peak of what no file backs (spilled values excluded)
 
 
 def tree_cpu(root: int, seen: dict[int, float]) -> None:
@@ -157,10 +160,11 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None,
         start = time.perf_counter()
         process = subprocess.Popen([str(workbench), *arguments], stdout=output,
                                    env={**os.environ, "XDG_CACHE_HOME": cache})
-        peak = 0
+        peak = anonymous = 0
         cpu: dict[int, float] = {}
         while process.poll() is None:
             peak = max(peak, (tree_resident_bytes(process.pid) or 0))
+            anonymous = max(anonymous, tree_resident_bytes(process.pid, anonymous=True) or 0)
             tree_cpu(process.pid, cpu)
             time.sleep(0.02)
         seconds = time.perf_counter() - start
@@ -173,7 +177,7 @@ def bisect(folder: Path, module: str, localize: bool, memory_limit: str | None,
     kind = "localize" if localize else "bisect"
     # beside the dump, not inside
     (folder.parent / f"{folder.name}.{kind}.{workers}.json").write_text(text)
-    return Run(seconds, sum(cpu.values()), peak / 2**20, verdict)
+    return Run(seconds, sum(cpu.values()), peak / 2**20, verdict, anonymous / 2**20)
 
 
 def evaluations(verdict: dict) -> str:
@@ -218,11 +222,13 @@ def main() -> int:
         for workers in args.workers:
             clean = bisect(folder, module, False, args.memory_limit, workers)
             print(f"  {workers}: clean bisect {clean.seconds:.1f} s "
-                  f"(CPU {clean.cpu_seconds:.0f} s), {clean.peak_mb:.0f} MB: "
+                  f"(CPU {clean.cpu_seconds:.0f} s), {clean.peak_mb:.0f} MB "
+                  f"({clean.anonymous_mb:.0f} MB anonymous): "
                   f"{clean_verdict(clean.verdict)}", flush=True)
             found = bisect(planted, module, True, args.memory_limit, workers)
             print(f"  {workers}: planted bisect --localize {found.seconds:.1f} s "
-                  f"(CPU {found.cpu_seconds:.0f} s), {found.peak_mb:.0f} MB: "
+                  f"(CPU {found.cpu_seconds:.0f} s), {found.peak_mb:.0f} MB "
+                  f"({found.anonymous_mb:.0f} MB anonymous): "
                   f"{planted_verdict(found.verdict, step)}", flush=True)
             rows.append((size, workers, xla, clean, found, step))
     print()
@@ -233,9 +239,11 @@ def main() -> int:
         print(f"| {size} | {workers} | {xla:.2f} s | {clean.seconds:.1f} s "
               f"({clean.cpu_seconds:.0f} s) {clean_verdict(clean.verdict)} | "
               f"{clean.seconds / xla:.0f}x | {evaluations(clean.verdict)} | "
-              f"{clean.peak_mb:.0f} MB | {found.seconds:.1f} s ({found.cpu_seconds:.0f} s) | "
+              f"{clean.peak_mb:.0f} ({clean.anonymous_mb:.0f}) MB | "
+              f"{found.seconds:.1f} s ({found.cpu_seconds:.0f} s) | "
               f"{found.seconds / xla:.0f}x | {evaluations(found.verdict)} | "
-              f"{found.peak_mb:.0f} MB | {planted_verdict(found.verdict, step)} |")
+              f"{found.peak_mb:.0f} ({found.anonymous_mb:.0f}) MB | "
+              f"{planted_verdict(found.verdict, step)} |")
     return 0
 
 

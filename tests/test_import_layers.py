@@ -121,6 +121,7 @@ REPLAY_LAYERS = [
     ("workbench.replay.backends", "workbench.replay.inputs", "workbench.replay.recorded_io",
      "workbench.replay.iree_runner", "workbench.replay.steps", "workbench.replay.bisect",
      "workbench.replay.progress", "workbench.replay.parallel_verdict",
+     "workbench.replay.spill",
      "workbench.replay.mlir.backend", "workbench.replay.mlir"),
     ("workbench.replay.localize",),
     ("workbench.replay.reduce",),

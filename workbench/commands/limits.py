@@ -23,8 +23,9 @@ def add_read_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_memory_limit_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-limit", type=parse_size, metavar="SIZE",
-                        help="most memory one evaluation may use, e.g. 4G (default: a quarter "
-                        "of this machine's memory, or $WORKBENCH_MEMORY_LIMIT)")
+                        help="most memory one evaluation may use, e.g. 4G; a replay whose "
+                        "kept values would pass half of it keeps them on disk (default: a "
+                        "quarter of this machine's memory, or $WORKBENCH_MEMORY_LIMIT)")
 
 
 def time_limit_seconds(text: str) -> float | None:

@@ -14,6 +14,7 @@ The package's layers, each importing only those below it (and `workbench.model`,
   a replay of one execution over a module's steps, and the bisection naming the culprit pass;
   `progress.py`: which evaluation of a replay runs, its process tree's memory, time left;
   `parallel_verdict.py`: a verdict's independent evaluations side by side on workers.
+  `spill.py`: the values a replay keeps, on disk when they would crowd the memory limit.
 - `localize/`: from the culprit pass to the culprit instruction (or MLIR op).
 - `reduce/`: the culprit cut down to a small module that still shows it.
 - `triage/`: every execution of a dump, bisected in worker processes or on Dask, with the

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+import numpy as np
+
 from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
 from workbench.model import Execution, Module, Step
 from workbench.replay.errors import EvaluationError, Unsupported
@@ -294,7 +296,13 @@ class HloBackend:
 
         partitioning = self.partitioning()
         if partitioning is None:
-            return evaluate_module(module, arguments, flush_subnormals=flush_subnormals)
+            from workbench.replay import spill
+
+            interpreter = None
+            if spill.should_spill(spill.declared_bytes(module.entry.root.shape)):
+                interpreter = spill.OutputsToDisk(module, flush_subnormals=flush_subnormals)
+            return evaluate_module(module, arguments, interpreter=interpreter,
+                                   flush_subnormals=flush_subnormals)
         reference = self.load(self.steps()[0]).entry.root.shape
         return evaluate_partitioned(module, arguments, partitioning, reference,
                                     flush_subnormals)
@@ -336,16 +344,29 @@ class HloBackend:
         return next((s.pipeline for s in self.steps() if s.kind == "after" and s.pipeline),
                     None)
 
-    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        """The result of `step` with every float type computed in f64 (complex in c128), on
-        arguments already widened so: the truth a result is judged against."""
-        from workbench.replay.hlo.shadow import shadow_module
+    # `evaluate_shadow` takes the arguments as they are and widens the float ones where it
+    # reads them (`hlo/shadow.py`): a replay need not hold a widened copy of them all.
+    shadow_widens_arguments = True
 
-        return self._evaluate(shadow_module(self.load(step)), arguments)
+    def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
+        """The result of `step` with every float type computed in f64 (complex in c128): the
+        truth a result is judged against. Arguments may be widened already (used as they
+        are) or not: float arrays in their declared types are widened at each use."""
+        from workbench.replay.hlo.shadow import narrow_arguments, shadow_module
+        from workbench.replay.judge.error_bound import widen
+
+        module = self.load(step)
+        narrow: frozenset[int] = frozenset()
+        if self.partitioning() is None:  # shards are cut from whole, widened arguments
+            narrow = narrow_arguments(module, arguments)
+        wide = [value if number in narrow or _is_wide(value) else widen(value)
+                for number, value in enumerate(arguments)]
+        return self._evaluate(shadow_module(module, narrow), wide)
 
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
-        precision (`judge/noise/`), on widened arguments: the rounding noise inside it."""
+        precision (`judge/noise/`): the rounding noise inside it. Arguments as
+        `evaluate_shadow` takes them (no perturbation)."""
         from workbench.replay.judge.noise.run import noise_of
 
         return noise_of(self.load(step), arguments)
@@ -365,6 +386,11 @@ class HloBackend:
             return None
         module, names = rounded
         return self._evaluate(shadow_module(module), arguments), names
+
+
+def _is_wide(value: LiteralValue) -> bool:
+    """An f64 or c128 array: widened already (widening it again would copy it)."""
+    return isinstance(value, np.ndarray) and value.dtype in (np.float64, np.complex128)
 
 
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:

@@ -90,9 +90,11 @@ class PhaseClock:
                            elapsed, left, tree_resident_bytes())
 
 
-def tree_resident_bytes(root: int | None = None) -> int | None:
+def tree_resident_bytes(root: int | None = None, anonymous: bool = False) -> int | None:
     """Resident bytes of process `root` (this one by default) and all its descendants, from
-    /proc; None where there is no /proc. Worker processes count: they are descendants."""
+    /proc; None where there is no /proc. Worker processes count: they are descendants.
+    `anonymous`: only what no file backs (resident less shared pages, `statm`): without the
+    mapped pages of values a replay keeps on disk (`spill.py`), which the system can drop."""
     proc = Path("/proc")
     if not (proc / "self" / "stat").exists():
         return None
@@ -109,6 +111,12 @@ def tree_resident_bytes(root: int | None = None) -> int | None:
             continue
         children.setdefault(int(fields[1]), []).append(int(entry.name))
         resident[int(entry.name)] = int(fields[21]) * page
+        if anonymous:
+            try:
+                pages = (entry / "statm").read_text().split()
+            except OSError:
+                continue
+            resident[int(entry.name)] = (int(pages[1]) - int(pages[2])) * page
     total, frontier = 0, [root]
     while frontier:
         pid = frontier.pop()

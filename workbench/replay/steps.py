@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -314,6 +314,20 @@ class Replay:
         # The perturbed twin of the truth, made beside it when evaluations run in parallel;
         # judged only if the conditioning is asked for.
         self._perturbed: Evaluation | None = None
+        self._spill: bool | None = None  # decided by the reference's size (`spill.py`)
+        from workbench.replay import spill
+
+        if spill.should_spill(spill.value_bytes(tuple(self.inputs.arguments))):
+            self.inputs.arguments = list(spill.spilled(tuple(self.inputs.arguments)))
+
+    def _kept(self, value: Any) -> Any:
+        """`value` as the replay keeps it: on disk when the values a verdict keeps would
+        crowd the memory limit (`spill.py`), else as it is."""
+        from workbench.replay import spill
+
+        if self._spill is None:
+            self._spill = spill.should_spill(spill.value_bytes(value))
+        return spill.spilled(value) if self._spill else value
 
     def _phase(self, what: str, units: float = 1.0, position: int | None = None,
                label: str = "") -> None:
@@ -389,7 +403,8 @@ class Replay:
         if evaluation.kind != "value":
             return StepResult(position, step, Outcome(Kind(evaluation.kind), evaluation.reason),
                               seconds=evaluation.seconds)
-        value = evaluation.value
+        value = self._kept(evaluation.value)
+        evaluation.value = None  # what the replay keeps is `value`
         assert value is not None
         if position == 0:
             self._reference_value = value
@@ -552,18 +567,27 @@ class Replay:
                 base = self.truth(True)
                 if base is None or self._noise_problem is not None:
                     return None
-                noise = self._evaluate_noise([widen(a) for a in self.inputs.arguments])
+                widens = getattr(self.backend, "shadow_widens_arguments", False)
+                noise = self._evaluate_noise(list(self.inputs.arguments) if widens
+                                             else [widen(a) for a in self.inputs.arguments])
                 if noise is None:
                     return None
                 assert self._reference_value is not None  # made with the base truth
                 try:
-                    self._truths[NOISE] = with_noise(base, noise, self._reference_value)
+                    found = with_noise(base, noise, self._reference_value)
+                    del noise
+                    self._truths[NOISE] = replace(found, value=self._kept(found.value),
+                                                  bound=self._kept(found.bound),
+                                                  legal_nan=self._kept(found.legal_nan))
                 except ValueError as error:
                     self._noise_problem = str(error)
                     return None
             return self._truths[NOISE]
+        widens = getattr(self.backend, "shadow_widens_arguments", False)
         if self._shadow is None:
             self._shadow = self._evaluate_truths()
+            if self._shadow is not None:
+                self._shadow = self._kept(self._shadow)
             if self._shadow is None:
                 return None
         truth = self._truths.get(bool(conditioning))
@@ -574,17 +598,21 @@ class Replay:
                     perturbed = self._shadow_value(self._perturbed)
                     self._perturbed = None
                 else:
-                    perturbed = self._evaluate_shadow(perturb(self.inputs.arguments),
+                    perturbed = self._evaluate_shadow(perturb(self.inputs.arguments, self._kept),
                                                       PERTURBED_TRUTH)
-                if perturbed is None:
-                    return None
+            if perturbed is None:
+                return None
             assert self._reference_value is not None and perturbed is not None
+            perturbed = self._kept(perturbed)
             try:
                 truth = truth_of(self._reference_value, self._shadow, perturbed,
-                                 self._normwise())
+                                 self._normwise(), self._kept)
             except ValueError as error:
                 self._shadow_problem = str(error)
                 return None
+            finally:
+                del perturbed
+                return_freed_memory()  # the bound's intermediates, as after an evaluation
             self._truths[bool(conditioning)] = truth
             if conditioning:
                 self._truths.pop(False, None)  # never tried again (`stages`)
@@ -637,7 +665,9 @@ class Replay:
                 self.shadow_seconds += pair[0].seconds + pair[1].seconds
                 self._perturbed = pair[1]
                 return self._shadow_value(pair[0])
-        return self._evaluate_shadow([widen(a) for a in self.inputs.arguments])
+        widens = getattr(self.backend, "shadow_widens_arguments", False)
+        return self._evaluate_shadow(list(self.inputs.arguments) if widens
+                                     else [widen(a) for a in self.inputs.arguments])
 
     def _evaluate_shadow(self, arguments: list[LiteralValue],
                          what: str = TRUTH) -> LiteralValue | None:

@@ -65,6 +65,8 @@ def _materialize(value: object) -> LiteralValue:
     """Plain C-ordered arrays (no broadcast views or numpy scalars) in the result."""
     if isinstance(value, tuple):
         return tuple(_materialize(v) for v in value)
+    if isinstance(value, np.memmap):  # an output moved to disk as it was made: plain already
+        return value
     return np.array(value, copy=True, order="C")
 
 

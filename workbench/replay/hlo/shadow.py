@@ -10,10 +10,16 @@ A few ops depend on the bits of their element type (`bitcast-convert`, a `bitcas
 changes the type, `reduce-precision`, `stochastic-convert`, `rng`) or are library calls
 (`custom-call`): they run in their declared types, fenced by converts (operands converted back
 to their declared type, the result converted to the wide type).
+
+The entry's float parameters may stay in their declared types (`narrow`): each instruction
+that reads one reads its own f64 copy, made just before it and freed after it, so the
+evaluation never holds a widened copy of every argument (for a GPT-2-size training step,
+3.9 GB of f64 parameters and optimizer state beside their 1.9 GB in f32).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -45,23 +51,86 @@ def _widen_literal(value: LiteralValue) -> LiteralValue:
     return array.astype(np.float64)
 
 
-# The last module widened, and its shadow: a replay evaluates the same reference in f64 twice
-# (on the inputs, then on perturbed inputs), and the loader hands out one shared module object.
-_last: tuple[HloModule, HloModule] | None = None
+# The last module widened, and its shadows by the parameters left narrow: a replay evaluates
+# the same reference in f64 twice (on the inputs, then on perturbed inputs), and the loader
+# hands out one shared module object.
+_last: tuple[HloModule, dict[frozenset[int], HloModule]] | None = None
 
 
-def shadow_module(module: HloModule) -> HloModule:
-    """`module` with every float type widened (a new module; `module` is not changed).
+def shadow_module(module: HloModule, narrow: frozenset[int] = frozenset()) -> HloModule:
+    """`module` with every float type widened (a new module; `module` is not changed); the
+    entry parameters numbered in `narrow` (float arrays) keep their declared types and are
+    widened at each use.
 
     Raises `Unsupported` for what cannot be widened faithfully (a fenced op with a tuple
     operand or a called computation).
     """
     global _last
-    if _last is not None and _last[0] is module:
-        return _last[1]
-    shadow = widened_module(module)
-    _last = (module, shadow)
+    if _last is None or _last[0] is not module:
+        _last = (module, {})
+    shadow = _last[1].get(narrow)
+    if shadow is None:
+        shadow = narrowed_module(module, narrow)
+        _last[1][narrow] = shadow
     return shadow
+
+
+def narrow_parameters(module: HloModule) -> frozenset[int]:
+    """The entry parameters a shadow can keep narrow: float arrays (not complex)."""
+    return frozenset(p.parameter_number or 0 for p in module.entry.parameters
+                     if p.shape.is_array and not p.shape.is_tuple
+                     and WIDE.get(p.shape.element_type) == "f64")
+
+
+def narrow_arguments(module: HloModule, arguments: Sequence[LiteralValue]) -> frozenset[int]:
+    """The entry parameters a shadow can keep narrow whose arguments are given in their
+    declared types (not widened already)."""
+    from workbench.replay.hlo.dtypes import dtype_of
+
+    declared = {p.parameter_number or 0: p.shape for p in module.entry.parameters}
+    return frozenset(number for number in narrow_parameters(module)
+                     if number < len(arguments) and getattr(arguments[number], "dtype", None)
+                     == dtype_of(declared[number].element_type))
+
+
+def narrowed_module(module: HloModule, narrow: frozenset[int]) -> HloModule:
+    """`widened_module` with the entry parameters in `narrow` widened at each use, without
+    remembering it (the noise stage's; `shadow_module` remembers the last)."""
+    shadow = widened_module(module)
+    return _narrow_entry(shadow, module, narrow) if narrow else shadow
+
+
+def _narrow_entry(shadow: HloModule, module: HloModule, narrow: frozenset[int]) -> HloModule:
+    """`shadow` with the entry parameters numbered in `narrow` in their declared types, each
+    use reading its own widened copy."""
+    declared = {p.parameter_number or 0: p.shape for p in module.entry.parameters}
+    entry = shadow.entry
+    narrowed: dict[str, Shape] = {}  # parameter name -> its declared shape
+    out: list[Instruction] = []
+    for instruction in entry.instructions:
+        number = instruction.parameter_number or 0
+        if instruction.opcode == "parameter" and number in narrow:
+            narrowed[instruction.name] = declared[number]
+            out.append(replace(instruction, shape=declared[number]))
+            continue
+        reads = [name for name in dict.fromkeys(instruction.operands) if name in narrowed]
+        if not reads:
+            out.append(instruction)
+            continue
+        copies = {name: f"{instruction.name}.shadow.arg{index}"
+                  for index, name in enumerate(reads)}
+        out.extend(Instruction(copy, "convert", widen_shape(narrowed[name]), operands=[name])
+                   for name, copy in copies.items())
+        out.append(replace(instruction,
+                           operands=[copies.get(name, name) for name in instruction.operands]))
+    root = entry.root_name
+    if root in narrowed:
+        out.append(Instruction(f"{root}.shadow.result", "convert", widen_shape(narrowed[root]),
+                               operands=[root]))
+        root = f"{root}.shadow.result"
+    computation = Computation(entry.name, out, root, entry.is_entry, entry.id)
+    return replace(shadow, computations=[computation if c is entry else c
+                                         for c in shadow.computations])
 
 
 def widened_module(module: HloModule) -> HloModule:

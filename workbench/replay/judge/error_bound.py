@@ -29,7 +29,7 @@ Everything here is deterministic (the perturbation is a fixed pattern).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -69,9 +69,12 @@ def widen(value: LiteralValue) -> LiteralValue:
     return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
 
 
-def perturb(arguments: Sequence[LiteralValue]) -> list[LiteralValue]:
+def perturb(arguments: Sequence[LiteralValue],
+            keep: Callable[[LiteralValue], LiteralValue] | None = None) -> list[LiteralValue]:
     """The widened arguments with each float element moved by +-`PERTURB_ULPS` ulps of its own
-    type, by a fixed pattern (the same on every machine and run)."""
+    type, by a fixed pattern (the same on every machine and run). `keep` takes each argument
+    as it is made (to move it to disk: `replay/spill.py`), so they need not all be in memory
+    at once."""
     rng = np.random.default_rng(20240917)
 
     def one(value: LiteralValue) -> LiteralValue:
@@ -86,17 +89,19 @@ def perturb(arguments: Sequence[LiteralValue]) -> list[LiteralValue]:
         factors = np.array([1.0 - step, 1.0 + step])
         return widen(array) * factors.take(rng.integers(0, 2, size=array.shape))
 
-    return [one(argument) for argument in arguments]
+    return [one(argument) if keep is None else keep(one(argument)) for argument in arguments]
 
 
 def truth_of(strict: LiteralValue, shadow: LiteralValue, perturbed: LiteralValue,
-             normwise: Any = False) -> Truth:
+             normwise: Any = False, keep: Callable[[Any], Any] | None = None) -> Truth:
     """The truth (the shadow) and the bound of every element of the strict reference's
     structure. `normwise` (a bool, or one per output in the result's structure) marks the
     outputs a norm-wise accurate op makes (`hlo.linalg.normwise_outputs`): their absolute
-    term is their array's largest spread. Raises ValueError when the shadow's structure is
+    term is their array's largest spread. `keep` takes each bound array as it is made (to
+    move it to disk: `replay/spill.py`). Raises ValueError when the shadow's structure is
     not the reference's."""
-    return Truth(_values(strict, shadow), _bounds(strict, shadow, perturbed, normwise))
+    return Truth(_values(strict, shadow),
+                 _bounds(strict, shadow, perturbed, normwise, keep or (lambda bound: bound)))
 
 
 def _values(strict: Any, shadow: Any) -> Any:
@@ -107,13 +112,14 @@ def _values(strict: Any, shadow: Any) -> Any:
     return np.asarray(shadow)
 
 
-def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any) -> Any:
+def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any,
+            keep: Callable[[Any], Any]) -> Any:
     if isinstance(strict, tuple):
         if not isinstance(perturbed, tuple) or len(perturbed) != len(strict):
             raise ValueError("the perturbed result has another structure")
         flags = normwise if isinstance(normwise, tuple) else (normwise,) * len(strict)
-        return tuple(_bounds(s, t, p, n) for s, t, p, n in zip(strict, shadow, perturbed,
-                                                               flags, strict=True))
+        return tuple(_bounds(s, t, p, n, keep) for s, t, p, n in zip(strict, shadow, perturbed,
+                                                                     flags, strict=True))
     reference = np.asarray(strict)
     truth, moved = np.asarray(shadow), np.asarray(perturbed)
     if not _inexact(reference):
@@ -122,7 +128,8 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any) -> Any:
         raise ValueError(f"the higher-precision result has shape {truth.shape}, the "
                          f"reference {reference.shape}")
     wide = np.complex128 if reference.dtype.kind == "c" else np.float64
-    r, t, p = reference.astype(wide), truth.astype(wide), moved.astype(wide)
+    r = reference.astype(wide)
+    t, p = truth.astype(wide, copy=False), moved.astype(wide, copy=False)  # read only
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(t)
         rounding = np.where(finite & np.isfinite(r), np.abs(r - t), 0.0)
@@ -132,7 +139,7 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any) -> Any:
         absolute = (float(spread.max(initial=0.0)) if normwise
                     else _absolute(spread, magnitude))
         bound = C * spread + absolute + U * _eps(reference.dtype) * magnitude
-    return np.where(np.isfinite(bound), bound, 0.0)
+    return keep(np.where(np.isfinite(bound), bound, 0.0))
 
 
 def _absolute(spread: np.ndarray, magnitude: np.ndarray) -> np.ndarray | float:

@@ -48,9 +48,9 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     """The stage's plan for `module` on widened `arguments` under the memory limit `limit`
     (the one in force by default); raises `OverMemoryLimit` when one evaluation of it would
     not fit, before any sample runs."""
-    from workbench.replay.hlo.shadow import widened_module
+    from workbench.replay.hlo.shadow import narrow_arguments, narrowed_module
 
-    shadow = widened_module(module)
+    shadow = narrowed_module(module, narrow_arguments(module, arguments))
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
     ancestors = steep_ancestors(declared, non_negative(module, arguments))
     budget = split_sample_budget(limit)
@@ -61,7 +61,8 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
     """The reference `module` evaluated `samples` times in f64 with random rounding at each
-    op's declared precision, on `arguments` already widened to the shadow's types.
+    op's declared precision, on `arguments` widened to the shadow's types or in their declared
+    types (float arrays then widened where each instruction reads them: `hlo/shadow.py`).
 
     What the split sample reads (`needed_clusters`) is kept within `NEEDED_SHARE` of the
     memory limit: when it would not fit (sized from the declared shapes), it is split into groups
