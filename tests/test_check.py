@@ -149,3 +149,15 @@ def test_text_and_proto_that_disagree(tmp_path: Path) -> None:
     assert "the replay judges the proto" in problem.reason
     text.write_text(content)
     assert not [p for p in check_dump(scan(root)) if "disagrees" in p.reason]
+
+
+def test_unused_tuple_element_is_not_a_disagreement() -> None:
+    """JAX 0.12's top-k of which only the indices are used: the TopK custom call's values are a
+    get-tuple-element without users (until DCE) that the proto holds and the text, which
+    prints a get-tuple-element only as its use (`%custom-call#1`), does not. Both hold the
+    same program; a used get-tuple-element missing from one of them still disagrees."""
+    root = Path(__file__).parent / "data" / "producers" / "topk_indices_only"
+    problems = check_dump(scan(root))
+    assert not [p for p in problems if "disagrees" in p.reason]
+    module = scan(root).modules[0]
+    assert len([s for s in module.steps if s.text and s.proto]) == 4
