@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from workbench import sources
 from workbench.check import check_dump
 from workbench.facts import FACTS
 from workbench.index import scan
+from workbench.loader import read_hlo_file
 
 LAYERNORM = Path("xla/layernorm")
 
@@ -161,3 +163,16 @@ def test_unused_tuple_element_is_not_a_disagreement() -> None:
     assert not [p for p in problems if "disagrees" in p.reason]
     module = scan(root).modules[0]
     assert len([s for s in module.steps if s.text and s.proto]) == 4
+
+
+def test_two_reads_of_one_tuple_element_are_not_a_disagreement() -> None:
+    """An rbg key split's threefry loop: its body reads element 0 of its parameter through two
+    get-tuple-elements in the proto, one `%arg_tuple.6#0` in the text: the same program."""
+    root = Path(__file__).parent / "data" / "producers" / "rbg_split_loop"
+    (step,) = [s for s in scan(root).modules[0].steps if s.text and s.proto]
+    assert step.proto is not None
+    proto = read_hlo_file(root, step.proto, "proto")
+    reads = Counter((tuple(i.operands), i.tuple_index) for c in proto.computations
+                    for i in c.instructions if i.opcode == "get-tuple-element")
+    assert max(reads.values()) == 2
+    assert not [p for p in check_dump(scan(root)) if "disagrees" in p.reason]
