@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from workbench import sources
 from workbench.check import check_dump
 from workbench.facts import FACTS
 from workbench.index import scan
+from workbench.loader import read_hlo_file
 
 LAYERNORM = Path("xla/layernorm")
 
@@ -148,4 +150,29 @@ def test_text_and_proto_that_disagree(tmp_path: Path) -> None:
     assert "add 2 against 1, multiply 2 against 3" in problem.reason
     assert "the replay judges the proto" in problem.reason
     text.write_text(content)
+    assert not [p for p in check_dump(scan(root)) if "disagrees" in p.reason]
+
+
+def test_unused_tuple_element_is_not_a_disagreement() -> None:
+    """JAX 0.12's top-k of which only the indices are used: the TopK custom call's values are a
+    get-tuple-element without users (until DCE) that the proto holds and the text, which
+    prints a get-tuple-element only as its use (`%custom-call#1`), does not. Both hold the
+    same program; a used get-tuple-element missing from one of them still disagrees."""
+    root = Path(__file__).parent / "data" / "producers" / "topk_indices_only"
+    problems = check_dump(scan(root))
+    assert not [p for p in problems if "disagrees" in p.reason]
+    module = scan(root).modules[0]
+    assert len([s for s in module.steps if s.text and s.proto]) == 4
+
+
+def test_two_reads_of_one_tuple_element_are_not_a_disagreement() -> None:
+    """An rbg key split's threefry loop: its body reads element 0 of its parameter through two
+    get-tuple-elements in the proto, one `%arg_tuple.6#0` in the text: the same program."""
+    root = Path(__file__).parent / "data" / "producers" / "rbg_split_loop"
+    (step,) = [s for s in scan(root).modules[0].steps if s.text and s.proto]
+    assert step.proto is not None
+    proto = read_hlo_file(root, step.proto, "proto")
+    reads = Counter((tuple(i.operands), i.tuple_index) for c in proto.computations
+                    for i in c.instructions if i.opcode == "get-tuple-element")
+    assert max(reads.values()) == 2
     assert not [p for p in check_dump(scan(root)) if "disagrees" in p.reason]

@@ -44,9 +44,23 @@ def check_dump(dump: Dump, progress: Callable[[int, int], None] | None = None) -
 def fingerprint(module: HloModule) -> dict[str, Counter[str]]:
     """What the text and the proto of one step must agree on, cheap to compare: how many
     instructions of each opcode every computation holds (the two list instructions in
-    different orders)."""
-    return {computation.name: Counter(i.opcode for i in computation.instructions)
-            for computation in module.computations}
+    different orders). Newer XLA prints a get-tuple-element only as its use
+    (`%custom-call#1`), so get-tuple-elements count once per tuple element used: one without
+    users (a TopK's values when only its indices are used, until DCE) is in the proto and not
+    in the text, and two of the same element (a threefry loop's body reading its counter
+    twice, until CSE) are one in the text."""
+    fingerprints = {}
+    for computation in module.computations:
+        used = {operand for i in computation.instructions for operand in i.operands}
+        used.add(computation.root_name)
+        counts = Counter(i.opcode for i in computation.instructions
+                         if i.opcode != "get-tuple-element")
+        elements = {(tuple(i.operands), i.tuple_index) for i in computation.instructions
+                    if i.opcode == "get-tuple-element" and i.name in used}
+        if elements:
+            counts["get-tuple-element"] = len(elements)
+        fingerprints[computation.name] = counts
+    return fingerprints
 
 
 def _disagreements(dump: Dump, fingerprints: dict[str, object]) -> Iterator[Problem]:

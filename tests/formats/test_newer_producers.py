@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from workbench.check import check_dump
@@ -177,3 +178,24 @@ def test_newer_compare_order_is_read_from_text_and_proto() -> None:
         assert ("lt_to.1", "TOTALORDER") in kinds
         assert ("lt.1", None) in kinds  # s32 < 0, printed without an order
         assert all("order" not in i.attrs for c in module.computations for i in c.instructions)
+
+
+def test_index_comments_in_a_rank4_constant() -> None:
+    """JAX 0.12 prints a rank-4 constant with index comments between its groups,
+    `{ { /*i0=0*/ { /*i1=0*/ { -3.5, -2.5 }, ...`: they are not elements. The text's value is
+    the proto's, in both modules the dump holds, and `ls --check` reads them without a
+    problem."""
+    root = PRODUCERS / "rank4_constant"
+    expected = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2) - 3.5
+    for stem in ("before_optimizations", "cpu_after_optimizations"):
+        base = root / f"module_0000.jit_f.{stem}"
+        text = parse_hlo_text(base.with_name(base.name + ".txt").read_text(), "f.txt")
+        proto = read_hlo_proto(base.with_name(base.name + ".hlo.pb").read_bytes(), "f.pb")
+        (constant,) = [i for c in text.computations for i in c.instructions
+                       if i.opcode == "constant" and i.shape.dims == (1, 2, 2, 2)]
+        assert "/*i0=0*/" in base.with_name(base.name + ".txt").read_text()
+        assert np.array_equal(constant.literal, expected)
+        (from_proto,) = [i for c in proto.computations for i in c.instructions
+                         if i.name == constant.name]
+        assert np.array_equal(from_proto.literal, constant.literal)
+    assert check_dump(scan(root)) == []

@@ -15,6 +15,9 @@ import numpy as np
 from workbench.hlo_ir import LiteralValue, Shape, numpy_dtype
 
 _ATOM = re.compile(r"-?nan\(0x[0-9a-fA-F]+\)|[^\s{}(),]+")
+# Arrays of rank 3 and more carry index comments before their inner groups:
+# `{ { /*i0=0*/ { /*i1=0*/ {0} } } }` (XLA's literal printer); they are not elements.
+_INDEX_COMMENT = re.compile(r"/\*.*?\*/")
 _SPACE = re.compile(r"\s*")
 
 
@@ -71,7 +74,7 @@ def _literal(text: str, pos: int, shape: Shape) -> tuple[LiteralValue, int]:
         if not text.startswith("{", pos):
             raise LiteralTextError(f"expected '{{' to start a {shape} literal", pos)
         end, depth = _group_end(text, pos)
-        atoms = _ATOM.findall(text, pos, end)
+        atoms = _ATOM.findall(_INDEX_COMMENT.sub(" ", text[pos:end]))
     per_element = 2 if shape.element_type in ("c64", "c128") else 1
     if len(atoms) != shape.size * per_element:
         raise LiteralTextError(

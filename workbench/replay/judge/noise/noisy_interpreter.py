@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction
+from workbench.replay.hlo.dtypes import dtype_of
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import Handler, Value
 from workbench.replay.judge.noise.budget import SPREAD_BYTES
@@ -92,6 +93,10 @@ class NoisyInterpreter(Interpreter):
             return handler
         if original.opcode in ROUNDED_TUPLES and original.shape.is_tuple:
             return self._rounding_parts(handler, original)
+        if original.opcode == "convert" and is_float(original):
+            converted = self._exact_convert(handler, computation.name, original)
+            if converted is not None:
+                return converted
         if original.opcode not in EXACT and is_float(original):
             eps = eps_of(original.shape.element_type)
             if original.opcode == "dot" and eps > F32_EPS:
@@ -102,6 +107,28 @@ class NoisyInterpreter(Interpreter):
         if original.opcode in STEPS and not batched:
             return self._stepping(handler, computation.name)
         return handler
+
+    def _exact_convert(self, handler: Handler, computation: str,
+                       original: Instruction) -> Handler | None:
+        """A convert from an integer or pred: XLA rounds it to nearest, a function of its
+        operand alone that no pass may change, and exactly for any integer the declared type
+        holds (an s32 127 is 127.0 in f32; moved by a random fraction of an ulp it was
+        126.99999, and a clip bound made a following cast to int8 flip). None for a convert
+        from a float type, which rounds."""
+        operand = self.declared.get((computation, original.operands[0]))
+        if operand is None or not operand.shape.is_array \
+                or operand.shape.element_type in FLOAT_TYPES:
+            return None
+        declared_type = dtype_of(original.shape.element_type)
+
+        def converted(interpreter: Interpreter, instruction: Instruction,
+                      operands: list) -> Value:
+            value = np.asarray(handler(interpreter, instruction, operands))
+            if value.dtype.kind != "f" or value.dtype == declared_type:
+                return value
+            return value.astype(declared_type).astype(value.dtype)
+
+        return converted
 
     def _rounding(self, handler: Handler, eps: float, computation: str | None) -> Handler:
         def rounded(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
