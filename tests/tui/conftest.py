@@ -8,28 +8,61 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from textual.app import App
+from textual.message_pump import MessagePump
 from textual.pilot import Pilot
 from textual.widget import Widget
 
 from tests.helpers.patience import PATIENCE
-from workbench.tui.app import SELECTION_DELAY, WorkbenchApp
+from workbench.tui.app import WorkbenchApp
 
 EXAMPLE = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 
 Scenario = Callable[[Pilot], Awaitable[None]]
 
 
-async def settle(pilot: Pilot, rounds: int = 3) -> None:
-    """Let selection timers fire and background workers finish, a few times over (a finished
-    worker may start the next one)."""
+def queued_messages(app: App[object]) -> dict[str, int]:
+    """Messages waiting in each message pump of `app` that has any: the app, its screens,
+    every widget, and the widgets' scrollbars (pumps of their own, outside the DOM)."""
+    pumps: list[MessagePump] = [app, *app._registry]  # no public list holds the scrollbars
+    return {repr(pump): pump.message_queue_size for pump in pumps if pump.message_queue_size}
+
+
+async def caught_up(pilot: Pilot, timeout: float = PATIENCE) -> None:
+    """Wait until the app has handled every message, and every message those posted, with
+    nothing new queued across two pauses in a row.
+
+    `Pilot.pause` (and `Pilot.press`) wait for the messages queued when they were called, one
+    hop: a key goes from the app to the focused widget and bubbles back for its binding, a
+    cursor move announces itself through its pane to the app, a redraw runs the callbacks
+    waiting for it. On a busy machine those hops may not have been travelled yet."""
     app = pilot.app
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 2:
+        await pilot.pause()
+        queued = queued_messages(app)
+        quiet = 0 if queued else quiet + 1
+        assert time.monotonic() < deadline, f"messages still queued: {queued}"
+
+
+def working(app: App[object]) -> bool:
+    """A selection timer has yet to fire or a background worker has yet to finish."""
     assert isinstance(app, WorkbenchApp)
-    for _ in range(rounds):
-        await pilot.pause(SELECTION_DELAY * 2)
-        # A busy machine may not have fired the selection timer yet: wait for it, not a guess.
+    return app.selection_pending or not all(worker.is_finished for worker in app.workers)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait until the app is idle: every message handled, selection timers fired, background
+    workers finished, and whatever those started (a finished worker may start the next one,
+    a selection moves other tables' cursors) done too. Waits for the conditions, never for a
+    fixed time: a busy machine may take seconds for what usually takes milliseconds."""
+    app = pilot.app
+    await caught_up(pilot)
+    while working(app):
         await wait_until(pilot, lambda: not app.selection_pending)
         await app.workers.wait_for_complete()
-    await pilot.pause()
+        await caught_up(pilot)
 
 
 async def wait_until(pilot: Pilot, condition: Callable[[], object],
@@ -41,15 +74,29 @@ async def wait_until(pilot: Pilot, condition: Callable[[], object],
         await pilot.pause(0.05)
 
 
-def run_headless(app: WorkbenchApp, scenario: Scenario, size: tuple[int, int] = (80, 24)) -> None:
-    """Run `scenario` against `app` in a headless terminal of `size`, once it has settled."""
+class HandlingPilot(Pilot[int]):
+    """A pilot whose key presses return once the app has handled them and everything they
+    posted (see `caught_up`), so a test may check a key's effect at once. The keys of one
+    call are sent as fast as `Pilot.press` sends them, as a typist's would be."""
+
+    async def press(self, *keys: str) -> None:
+        await super().press(*keys)
+        await caught_up(self)
+
+
+def run_headless(app: WorkbenchApp, scenario: Scenario, size: tuple[int, int] = (80, 24),
+                 loop: Callable[[], asyncio.AbstractEventLoop] | None = None) -> None:
+    """Run `scenario` against `app` in a headless terminal of `size`, once it has settled
+    (on an event loop made by `loop`, if given)."""
 
     async def main() -> None:
-        async with app.run_test(size=size) as pilot:
+        async with app.run_test(size=size):
+            pilot = HandlingPilot(app)
             await settle(pilot)
             await scenario(pilot)
 
-    asyncio.run(main())
+    with asyncio.Runner(loop_factory=loop) as runner:
+        runner.run(main())
 
 
 def screen_lines(widget: Widget) -> list[str]:
