@@ -8,28 +8,36 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widget import Widget
 
+from tests.helpers.caught_up import HandlingPilot, caught_up
 from tests.helpers.patience import PATIENCE
-from workbench.tui.app import SELECTION_DELAY, WorkbenchApp
+from workbench.tui.app import WorkbenchApp
 
 EXAMPLE = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 
 Scenario = Callable[[Pilot], Awaitable[None]]
 
 
-async def settle(pilot: Pilot, rounds: int = 3) -> None:
-    """Let selection timers fire and background workers finish, a few times over (a finished
-    worker may start the next one)."""
-    app = pilot.app
+def working(app: App[object]) -> bool:
+    """A selection timer has yet to fire or a background worker has yet to finish."""
     assert isinstance(app, WorkbenchApp)
-    for _ in range(rounds):
-        await pilot.pause(SELECTION_DELAY * 2)
-        # A busy machine may not have fired the selection timer yet: wait for it, not a guess.
+    return app.selection_pending or not all(worker.is_finished for worker in app.workers)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait until the app is idle: every message handled, selection timers fired, background
+    workers finished, and whatever those started (a finished worker may start the next one,
+    a selection moves other tables' cursors) done too. Waits for the conditions, never for a
+    fixed time: a busy machine may take seconds for what usually takes milliseconds."""
+    app = pilot.app
+    await caught_up(pilot)
+    while working(app):
         await wait_until(pilot, lambda: not app.selection_pending)
         await app.workers.wait_for_complete()
-    await pilot.pause()
+        await caught_up(pilot)
 
 
 async def wait_until(pilot: Pilot, condition: Callable[[], object],
@@ -41,15 +49,19 @@ async def wait_until(pilot: Pilot, condition: Callable[[], object],
         await pilot.pause(0.05)
 
 
-def run_headless(app: WorkbenchApp, scenario: Scenario, size: tuple[int, int] = (80, 24)) -> None:
-    """Run `scenario` against `app` in a headless terminal of `size`, once it has settled."""
+def run_headless(app: WorkbenchApp, scenario: Scenario, size: tuple[int, int] = (80, 24),
+                 loop: Callable[[], asyncio.AbstractEventLoop] | None = None) -> None:
+    """Run `scenario` against `app` in a headless terminal of `size`, once it has settled
+    (on an event loop made by `loop`, if given)."""
 
     async def main() -> None:
-        async with app.run_test(size=size) as pilot:
+        async with app.run_test(size=size):
+            pilot = HandlingPilot(app)
             await settle(pilot)
             await scenario(pilot)
 
-    asyncio.run(main())
+    with asyncio.Runner(loop_factory=loop) as runner:
+        runner.run(main())
 
 
 def screen_lines(widget: Widget) -> list[str]:

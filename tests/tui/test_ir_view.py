@@ -6,6 +6,7 @@ import asyncio
 
 from textual.app import App, ComposeResult
 
+from tests.helpers.caught_up import HandlingPilot, caught_up
 from workbench.tui.ir_view import (
     MAX_LINE_CHARS,
     IrView,
@@ -36,15 +37,16 @@ def test_large_text_scrolls_and_searches(lines) -> None:
     app = ViewApp(text_document(text))
 
     async def main() -> None:
-        async with app.run_test(size=(60, 20)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(60, 20)):
+            pilot = HandlingPilot(app)
+            await caught_up(pilot)
             view = app.view
             assert lines(view)[0].startswith("   1   %add.0 = ")
             for _ in range(50):
                 await pilot.press("pagedown")
             assert int(view.scroll_offset.y) == min(50 * (view.size.height - 1), 6000 - 20)
             view.search = "%add.5999 "
-            await pilot.pause()
+            await caught_up(pilot)
             assert view.match_count == 1
             assert any("%add.5999 " in line for line in lines(view))
             await pilot.press("g", "n")
@@ -60,8 +62,9 @@ def test_hunks_and_side_by_side(lines) -> None:
     app = ViewApp(ViewDocument(rows, side_by_side=True, hunks=[10, 41]))
 
     async def main() -> None:
-        async with app.run_test(size=(40, 10)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(40, 10)):
+            pilot = HandlingPilot(app)
+            await caught_up(pilot)
             view = app.view
             await pilot.press("right_square_bracket")
             assert view.current_row == 10
@@ -86,8 +89,9 @@ def test_a_line_of_megabytes_is_shown_cut_and_says_so(lines) -> None:
     app = ViewApp(document)
 
     async def main() -> None:
-        async with app.run_test(size=(60, 10)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(60, 10)):
+            pilot = HandlingPilot(app)
+            await caught_up(pilot)
             shown = lines(app.view)
             assert shown[0].rstrip().endswith("first") and shown[2].rstrip().endswith("last")
             assert shown[1].startswith("2 xxxx")

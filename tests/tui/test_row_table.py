@@ -6,6 +6,7 @@ import asyncio
 
 from textual.app import App, ComposeResult
 
+from tests.helpers.caught_up import HandlingPilot, caught_up
 from workbench.tui.row_table import Column, RowTable, fit
 
 
@@ -36,8 +37,9 @@ def test_only_visible_rows_render_and_the_cursor_is_keyed(lines) -> None:
     app = TableApp(rows)
 
     async def main() -> None:
-        async with app.run_test(size=(30, 12)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(30, 12)):
+            pilot = HandlingPilot(app)
+            await caught_up(pilot)
             table = app.table
             shown = lines(table)
             assert shown[0].split() == ["n", "name"]  # `wide` hidden below 40 cells
@@ -49,13 +51,13 @@ def test_only_visible_rows_render_and_the_cursor_is_keyed(lines) -> None:
             assert table.current == 99_997 - (table.size.height - 1) // 2
             key = table.current_key
             table.set_rows(list(reversed(rows)))  # the cursor follows its key
-            await pilot.pause()
+            await caught_up(pilot)
             assert table.current_key == key
             table.set_rows([1, 2, 3])  # gone: the cursor stays in range
-            await pilot.pause()
+            await caught_up(pilot)
             assert table.current in (1, 2, 3)
             await pilot.press("g", "j")
-            await pilot.pause()
+            await caught_up(pilot)
             assert app.highlighted[-1] == "2"
 
     asyncio.run(main())
@@ -76,8 +78,9 @@ def test_a_name_that_is_not_utf8_takes_its_cells(lines) -> None:
                                                       ""), ("w", "")]
 
     async def main() -> None:
-        async with app.run_test(size=(30, 12)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(30, 12)):
+            pilot = HandlingPilot(app)
+            await caught_up(pilot)
             first, second = lines(app.table)[1:3]
             assert "jit\ufffd1" in first and "\\udc" not in repr(first)
             assert len(first) == len(second)

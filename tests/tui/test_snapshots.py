@@ -24,8 +24,7 @@ async def on_fusion_step(pilot: Pilot, settle) -> None:  # type: ignore[no-untyp
     app: WorkbenchApp = pilot.app  # type: ignore[assignment]
     await pilot.press("3")
     app.pane(TimelinePane).table.move_to(30)
-    await settle(pilot)
-    await pilot.pause(0.3)  # scrollbars are widgets of their own: let them catch up
+    await settle(pilot)  # the scrollbars too: settle waits for every message pump
 
 
 def test_main_screen_80x24(app: WorkbenchApp, snap_compare, wait) -> None:

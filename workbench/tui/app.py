@@ -179,7 +179,7 @@ class WorkbenchApp(App[int]):
         self.watcher: FolderWatcher | None = None
         self.signal_guard = SignalGuard(self._terminated, terminal=_terminal())
         self.scanned = False
-        self._selection_timer: Timer | None = None
+        self._selection_timers: dict[str, Timer] = {}  # by table id: one cursor's rest
         self._theme_names: list[str] = []
         self._theme_problems: list[str] = []
         self._register_themes(theme)  # before the DOM exists: styling it once, not twice
@@ -304,7 +304,7 @@ class WorkbenchApp(App[int]):
 
     def on_unmount(self) -> None:
         self.signal_guard.restore()
-        for timer in (self._selection_timer, self._results_timer):
+        for timer in (*self._selection_timers.values(), self._results_timer):
             if timer is not None:
                 timer.stop()
         self.stop_watching()
@@ -397,11 +397,11 @@ class WorkbenchApp(App[int]):
             return  # a filter is being typed: select when it is done (the pane announces)
         table_id = event.table.id
         if table_id == "modules-table":
-            self._later(lambda: self.select_module(event.key), MODULE_DELAY)
+            self._later(table_id, lambda: self.select_module(event.key), MODULE_DELAY)
         elif table_id == "timeline-table":
-            self._later(self.step_changed)
+            self._later(table_id, self.step_changed)
         elif table_id == "executions-table":
-            self._later(self.execution_changed)
+            self._later(table_id, self.execution_changed)
 
     def on_row_table_selected(self, event: RowTable.Selected) -> None:
         """Enter drills down: from a module to its timeline, from a step to its diff."""
@@ -413,21 +413,25 @@ class WorkbenchApp(App[int]):
         if target is not None:
             self.action_focus_pane(target.__name__)
 
-    def _later(self, callback: Callable[[], None], delay: float = SELECTION_DELAY) -> None:
-        """Run `callback` once the cursor has rested a moment (holding `j` loads nothing)."""
-        if self._selection_timer is not None:
-            self._selection_timer.stop()
+    def _later(self, table_id: str, callback: Callable[[], None],
+               delay: float = SELECTION_DELAY) -> None:
+        """Run `callback` once the cursor of table `table_id` has rested a moment (holding `j`
+        loads nothing). Each table has its own timer: the timeline's and the executions'
+        cursors move when a module loads, and must not cancel a module move still resting."""
+        timer = self._selection_timers.pop(table_id, None)
+        if timer is not None:
+            timer.stop()
 
         def fire() -> None:
-            self._selection_timer = None
+            self._selection_timers.pop(table_id, None)
             callback()
 
-        self._selection_timer = self.set_timer(delay, fire)
+        self._selection_timers[table_id] = self.set_timer(delay, fire)
 
     @property
     def selection_pending(self) -> bool:
         """A cursor move whose panes have not loaded yet (its timer has not fired)."""
-        return self._selection_timer is not None
+        return bool(self._selection_timers)
 
     def select_module(self, key: str | None) -> None:
         from workbench.tui.panes.executions import ExecutionsPane

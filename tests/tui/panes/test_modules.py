@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from workbench.model import Module
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.panes.modules import ModulesPane, is_helper_module
+from workbench.tui.panes.timeline import TimelinePane
+from workbench.tui.row_table import RowTable
 
 
 def test_helpers_hidden_then_shown_filter_and_sort(example: Path, drive, wait, lines) -> None:
@@ -52,6 +55,33 @@ def test_moving_the_cursor_selects_the_module(example: Path, drive, wait) -> Non
         assert app.module is not None and app.module.key == rows[0].key == "module_0000"
         await pilot.press("j")
         await wait(pilot)
+        assert app.module is not None and app.module.key == rows[1].key
+
+    drive(app, scenario)
+
+
+def test_a_resting_module_move_survives_the_timeline_moving(
+        example: Path, drive, wait, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded module moves the timeline's cursor, whose announcement may reach the app (a
+    busy machine, a live update) while the next module move still rests: it must not cancel
+    that move, or the panes show the old module under the new cursor."""
+    app = WorkbenchApp(example, watch=False)
+    handle = WorkbenchApp.on_row_table_highlighted
+
+    def then_the_timeline_announces(self: WorkbenchApp, event: RowTable.Highlighted) -> None:
+        handle(self, event)
+        timeline = self.pane(TimelinePane).table
+        if event.table.id == "modules-table":
+            handle(self, RowTable.Highlighted(timeline, timeline.current_key))
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("t", "g")
+        await wait(pilot)
+        monkeypatch.setattr(WorkbenchApp, "on_row_table_highlighted",
+                            then_the_timeline_announces)
+        await pilot.press("j")
+        await wait(pilot)
+        rows = app.pane(ModulesPane).table.rows
         assert app.module is not None and app.module.key == rows[1].key
 
     drive(app, scenario)
