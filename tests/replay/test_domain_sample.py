@@ -138,3 +138,26 @@ def test_the_values_a_domain_depends_on_are_the_sums_before_it() -> None:
     ancestors = steep_ancestors(declared, non_negative(module))
     assert ancestors == {(entry, "cancels"): [(entry, "root"), (entry, "fractional")]}
     assert not undefined_below_zero(declared, entry, declared[(entry, "integral")])
+
+
+def test_a_result_only_the_noise_stage_could_explain_is_not_judged_when_it_does_not_fit(
+        inputs: tuple[Path, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a memory limit the f64 truth fits (about 0.6 MB here) but the noise stage does
+    not (about 13 MB), the NaNs the noise stage shows legal are not called a mismatch: the
+    step is not judged, saying what the stage needs and how to raise the limit."""
+    from workbench.replay.processes import memory
+
+    monkeypatch.setenv(memory.ENVIRONMENT_VARIABLE, str(4 * 2**20))
+    module = next(m for m in scan(GPT).modules if m.key == MODULE)
+    with open_replay(GPT, module, spec=InputSpec(npy=inputs)) as replay:
+        results = replay.run()
+        noise_evaluations = replay.noise_evaluations
+    step = next(r for r in results if r.step.label == STEP)
+    assert noise_evaluations == 1
+    assert step.kind == Kind.ERROR, step.status
+    assert step.status.startswith("error: not judged: ")
+    assert "random-rounding stage" in step.status and "--memory-limit" in step.status
+    assert Kind.MISMATCH not in {r.kind for r in results}
+    with open_replay(GPT, module, spec=InputSpec(npy=inputs)) as replay:
+        verdict = bisect_replay(replay)
+    assert verdict.status == Kind.ERROR and verdict.culprit is None

@@ -56,7 +56,7 @@ from workbench.replay.inputs import (
 )
 from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare
 from workbench.replay.judge.outcome import Kind, Outcome
-from workbench.replay.processes.memory import return_freed_memory
+from workbench.replay.processes.memory import OverMemoryLimit, return_freed_memory
 from workbench.replay.processes.workers import Cancelled, WorkerPool
 from workbench.replay.progress import (
     FLUSHED,
@@ -81,6 +81,7 @@ class Evaluation:
     value: LiteralValue | None = None
     reason: str = ""
     seconds: float = 0.0
+    over_memory_limit: bool = False  # an error because it would not fit `--memory-limit`
 
 
 def evaluate_step(backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
@@ -109,12 +110,23 @@ def _evaluate_step(backend: StepEvaluator, step: Step, arguments: Sequence[Liter
     except DidNotFinish as error:
         return Evaluation("did-not-finish", reason=str(error),
                           seconds=time.perf_counter() - start)
+    except OverMemoryLimit as error:
+        return Evaluation("error", reason=str(error), seconds=time.perf_counter() - start,
+                          over_memory_limit=True)
     except (EvaluationError, ReadError) as error:
         return Evaluation("error", reason=str(error), seconds=time.perf_counter() - start)
     except (Exception, RecursionError) as error:  # an evaluator bug: report it, never crash
         reason = f"{type(error).__name__}: {error}"
         return Evaluation("error", reason=reason, seconds=time.perf_counter() - start)
     return Evaluation("value", value=value, seconds=time.perf_counter() - start)
+
+
+def not_judged(comparison: Comparison) -> str:
+    """Why a result beyond the bound is not called a mismatch: the noise inside the program,
+    which may explain it, could not be modelled within the memory limit."""
+    return (f"not judged: {comparison.mismatches} of {comparison.total} elements are beyond "
+            "the rounding error bound without the noise inside the program, which the noise "
+            f"stage could not model ({comparison.noise_problem})")
 
 
 class Runner(Protocol):
@@ -309,6 +321,9 @@ class Replay:
         self._truths: dict[Stage, Truth] = {}
         self._shadow_problem: str | None = None
         self._noise_problem: str | None = None
+        # The noise stage would not fit the memory limit: a result only it could explain is
+        # then not judged (`_judge`), rather than called a mismatch.
+        self._noise_over_memory = False
         self._normwise_outputs: Any = None  # made on first need (`_normwise`)
         self._clock: PhaseClock | None = None
         # The perturbed twin of the truth, made beside it when evaluations run in parallel;
@@ -417,6 +432,9 @@ class Replay:
             return StepResult(0, step, Outcome(Kind.OK), seconds=evaluation.seconds,
                               value=value)
         comparison = self.judge(value)
+        if not comparison.ok and comparison.noise_problem and self._noise_over_memory:
+            return StepResult(position, step, Outcome(Kind.ERROR, not_judged(comparison)),
+                              evaluation.seconds)
         kind = Kind.OK if comparison.ok else Kind.MISMATCH
         return StepResult(position, step, Outcome(kind, comparison=comparison),
                           evaluation.seconds, value if self.keep_values else None)
@@ -649,6 +667,7 @@ class Replay:
         if evaluation.kind != "value":
             self._noise_problem = (f"the reference with random rounding is {evaluation.kind}: "
                                    f"{evaluation.reason}")
+            self._noise_over_memory = evaluation.over_memory_limit
             return None
         return evaluation.value
 
