@@ -179,7 +179,7 @@ class WorkbenchApp(App[int]):
         self.watcher: FolderWatcher | None = None
         self.signal_guard = SignalGuard(self._terminated, terminal=_terminal())
         self.scanned = False
-        self._selection_timers: dict[str, Timer] = {}  # by table id: one cursor's rest
+        self._selection_timers: dict[str, Timer] = {}  # a module's rest, the panes' rest
         self._theme_names: list[str] = []
         self._theme_problems: list[str] = []
         self._register_themes(theme)  # before the DOM exists: styling it once, not twice
@@ -416,17 +416,20 @@ class WorkbenchApp(App[int]):
     def _later(self, table_id: str, callback: Callable[[], None],
                delay: float = SELECTION_DELAY) -> None:
         """Run `callback` once the cursor of table `table_id` has rested a moment (holding `j`
-        loads nothing). Each table has its own timer: the timeline's and the executions'
-        cursors move when a module loads, and must not cancel a module move still resting."""
-        timer = self._selection_timers.pop(table_id, None)
+        loads nothing). A module move rests on a timer of its own: the timeline's and the
+        executions' cursors move when a module loads, and must not cancel a module move still
+        resting; those two share one, so the next step's move drops an executions reload
+        the last one started (each step loads its diff once, not twice)."""
+        rest = "modules" if table_id == "modules-table" else "panes"
+        timer = self._selection_timers.pop(rest, None)
         if timer is not None:
             timer.stop()
 
         def fire() -> None:
-            self._selection_timers.pop(table_id, None)
+            self._selection_timers.pop(rest, None)
             callback()
 
-        self._selection_timers[table_id] = self.set_timer(delay, fire)
+        self._selection_timers[rest] = self.set_timer(delay, fire)
 
     @property
     def selection_pending(self) -> bool:
