@@ -217,14 +217,21 @@ class _Tracer:
         return None
 
 
-def _is_zero(computation: Computation, name: str) -> bool:
+def _splat(computation: Computation, name: str) -> np.ndarray | None:
+    """The one value `name` holds everywhere when it is a scalar constant (broadcast or
+    not), else None."""
     instruction = computation.by_name[name]
     while instruction.opcode == "broadcast":
         instruction = computation.by_name[instruction.operands[0]]
     if instruction.opcode != "constant" or instruction.literal is None:
-        return False
+        return None
     value = np.asarray(instruction.literal)
-    return value.size == 1 and bool((value == 0).all())
+    return value if value.size == 1 else None
+
+
+def _is_zero(computation: Computation, name: str) -> bool:
+    value = _splat(computation, name)
+    return value is not None and bool((value == 0).all())
 
 
 def _triangle_kept(computation: Computation, select: Instruction) -> str | None:
@@ -257,13 +264,8 @@ def _is_leading_block(instruction: Instruction) -> bool:
 
 
 def _is_nan(computation: Computation, name: str) -> bool:
-    instruction = computation.by_name[name]
-    while instruction.opcode == "broadcast":
-        instruction = computation.by_name[instruction.operands[0]]
-    if instruction.opcode != "constant" or instruction.literal is None:
-        return False
-    value = np.asarray(instruction.literal)
-    return value.size == 1 and bool(np.isnan(value).all())
+    value = _splat(computation, name)
+    return value is not None and bool(np.isnan(value).all())
 
 
 def routine_of(instruction: Instruction) -> tuple[str, bool] | None:
