@@ -62,9 +62,12 @@ def _check_argument(shape: Shape, value: LiteralValue, where: str) -> None:
 
 
 def _materialize(value: object) -> LiteralValue:
-    """Plain C-ordered arrays (no broadcast views or numpy scalars) in the result."""
+    """Plain C-ordered arrays (no broadcast views or numpy scalars) in the result; None
+    where an output was handed to the interpreter's `output_sink`."""
     if isinstance(value, tuple):
         return tuple(_materialize(v) for v in value)
+    if value is None:
+        return None
     if isinstance(value, np.memmap):  # an output moved to disk as it was made: plain already
         return value
     return np.array(value, copy=True, order="C")

@@ -16,7 +16,7 @@ call an arbitrary combiner once per step instead of once per element.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -69,6 +69,7 @@ class _Step:
     operands: tuple[int, ...]
     release: tuple[int, ...]  # slots whose last use is this step
     declared: object  # what the result must be: see `_declared`
+    output: int | None = None  # the entry's root tuple index it alone makes (`output_sink`)
 
 
 @dataclass
@@ -92,7 +93,8 @@ class Interpreter:
     """Evaluates computations of one module; plans are compiled once and reused."""
 
     def __init__(self, module: HloModule, observer: Observer | None = None,
-                 flush_subnormals: bool = False) -> None:
+                 flush_subnormals: bool = False,
+                 output_sink: Callable[[int, Value], None] | None = None) -> None:
         self.module = module
         self.observer = observer
         self.flush_subnormals = flush_subnormals  # the platform's DAZ/FTZ (float_environment)
@@ -102,6 +104,12 @@ class Interpreter:
         self._memory_limit = memory.memory_limit()
         self._batchable: dict[str, bool] = {}
         self._owners: dict[int, Computation] | None = None
+        # Takes each array of the entry's root tuple that only the root reads, as soon as it
+        # is made (index, value), instead of the root holding it to the end: a caller that
+        # reduces the result as it arrives then never holds all of it. The root's value has
+        # None in those places.
+        # The memory check counts those arrays as freed once made when it is set.
+        self.output_sink = output_sink
 
     # -- computations -------------------------------------------------------------------
 
@@ -251,8 +259,10 @@ class Interpreter:
         released: dict[int, list[int]] = {}
         for slot, position in last_use.items():
             released.setdefault(position, []).append(slot)
+        outputs = self._outputs(computation, slots, batched)
         if not batched:  # a batched plan's shapes are scalars: its arrays are its callers'
-            self._check_memory(computation, released)
+            self._check_memory(computation, released,
+                               set(outputs) if self.output_sink is not None else set())
         parameters = []
         steps = []
         for position, instruction in enumerate(computation.instructions):
@@ -265,14 +275,27 @@ class Interpreter:
                 tuple(slots[o] for o in instruction.operands),
                 tuple(released.get(position, ())),
                 None if batched else _declared(instruction.shape),
+                outputs.get(position),
             )))
         return _Plan(computation, len(computation.instructions), tuple(parameters),
                      tuple(steps), root, batched)
 
-    def _check_memory(self, computation: Computation, released: dict[int, list[int]]) -> None:
+    def _outputs(self, computation: Computation, slots: dict[str, int],
+                 batched: bool) -> dict[int, int]:
+        """The positions of the entry's arrays that only its root tuple reads, with their
+        index in it: what `output_sink` takes as soon as they are made."""
+        if batched or computation.name != self.module.entry_name:
+            return {}
+        root = computation.root
+        return {slots[name]: index for name, index in root_only_outputs(computation).items()
+                if root.shape.tuple_shapes[index].is_array
+                and computation.instructions[slots[name]].opcode != "parameter"}
+
+    def _check_memory(self, computation: Computation, released: dict[int, list[int]],
+                      sunk: set[int]) -> None:
         """Refuse, before anything is allocated, a computation whose declared arrays exceed
         the memory limit: one array alone, or the most it holds at once (its live values plus
-        what the computations it runs hold)."""
+        what the computations it runs hold; the outputs `sunk` only while they are made)."""
         sizes = [_shape_bytes(i.shape) for i in computation.instructions]
         live = peak = 0
         for position, instruction in enumerate(computation.instructions):
@@ -286,6 +309,8 @@ class Interpreter:
                          if instruction.opcode in _RUNS_CALLEES), default=0)
             peak = max(peak, live + inner + new)
             live += new - sum(sizes[slot] for slot in released.get(position, ()))
+            if position in sunk:
+                live -= new
         memory.check(peak, f"the values {computation.name} holds at once", self._memory_limit)
         self._peaks[computation.name] = peak
 
@@ -304,13 +329,17 @@ class Interpreter:
         if self.observer is not None and not plan.batched:
             return self._run_observed(plan, arguments, self.observer)
         values = _bound_values(plan, arguments)
+        sink = self.output_sink
         step = None
         try:
             for slot, step in plan.steps:
                 value = values[slot] = step.handler(self, step.instruction,
                                                     [values[i] for i in step.operands])
-                if step.declared is not None:
+                if step.declared is not None and not (sink and slot == plan.root):
                     _check_result(step, value, step.declared)
+                if sink is not None and step.output is not None:
+                    sink(step.output, value)
+                    values[slot] = None
                 if step.release:
                     for released in step.release:
                         values[released] = None
@@ -326,6 +355,7 @@ class Interpreter:
         instructions = plan.computation.instructions
         values = _bound_values(plan, arguments)
         observer.enter(plan.computation)
+        sink = self.output_sink
         step = None
         try:
             for slot, _number in plan.parameters:
@@ -334,9 +364,12 @@ class Interpreter:
                 known = observer.before(step.instruction)
                 value = values[slot] = known if known is not None else step.handler(
                     self, step.instruction, [values[i] for i in step.operands])
-                if step.declared is not None:
+                if step.declared is not None and not (sink and slot == plan.root):
                     _check_result(step, value, step.declared)
                 observer.value(step.instruction, values[slot])
+                if sink is not None and step.output is not None:
+                    sink(step.output, value)
+                    values[slot] = None
                 for released in step.release:
                     values[released] = None
         except (Unsupported, EvaluationError):
@@ -346,6 +379,19 @@ class Interpreter:
         finally:
             observer.leave()
         return values[plan.root]
+
+
+def root_only_outputs(computation: Computation) -> dict[str, int]:
+    """The operands of a computation's root tuple that nothing else reads, and it once, with
+    their index in it: values a caller may take away as soon as they are made."""
+    root = computation.root
+    if root.opcode != "tuple":
+        return {}
+    readers: dict[str, int] = {}
+    for instruction in computation.instructions:
+        for operand in instruction.operands:
+            readers[operand] = readers.get(operand, 0) + 1
+    return {name: index for index, name in enumerate(root.operands) if readers[name] == 1}
 
 
 # What a handler raises on operands it cannot take: an evaluation error naming the instruction.

@@ -81,7 +81,7 @@ def from_storage(value: LiteralValue, shape: Shape) -> LiteralValue:
     """A result as snapshots hold it (int8 storage back to the ml_dtypes type)."""
     if shape.is_tuple and isinstance(value, tuple):
         return tuple(from_storage(v, s) for v, s in zip(value, shape.tuple_shapes, strict=True))
-    if shape.element_type in WIDTHS and not isinstance(value, tuple):
+    if shape.element_type in WIDTHS and not isinstance(value, tuple) and value is not None:
         return np.asarray(value).astype(_external_dtype(shape.element_type))
     return value
 

@@ -236,6 +236,8 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
         return (value, None, None, None, None)
     t = np.asarray(value)
     lo, hi = np.asarray(low), np.asarray(high)
+    if lo.dtype != t.dtype:  # kept in the output's storage type, rounded outward
+        lo, hi = lo.astype(t.dtype), hi.astype(t.dtype)
     if lo.shape != t.shape:
         raise ValueError(f"the random-rounding result has shape {lo.shape}, the truth "
                          f"{t.shape}")

@@ -8,7 +8,9 @@ import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction, Shape
 from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.hlo.registry import Value
 from workbench.replay.judge.noise.op_kinds import FLOAT_TYPES, STEPS, has_discrete, is_float
+from workbench.replay.judge.noise.result_range import result_bytes
 
 # Most bytes kept only to name flips and jumps: integer values, and the ranges of values
 # declared at most f32 wide in f32 (a jump is a quarter of the array's magnitude).
@@ -28,12 +30,13 @@ def split_sample_budget(limit: int | None = None) -> int:
     return int(NEEDED_SHARE * (memory_limit() if limit is None else limit))
 
 
-def check_stage_memory(shadow: HloModule, groups: list[set[tuple[str, str]]],
+def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[str, str]]],
                        declared: dict[tuple[str, str], Instruction], budget: int,
                        limit: int | None = None) -> int:
     """The most bytes the stage holds at once, from declared shapes, before any sample runs:
-    one evaluation of the f64 shadow, the samples' range of its result (`RANGE_BYTES` an
-    element), and the values' ranges the recorder keeps: for the split sample (its largest
+    one evaluation of the f64 shadow (each output handed to the range as it is made), the
+    samples' range of its result (of the declared shape `result`: `result_bytes`), and the
+    values' ranges the recorder keeps: for the split sample (its largest
     group, within `budget`), to name jumps (`TRACKED_BYTES`) and the accumulation spreads
     (`SPREAD_BYTES`), at most every value's. Raises `OverMemoryLimit` saying so when that
     passes the memory limit, so a run that cannot fit stops before its most expensive stage,
@@ -41,17 +44,22 @@ def check_stage_memory(shadow: HloModule, groups: list[set[tuple[str, str]]],
     from workbench.replay.processes import memory
     from workbench.sizes import format_size
 
-    evaluation = Interpreter(shadow).holds_at_once(shadow.entry_name)  # raises beyond it
-    result = _range_bytes(shadow.entry.root.shape)
+    evaluation = Interpreter(shadow, output_sink=_handed_over).holds_at_once(
+        shadow.entry_name)  # raises beyond it
+    kept_result = result_bytes(result)
     split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
     # At most every value's range: a small program keeps far less than the caps.
     kept = min(split + TRACKED_BYTES + SPREAD_BYTES, _group_bytes(set(declared), declared))
-    needed = evaluation + result + kept
+    needed = evaluation + kept_result + kept
     memory.check(needed, (
         f"the random-rounding stage (one f64 evaluation holds {format_size(evaluation)}, the "
-        f"samples' range of the result {format_size(result)}, the values' ranges "
+        f"samples' range of the result {format_size(kept_result)}, the values' ranges "
         f"{format_size(kept)})"), limit)
     return needed
+
+
+def _handed_over(index: int, value: Value) -> None:
+    """What `check_stage_memory`'s interpreter hands each output to: it runs nothing."""
 
 
 def _range_bytes(shape: Shape) -> int:

@@ -32,8 +32,9 @@ class Discontinuity:
 
 @dataclass
 class Noise:
-    """The samples' per-element range (`low`, `high`, in f64, with the reference's structure;
-    NaN only where every sample was), where some random sample or the domain sample was NaN
+    """The samples' per-element range (`low`, `high`, with the reference's structure, each
+    in its output's storage type rounded outward: `result_range.py`; NaN only where every
+    sample was), where some random sample or the domain sample was NaN
     (`nan_seen`, boolean arrays; None for the non-float parts and when not known), where the
     noise decided values (discontinuities first, then jumps; each by how many elements, most
     first), and what the split sample could not cover within its memory budget (`left_out`,

@@ -6,6 +6,7 @@ subclass that lives with the judgment: what it rounds, keeps and moves is the no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,9 +43,10 @@ class NoisyInterpreter(Interpreter):
     declared type, and reports the discontinuities' outputs to a recorder."""
 
     def __init__(
-        self, shadow: HloModule, declared: dict[tuple[str, str], Instruction], recorder: Recorder
+        self, shadow: HloModule, declared: dict[tuple[str, str], Instruction], recorder: Recorder,
+        output_sink: Callable[[int, Value], None] | None = None,
     ) -> None:
-        super().__init__(shadow)
+        super().__init__(shadow, output_sink=output_sink)
         self.declared = declared
         self.recorder = recorder
         self.draws = Draws()

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 import numpy as np
 
-from workbench.hlo_ir import HloModule, Instruction, LiteralValue
+from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.replay.judge.noise.budget import (
     check_stage_memory,
     needed_clusters,
@@ -20,6 +20,7 @@ from workbench.replay.judge.noise.budget import (
 from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise
 from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
 from workbench.replay.judge.noise.recorder import Recorder
+from workbench.replay.judge.noise.result_range import ResultRange
 from workbench.replay.judge.noise.split_sample import (
     may_move,
     non_negative,
@@ -31,12 +32,13 @@ from workbench.replay.judge.noise.split_sample import (
 @dataclass
 class NoisePlan:
     """What every part of the stage is made from alike, wherever it runs (`noise_plan`): the
-    f64 shadow, the declared instructions, the steep ops' sign-following ancestors, the
-    groups the split sample's values are kept in (`packed_groups`, within `budget` bytes),
-    and the most bytes one evaluation of the stage holds (`check_stage_memory`)."""
+    f64 shadow, the declared instructions and result shape, the steep ops' sign-following
+    ancestors, the groups the split sample's values are kept in (`packed_groups`, within
+    `budget` bytes), and the most bytes the stage holds (`check_stage_memory`)."""
 
     shadow: HloModule
     declared: dict[tuple[str, str], Instruction]
+    result: Shape
     ancestors: dict[tuple[str, str], list[tuple[str, str]]]
     budget: int
     groups: list[set[tuple[str, str]]]
@@ -55,8 +57,9 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     ancestors = steep_ancestors(declared, non_negative(module, arguments))
     budget = split_sample_budget(limit)
     groups = packed_groups(needed_clusters(declared, ancestors), declared, budget)
-    holds = check_stage_memory(shadow, groups, declared, budget, limit)
-    return NoisePlan(shadow, declared, ancestors, budget, groups, holds)
+    holds = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget, limit)
+    return NoisePlan(shadow, declared, module.entry.root.shape, ancestors, budget, groups,
+                     holds)
 
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
@@ -94,17 +97,15 @@ def noise_from(plan: NoisePlan, arguments: Sequence[LiteralValue],
         message = (f"the split sample did not cover {left_out} value(s) beyond its memory "
                    f"budget ({format_size(plan.budget)}, a quarter of the memory limit; raise "
                    "it with --memory-limit)")
-    return Noise(found.low, found.high, found.discontinuities(plan.declared), found.nan_seen,
-                 message)
+    return Noise(found.result.low, found.result.high, found.discontinuities(plan.declared),
+                 found.result.nan_seen, message)
 
 
 @dataclass
 class _Found:
     """What the samples of one group found, merged over groups by `merged`."""
 
-    low: Any
-    high: Any
-    nan_seen: Any
+    result: ResultRange
     flips: dict[tuple[str, str], int]
     nan_flips: dict[tuple[str, str], int]
     jumps: dict[tuple[str, str], int]
@@ -115,9 +116,7 @@ class _Found:
                  ) -> dict[tuple[str, str], int]:
             return {key: max(a.get(key, 0), b.get(key, 0)) for key in {**a, **b}}
 
-        return _Found(_combine(self.low, other.low, np.fmin),
-                      _combine(self.high, other.high, np.fmax),
-                      _either(self.nan_seen, other.nan_seen),
+        return _Found(self.result.merge(other.result),
                       most(self.flips, other.flips), most(self.nan_flips, other.nan_flips),
                       most(self.jumps, other.jumps), {**other.instructions, **self.instructions})
 
@@ -140,17 +139,15 @@ class _Found:
 
 @dataclass
 class Sampled:
-    """What some random samples of one group found (`sampled`): the range of the result and
-    where it was NaN, each tracked value's range, the flips and domain boundaries crossed
+    """What some random samples of one group found (`sampled`): the range of the result
+    (with where it was NaN), each tracked value's range, the flips and domain boundaries crossed
     (most elements each, with when a serial run would first see it: `found_at`), and how
     many values the split sample would read were not kept. Every share of the samples starts
     with sample 0, which the others are compared with, so shares merge (`merged`) into
     exactly what one run of all the samples finds, in any order."""
 
     group: int
-    low: Any
-    high: Any
-    nan_seen: Any
+    result: ResultRange
     ranges: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]]
     differing: dict[tuple[str, str], int]
     nan_flips: dict[tuple[str, str], int]
@@ -161,9 +158,7 @@ class Sampled:
     def merged(self, other: Sampled) -> Sampled:
         """This share with `other`'s (of the same group) added, in place: minima, maxima and
         counts are the same whatever order the shares arrive in."""
-        self.low = _combine(self.low, other.low, np.fmin)
-        self.high = _combine(self.high, other.high, np.fmax)
-        self.nan_seen = _either(self.nan_seen, other.nan_seen)
+        self.result.merge(other.result)
         for value, (low, high) in other.ranges.items():
             known = self.ranges.get(value)
             if known is None:
@@ -190,17 +185,12 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
     from workbench.replay.hlo import evaluate_module
 
     recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget)
-    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder)
-    low = high = nan_seen = None
+    result = ResultRange(plan.result)
+    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder, result.add_output)
     for sample in (0, *sorted(set(samples) - {0})):
         interpreter.reseed(sample)
-        value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
-        if low is None:
-            low, high = value, _copy(value)
-        else:
-            low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
-        nan_seen = _nans(value, nan_seen)
-    part = Sampled(group, low, high, nan_seen, dict(recorder.ranges), dict(recorder.differing),
+        result.add(evaluate_module(plan.shadow, arguments, interpreter=interpreter))
+    part = Sampled(group, result, dict(recorder.ranges), dict(recorder.differing),
                    dict(recorder.nan_flips), dict(recorder.found_at),
                    dict(recorder.instructions), recorder.left_out)
     interpreter.release()
@@ -218,77 +208,33 @@ def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled) ->
 
     recorder = Recorder(ranges=part.ranges, instructions=part.instructions, sample=SAMPLES,
                         needed=plan.groups[part.group], needed_bytes=plan.budget)
-    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder)
-    split = interpreter.start_split(split_candidates(plan.declared, recorder, plan.ancestors))
-    value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
     # Its NaNs are not legal ones: it crosses each threshold alone, so where it answers a
     # compare the other way without moving the operand (`where(x > 0, sqrt(x), 0)`), or moves
     # a value the program keeps non-negative, it computes what no rounding can. Its finite
     # values widen the range; a NaN leaves it as the random samples made it.
-    low = _combine(part.low, value, np.fmin)
-    high = _combine(part.high, value, np.fmax)
+    result = part.result
+    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
+                                   partial(result.add_output, nans_legal=False))
+    split = interpreter.start_split(split_candidates(plan.declared, recorder, plan.ancestors))
+    result.add(evaluate_module(plan.shadow, arguments, interpreter=interpreter),
+               nans_legal=False)
     flips = in_serial_order(part.differing)  # flipped between samples, or in the split sample
     for key, count in split.elements_moved.items():
         flips[key] = max(flips.get(key, 0), count)
-    nan_seen = part.nan_seen
     domain = split_candidates(plan.declared, recorder, plan.ancestors, domain=True)
     if may_move(domain, recorder):
         boundary = interpreter.start_split(domain, thresholds=False)
-        value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
         # Its NaNs are legal: it moves each value across zero where a sum makes it, within its
         # noise, and crosses no other threshold, so all it computes follows from one legal
         # rounding of each value (sqrt of a second moment that rounding may leave negative).
-        low, high = _combine(low, value, np.fmin), _combine(high, value, np.fmax)
-        nan_seen = _nans(value, nan_seen)
+        interpreter.output_sink = result.add_output
+        result.add(evaluate_module(plan.shadow, arguments, interpreter=interpreter))
         for key, count in boundary.elements_moved.items():
             flips[key] = max(flips.get(key, 0), count)
-    found = _Found(low, high, nan_seen, flips, in_serial_order(part.nan_flips),
+    found = _Found(result, flips, in_serial_order(part.nan_flips),
                    recorder.jumps(), part.instructions)
     interpreter.release()
     return found
-
-
-def _nans(value: Any, seen: Any) -> Any:
-    """`seen` (None at first) with the NaN elements of the float arrays of `value` added."""
-    if isinstance(value, tuple):
-        before = (None,) * len(value) if seen is None else seen
-        return tuple(_nans(v, s) for v, s in zip(value, before, strict=True))
-    array = np.asarray(value)
-    if array.dtype.kind not in "fc":
-        return None
-    found = np.isnan(array)
-    return found if seen is None else seen | found
-
-
-def _either(a: Any, b: Any) -> Any:
-    """Where `a` or `b` is true (boolean arrays with a result's structure, None for none)."""
-    if a is None or b is None:
-        return a if b is None else b
-    if isinstance(a, tuple):
-        return tuple(_either(x, y) for x, y in zip(a, b, strict=True))
-    return a | b
-
-
-def _combine(a: Any, b: Any, pick: Any) -> Any:
-    """`pick` (np.fmin or np.fmax) of `a` and `b` (a result's structure), into `a` where it is
-    a float array of its own: the stage's ranges of a result are its largest arrays."""
-    if isinstance(a, tuple):
-        return tuple(_combine(x, y, pick) for x, y in zip(a, b, strict=True))
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype.kind not in "fc":
-        return a
-    if a.dtype.kind == "c":  # range of each part
-        return pick(a.real, b.real) + 1j * pick(a.imag, b.imag)
-    if a.flags.owndata and a.flags.writeable and a.shape == b.shape:
-        return pick(a, b, out=a)
-    return pick(a, b)
-
-
-def _copy(value: Any) -> Any:
-    """`value` (a result's structure) with each array copied."""
-    if isinstance(value, tuple):
-        return tuple(_copy(v) for v in value)
-    return np.array(value, copy=True)
 
 
 def _discontinuity(

@@ -1,0 +1,120 @@
+"""The samples' range of the result: reduced as each output is made, kept narrow and rounded
+outward, so it holds every sample while the stage never holds its whole result in f64."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from workbench.formats.hlo_text import parse_hlo_text
+from workbench.index import scan
+from workbench.replay.backends import HloBackend, open_backend
+from workbench.replay.hlo import evaluate_module
+from workbench.replay.hlo.interpreter import Interpreter
+from workbench.replay.judge.noise.model import SAMPLES
+from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
+from workbench.replay.judge.noise.recorder import Recorder
+from workbench.replay.judge.noise.result_range import ResultRange, _outward, result_bytes
+from workbench.replay.judge.noise.run import noise_plan, sampled
+
+NOISE = Path(__file__).resolve().parents[1] / "data" / "noise"
+
+OUTPUTS = """
+HloModule outputs
+
+ENTRY main {
+  x = f32[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  sum = f32[1000] add(x, y)
+  product = f32[1000] multiply(x, y)
+  both = f32[1000] add(sum, product)
+  half = bf16[1000] convert(sum)
+  ROOT out = (f32[1000], f32[1000], bf16[1000], f32[1000]) tuple(product, both, half, x)
+}
+"""
+
+
+def test_outward_rounding_never_lands_inside_the_value() -> None:
+    wide = np.array([1 + 2.0**-30, -(1 + 2.0**-30), 1.0, 1e39, -1e39, np.nan, 2.0**-140, 0.0])
+    low, high = _outward(wide, np.dtype(np.float32), True), _outward(wide, np.dtype(np.float32),
+                                                                     False)
+    assert low.dtype == high.dtype == np.float32
+    finite = ~np.isnan(wide)
+    assert np.all(low[finite].astype(np.float64) <= wide[finite])
+    assert np.all(high[finite].astype(np.float64) >= wide[finite])
+    assert low[2] == high[2] == 1.0  # exact values stay as they are
+    assert high[0] == np.nextafter(np.float32(1), np.float32(2)) and low[0] == 1.0
+    assert low[3] == np.finfo(np.float32).max and high[3] == np.inf
+    assert np.isnan(low[5]) and np.isnan(high[5])
+    assert low[6] >= 0 and high[6] > 0  # a value below f32's subnormals: kept above 0
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    down = _outward(np.array([1 + 2.0**-10]), bf16, True)
+    assert down.dtype == bf16 and float(down[0]) == 1.0
+
+
+def test_the_kept_range_takes_nine_bytes_an_element_for_narrow_floats() -> None:
+    module = parse_hlo_text(OUTPUTS)
+    assert result_bytes(module.entry.root.shape) == 4 * 1000 * (2 * 4 + 1)
+
+
+def test_outputs_only_the_root_reads_are_handed_over_as_made() -> None:
+    module = parse_hlo_text(OUTPUTS)
+    rng = np.random.default_rng(0)
+    arguments = [rng.standard_normal(1000).astype(np.float32) for _ in range(2)]
+    plain = evaluate_module(module, arguments)
+    taken: dict[int, np.ndarray] = {}
+    interpreter = Interpreter(module, output_sink=lambda index, value: taken.setdefault(
+        index, np.array(value)))
+    held = evaluate_module(module, arguments, interpreter=interpreter)
+    # `product` feeds `both` too, `x` is a parameter: the root keeps what it alone does not read
+    assert sorted(taken) == [1, 2]
+    assert held[1] is None and held[2] is None
+    assert np.array_equal(held[0], plain[0]) and np.array_equal(held[3], plain[3])
+    for index, value in taken.items():
+        assert np.array_equal(value, plain[index])
+    assert interpreter.holds_at_once(module.entry_name) < Interpreter(module).holds_at_once(
+        module.entry_name)
+
+
+def test_the_range_holds_every_random_sample_within_an_ulp_of_f32() -> None:
+    """On a real training step (AdamW, bf16 moments): each random sample evaluated whole in
+    f64 lies within the kept range, which is its f64 range rounded outward to f32."""
+    dump = scan(NOISE / "gpt_adamw_mini")
+    module = next(m for m in dump.modules if m.key == "module_0022")
+    backend = open_backend(dump.root, module)
+    assert isinstance(backend, HloBackend)
+    arguments, _ = backend.recorded(module.executions[0])
+    plan = noise_plan(backend.load(backend.steps()[0]), arguments)
+    kept = sampled(plan, arguments, 0, range(SAMPLES)).result
+    interpreter = NoisyInterpreter(plan.shadow, plan.declared, Recorder(needed=set()))
+    whole = ResultRange(plan.result)  # f64 samples, each after the whole evaluation
+    lowest: list[np.ndarray | None] | None = None
+    highest: list[np.ndarray | None] | None = None
+    for sample in range(SAMPLES):
+        interpreter.reseed(sample)
+        value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
+        whole.add(value)
+        arrays = [np.asarray(v) if np.asarray(v).dtype.kind == "f" else None for v in value]
+        lowest = arrays if lowest is None else [
+            None if a is None else np.fmin(a, b) for a, b in zip(lowest, arrays, strict=True)]
+        highest = arrays if highest is None else [
+            None if a is None else np.fmax(a, b) for a, b in zip(highest, arrays, strict=True)]
+    assert lowest is not None and highest is not None
+    checked = 0
+    for low, high, f64_low, f64_high, nan_seen in zip(kept.low, kept.high, lowest, highest,
+                                                      kept.nan_seen, strict=True):
+        if f64_low is None:
+            assert low is None
+            continue
+        assert low.dtype in (np.float32, np.float64)
+        defined = ~np.isnan(f64_low)
+        assert np.all(low[defined] <= f64_low[defined]) and np.all(high[defined] >= f64_high[
+            defined])
+        tiny = np.finfo(np.float32).tiny
+        ulp = np.maximum(np.spacing(np.abs(f64_low[defined]).astype(np.float32)), tiny)
+        assert np.all(f64_low[defined] - low[defined] <= ulp)
+        assert np.array_equal(nan_seen, np.isnan(f64_low) | np.isnan(f64_high))
+        checked += int(np.count_nonzero(defined))
+    assert checked > 10_000

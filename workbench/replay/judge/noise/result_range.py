@@ -1,0 +1,187 @@
+"""The samples' range of the result, reduced as each output arrives (`ResultRange`).
+
+Low and high are kept in each output's storage type, rounded outward from the f64 sample so
+the range only ever grows, with where any sample was NaN; narrower floats than f32 in f32: in
+bf16 the range would be as coarse as the values it judges (an ulp each way), and a sample may
+pass f16's or f8's largest finite value. Kept in f64 the range takes 17 bytes an element (7.7
+GB for a GPT-2-small training step's result); kept so, 9.
+The noisy interpreter hands each output over as soon as it is made (`Interpreter.output_sink`),
+so no sample holds its whole result in f64 either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.hlo_ir import Shape
+from workbench.replay.errors import Unsupported
+from workbench.replay.hlo.dtypes import dtype_of
+
+
+def range_dtype(shape: Shape) -> np.dtype | None:
+    """The type the range of an output of array `shape` is kept in; None for what has no
+    range (integers, predicates, what the evaluator cannot hold)."""
+    element = shape.element_type
+    try:
+        dtype = dtype_of(element)
+    except Unsupported:
+        return None
+    if dtype.kind == "c":
+        return np.dtype(np.complex128)
+    if element == "f64":
+        return dtype
+    return np.dtype(np.float32) if element.startswith(("f", "bf")) else None
+
+
+def result_bytes(shape: Shape) -> int:
+    """Bytes the range of a result of `shape` keeps: low and high, and a NaN mask."""
+    if shape.is_tuple:
+        return sum(result_bytes(part) for part in shape.tuple_shapes)
+    dtype = range_dtype(shape) if shape.is_array else None
+    if dtype is None:
+        return 0
+    return (2 * dtype.itemsize + 1) * int(np.prod(shape.dims, dtype=np.int64))
+
+
+@dataclass
+class _Leaf:
+    """One float output's range: low, high and where NaN was seen; None until a sample."""
+
+    dtype: np.dtype
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
+    nan_seen: np.ndarray | None = None
+
+    def add(self, value: Any, nans_legal: bool) -> None:
+        value = np.asarray(value)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if self.dtype.kind == "c":
+                value = value.astype(self.dtype, copy=False)
+                low = high = value
+            else:
+                low, high = _outward(value, self.dtype, down=True), _outward(value, self.dtype,
+                                                                            down=False)
+            if self.low is None:  # its own arrays: later samples are reduced into them
+                self.low = np.array(low, copy=True) if low is value else low
+                self.high = np.array(high, copy=True) if high is value else high
+                self.nan_seen = np.zeros(value.shape, bool)
+            else:
+                self.low, self.high = _fmin(self.low, low), _fmax(self.high, high)
+            if nans_legal:
+                assert self.nan_seen is not None
+                self.nan_seen |= np.isnan(value)
+
+    def merge(self, other: _Leaf) -> None:
+        if other.low is None:
+            return
+        if self.low is None:
+            self.low, self.high, self.nan_seen = other.low, other.high, other.nan_seen
+            return
+        assert self.high is not None and self.nan_seen is not None
+        with np.errstate(invalid="ignore"):
+            self.low, self.high = _fmin(self.low, other.low), _fmax(self.high, other.high)
+            self.nan_seen |= other.nan_seen
+
+
+class ResultRange:
+    """The range of a result of the declared `shape` over the samples added to it: a whole
+    result (`add`, None where an output was handed over already) or one output of the root
+    tuple as it is made (`add_output`). A sample whose NaNs are not legal ones (the split
+    sample's) widens the range with its finite values only (`nans_legal` off). Ranges of the
+    same shape merge (`merge`) into what one run of all their samples finds, in any order."""
+
+    def __init__(self, shape: Shape) -> None:
+        self._tree = _tree(shape)
+
+    def add(self, value: Any, nans_legal: bool = True) -> None:
+        _add(self._tree, value, nans_legal)
+
+    def add_output(self, index: int, value: Any, nans_legal: bool = True) -> None:
+        node = self._tree[index] if isinstance(self._tree, list) else self._tree
+        _add(node, value, nans_legal)
+
+    def merge(self, other: ResultRange) -> ResultRange:
+        _merge(self._tree, other._tree)
+        return self
+
+    @property
+    def low(self) -> Any:
+        """Each output's low end, with the result's structure (None for non-float parts)."""
+        return _pick(self._tree, "low")
+
+    @property
+    def high(self) -> Any:
+        return _pick(self._tree, "high")
+
+    @property
+    def nan_seen(self) -> Any:
+        return _pick(self._tree, "nan_seen")
+
+
+def _tree(shape: Shape) -> Any:
+    if shape.is_tuple:
+        return [_tree(part) for part in shape.tuple_shapes]
+    dtype = range_dtype(shape) if shape.is_array else None
+    return None if dtype is None else _Leaf(dtype)
+
+
+def _add(node: Any, value: Any, nans_legal: bool) -> None:
+    if value is None or node is None:  # handed over already; or not a float output
+        return
+    if isinstance(node, list):
+        if not isinstance(value, tuple) or len(value) != len(node):
+            raise ValueError("the random-rounding result has another structure")
+        for part, element in zip(node, value, strict=True):
+            _add(part, element, nans_legal)
+        return
+    node.add(value, nans_legal)
+
+
+def _merge(node: Any, other: Any) -> None:
+    if isinstance(node, list):
+        for part, more in zip(node, other, strict=True):
+            _merge(part, more)
+    elif node is not None:
+        node.merge(other)
+
+
+def _pick(node: Any, field: str) -> Any:
+    if isinstance(node, list):
+        return tuple(_pick(part, field) for part in node)
+    return None if node is None else getattr(node, field)
+
+
+def _outward(value: np.ndarray, dtype: np.dtype, down: bool) -> np.ndarray:
+    """`value` in `dtype`, each element rounded toward -inf (`down`) or +inf: never inside
+    the f64 value, so a range kept in it holds every sample."""
+    if value.dtype == dtype:
+        return value
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond its largest: infinite
+        narrow = value.astype(dtype)
+        back = narrow.astype(value.dtype)
+        off = back > value if down else back < value
+    if np.any(off):
+        toward = np.array(-np.inf if down else np.inf, dtype)
+        narrow[off] = np.nextafter(narrow[off], toward)
+    return narrow
+
+
+def _fmin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _picked(a, b, np.fmin)
+
+
+def _fmax(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _picked(a, b, np.fmax)
+
+
+def _picked(a: np.ndarray, b: np.ndarray, pick: Any) -> np.ndarray:
+    """`pick` (np.fmin or np.fmax) of `a` and `b`, into `a` where it can; of each part of a
+    complex value (NaN skipped as for reals)."""
+    if a.dtype.kind == "c":
+        return pick(a.real, b.real) + 1j * pick(a.imag, b.imag)
+    if a.flags.writeable and a.flags.owndata and a.shape == b.shape:
+        return pick(a, b, out=a)
+    return pick(a, b)
