@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,13 @@ from workbench.sources import FOLLOW_LINKS_VARIABLE, READ_LIMIT_VARIABLE
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
+
+# Rewriting the asserts of every test module is most of collection. Where bytecode is not
+# written beside the sources (PYTHONDONTWRITEBYTECODE), it is kept in pytest's own cache folder
+# instead, so a second run reuses it; nothing is written into the source tree.
+if sys.dont_write_bytecode and not sys.pycache_prefix:
+    sys.pycache_prefix = str(Path(__file__).parents[1] / ".pytest_cache" / "bytecode")
+    sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
