@@ -59,7 +59,7 @@ def test_the_kept_range_takes_nine_bytes_an_element_for_narrow_floats() -> None:
     assert result_bytes(module.entry.root.shape) == 4 * 1000 * (2 * 4 + 1)
 
 
-def test_outputs_only_the_root_reads_are_handed_over_as_made() -> None:
+def test_outputs_are_handed_over_once_only_the_root_reads_them() -> None:
     module = parse_hlo_text(OUTPUTS)
     rng = np.random.default_rng(0)
     arguments = [rng.standard_normal(1000).astype(np.float32) for _ in range(2)]
@@ -68,10 +68,10 @@ def test_outputs_only_the_root_reads_are_handed_over_as_made() -> None:
     interpreter = Interpreter(module, output_sink=lambda index, value: taken.setdefault(
         index, np.array(value)))
     held = evaluate_module(module, arguments, interpreter=interpreter)
-    # `product` feeds `both` too, `x` is a parameter: the root keeps what it alone does not read
-    assert sorted(taken) == [1, 2]
-    assert held[1] is None and held[2] is None
-    assert np.array_equal(held[0], plain[0]) and np.array_equal(held[3], plain[3])
+    # `product` is handed over once `both` has read it; `x`, a parameter, stays in the root
+    assert sorted(taken) == [0, 1, 2]
+    assert held[0] is None and held[1] is None and held[2] is None
+    assert np.array_equal(held[3], plain[3])
     for index, value in taken.items():
         assert np.array_equal(value, plain[index])
     assert interpreter.holds_at_once(module.entry_name) < Interpreter(module).holds_at_once(

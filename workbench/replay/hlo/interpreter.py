@@ -16,6 +16,7 @@ call an arbitrary combiner once per step instead of once per element.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -69,7 +70,9 @@ class _Step:
     operands: tuple[int, ...]
     release: tuple[int, ...]  # slots whose last use is this step
     declared: object  # what the result must be: see `_declared`
-    output: int | None = None  # the entry's root tuple index it alone makes (`output_sink`)
+    # (slot, index in the entry's root tuple) of the outputs this step reads last before the
+    # root, or makes when only the root reads them: handed to `output_sink` after it runs.
+    handed_over: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -104,11 +107,11 @@ class Interpreter:
         self._memory_limit = memory.memory_limit()
         self._batchable: dict[str, bool] = {}
         self._owners: dict[int, Computation] | None = None
-        # Takes each array of the entry's root tuple that only the root reads, as soon as it
-        # is made (index, value), instead of the root holding it to the end: a caller that
-        # reduces the result as it arrives then never holds all of it. The root's value has
-        # None in those places.
-        # The memory check counts those arrays as freed once made when it is set.
+        # Takes each array of the entry's root tuple (index, value) once nothing but the root
+        # reads it (as it is made, or after its last other reader) instead of the root holding
+        # it to the end: a caller that reduces the result as it arrives then never holds all
+        # of it. The root's value has None in those places. When it is set, the memory check
+        # counts those arrays as freed there.
         self.output_sink = output_sink
 
     # -- computations -------------------------------------------------------------------
@@ -262,7 +265,7 @@ class Interpreter:
         outputs = self._outputs(computation, slots, batched)
         if not batched:  # a batched plan's shapes are scalars: its arrays are its callers'
             self._check_memory(computation, released,
-                               set(outputs) if self.output_sink is not None else set())
+                               outputs if self.output_sink is not None else {})
         parameters = []
         steps = []
         for position, instruction in enumerate(computation.instructions):
@@ -275,27 +278,38 @@ class Interpreter:
                 tuple(slots[o] for o in instruction.operands),
                 tuple(released.get(position, ())),
                 None if batched else _declared(instruction.shape),
-                outputs.get(position),
+                tuple(outputs.get(position, ())),
             )))
         return _Plan(computation, len(computation.instructions), tuple(parameters),
                      tuple(steps), root, batched)
 
     def _outputs(self, computation: Computation, slots: dict[str, int],
-                 batched: bool) -> dict[int, int]:
-        """The positions of the entry's arrays that only its root tuple reads, with their
-        index in it: what `output_sink` takes as soon as they are made."""
-        if batched or computation.name != self.module.entry_name:
-            return {}
+                 batched: bool) -> dict[int, list[tuple[int, int]]]:
+        """For the entry: by position, the (slot, index in the root tuple) of each array the
+        root reads once that nothing reads after that position but the root (its last other
+        reader, or itself): what `output_sink` takes there."""
         root = computation.root
-        return {slots[name]: index for name, index in root_only_outputs(computation).items()
-                if root.shape.tuple_shapes[index].is_array
-                and computation.instructions[slots[name]].opcode != "parameter"}
+        if batched or computation.name != self.module.entry_name or root.opcode != "tuple":
+            return {}
+        last_reader: dict[str, int] = {}
+        for position, instruction in enumerate(computation.instructions):
+            if instruction is not root:
+                for operand in instruction.operands:
+                    last_reader[operand] = position
+        reads = Counter(root.operands)
+        handed: dict[int, list[tuple[int, int]]] = {}
+        for index, name in enumerate(root.operands):
+            slot = slots[name]
+            if reads[name] == 1 and root.shape.tuple_shapes[index].is_array \
+                    and computation.instructions[slot].opcode != "parameter":
+                handed.setdefault(last_reader.get(name, slot), []).append((slot, index))
+        return handed
 
     def _check_memory(self, computation: Computation, released: dict[int, list[int]],
-                      sunk: set[int]) -> None:
+                      handed: dict[int, list[tuple[int, int]]]) -> None:
         """Refuse, before anything is allocated, a computation whose declared arrays exceed
         the memory limit: one array alone, or the most it holds at once (its live values plus
-        what the computations it runs hold; the outputs `sunk` only while they are made)."""
+        what the computations it runs hold; the outputs `handed` over until then)."""
         sizes = [_shape_bytes(i.shape) for i in computation.instructions]
         live = peak = 0
         for position, instruction in enumerate(computation.instructions):
@@ -309,8 +323,8 @@ class Interpreter:
                          if instruction.opcode in _RUNS_CALLEES), default=0)
             peak = max(peak, live + inner + new)
             live += new - sum(sizes[slot] for slot in released.get(position, ()))
-            if position in sunk:
-                live -= new
+            live -= sum(sizes[slot] for slot, _ in handed.get(position, ())
+                        if computation.instructions[slot].opcode not in _ALIASING)
         memory.check(peak, f"the values {computation.name} holds at once", self._memory_limit)
         self._peaks[computation.name] = peak
 
@@ -337,9 +351,10 @@ class Interpreter:
                                                     [values[i] for i in step.operands])
                 if step.declared is not None and not (sink and slot == plan.root):
                     _check_result(step, value, step.declared)
-                if sink is not None and step.output is not None:
-                    sink(step.output, value)
-                    values[slot] = None
+                if sink is not None:
+                    for output, index in step.handed_over:
+                        sink(index, values[output])
+                        values[output] = None
                 if step.release:
                     for released in step.release:
                         values[released] = None
@@ -367,9 +382,10 @@ class Interpreter:
                 if step.declared is not None and not (sink and slot == plan.root):
                     _check_result(step, value, step.declared)
                 observer.value(step.instruction, values[slot])
-                if sink is not None and step.output is not None:
-                    sink(step.output, value)
-                    values[slot] = None
+                if sink is not None:
+                    for output, index in step.handed_over:
+                        sink(index, values[output])
+                        values[output] = None
                 for released in step.release:
                     values[released] = None
         except (Unsupported, EvaluationError):
