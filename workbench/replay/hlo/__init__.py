@@ -9,6 +9,7 @@ it does not implement raises `Unsupported` (`unsupported: <name>`); malformed IR
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -61,9 +62,10 @@ def _check_argument(shape: Shape, value: LiteralValue, where: str) -> None:
             f"{where}: expected {shape}, got {array.dtype}{list(array.shape)}")
 
 
-def _materialize(value: object) -> LiteralValue:
+def _materialize(value: object) -> Any:
     """Plain C-ordered arrays (no broadcast views or numpy scalars) in the result; None
-    where an output was handed to the interpreter's `output_sink`."""
+    where an output was handed to the interpreter's `output_sink` (so not a `LiteralValue`
+    then)."""
     if isinstance(value, tuple):
         return tuple(_materialize(v) for v in value)
     if value is None:

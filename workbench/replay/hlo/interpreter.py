@@ -349,7 +349,7 @@ class Interpreter:
             for slot, step in plan.steps:
                 value = values[slot] = step.handler(self, step.instruction,
                                                     [values[i] for i in step.operands])
-                if step.declared is not None and not (sink and slot == plan.root):
+                if step.declared is not None and not (sink is not None and slot == plan.root):
                     _check_result(step, value, step.declared)
                 if sink is not None:
                     for output, index in step.handed_over:
@@ -379,7 +379,7 @@ class Interpreter:
                 known = observer.before(step.instruction)
                 value = values[slot] = known if known is not None else step.handler(
                     self, step.instruction, [values[i] for i in step.operands])
-                if step.declared is not None and not (sink and slot == plan.root):
+                if step.declared is not None and not (sink is not None and slot == plan.root):
                     _check_result(step, value, step.declared)
                 observer.value(step.instruction, values[slot])
                 if sink is not None:

@@ -69,6 +69,7 @@ class _Leaf:
                 self.high = np.array(high, copy=True) if high is value else high
                 self.nan_seen = np.zeros(value.shape, bool)
             else:
+                assert self.high is not None
                 self.low, self.high = _fmin(self.low, low), _fmax(self.high, high)
             if nans_legal:
                 assert self.nan_seen is not None
@@ -81,6 +82,7 @@ class _Leaf:
             self.low, self.high, self.nan_seen = other.low, other.high, other.nan_seen
             return
         assert self.high is not None and self.nan_seen is not None
+        assert other.high is not None and other.nan_seen is not None
         with np.errstate(invalid="ignore"):
             self.low, self.high = _fmin(self.low, other.low), _fmax(self.high, other.high)
             self.nan_seen |= other.nan_seen
