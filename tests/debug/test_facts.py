@@ -19,7 +19,8 @@ LN = "xla/layernorm-broken-fusion"
 def test_hlo_locations_come_from_stack_frames(corpus: Path) -> None:
     dump = scan(corpus / LN)
     ln = dump.find_module("jit_ln")
-    before = hlo_location_ops((dump.root / ln.steps[1].file).read_text())  # type: ignore[operator]
+    assert ln is not None and ln.steps[1].file is not None
+    before = hlo_location_ops((dump.root / ln.steps[1].file).read_text())
     # program.py line 4 is `return (x - m) * jax.lax.rsqrt(v + 1e-5) * g + b`.
     assert "rsqrt" in before[("program.py", 4)]
     assert all(file in ("program.py", "<string>") for file, _ in before)
