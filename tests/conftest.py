@@ -17,10 +17,16 @@ CORPUS = DATA / "corpus"
 
 # Rewriting the asserts of every test module is most of collection. Where bytecode is not
 # written beside the sources (PYTHONDONTWRITEBYTECODE), it is kept in pytest's own cache folder
-# instead, so a second run reuses it; nothing is written into the source tree.
+# during collection instead, so a second run reuses it; nothing is written into the source
+# tree, and the tests run as the environment says (`pytest_collection_finish`).
+_BYTECODE_AS_FOUND = (sys.dont_write_bytecode, sys.pycache_prefix)
 if sys.dont_write_bytecode and not sys.pycache_prefix:
     sys.pycache_prefix = str(Path(__file__).parents[1] / ".pytest_cache" / "bytecode")
     sys.dont_write_bytecode = False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode, sys.pycache_prefix = _BYTECODE_AS_FOUND
 
 
 @pytest.fixture(autouse=True)
