@@ -49,6 +49,16 @@ def test_outward_rounding_never_lands_inside_the_value() -> None:
     assert low[3] == np.finfo(np.float32).max and high[3] == np.inf
     assert np.isnan(low[5]) and np.isnan(high[5])
     assert low[6] >= 0 and high[6] > 0  # a value below f32's subnormals: kept above 0
+    # across f32's whole range, subnormals and both zeros: one ulp as libm's nextafter steps
+    rng = np.random.default_rng(0)
+    many = np.concatenate([rng.standard_normal(10_000) * 10.0 ** rng.integers(-46, 39, 10_000),
+                           [-(2.0**-140), -0.0, 2.0**-149, -(2.0**-149), 3.4028235e38 * 1.0000001]])
+    with np.errstate(over="ignore"):
+        nearest = many.astype(np.float32)
+    back = nearest.astype(np.float64)
+    for down, off, toward in ((True, back > many, -np.inf), (False, back < many, np.inf)):
+        expected = np.where(off, np.nextafter(nearest, np.float32(toward)), nearest)
+        assert np.array_equal(_outward(many, np.dtype(np.float32), down), expected)
     bf16 = np.dtype(ml_dtypes.bfloat16)
     down = _outward(np.array([1 + 2.0**-10]), bf16, True)
     assert down.dtype == bf16 and float(down[0]) == 1.0

@@ -46,6 +46,9 @@ def result_bytes(shape: Shape) -> int:
     return (2 * dtype.itemsize + 1) * int(np.prod(shape.dims, dtype=np.int64))
 
 
+BLOCK = 1 << 16  # elements reduced at a time (`_Leaf.add`)
+
+
 @dataclass
 class _Leaf:
     """One float output's range: low, high and where NaN was seen; None until a sample."""
@@ -57,23 +60,43 @@ class _Leaf:
 
     def add(self, value: Any, nans_legal: bool) -> None:
         value = np.asarray(value)
+        if self.dtype.kind == "c":
+            self._add_complex(value.astype(self.dtype, copy=False), nans_legal)
+            return
+        if self.low is None:  # its own arrays: later samples are reduced into them
+            self.low = np.empty(value.shape, self.dtype)
+            self.high = np.empty(value.shape, self.dtype)
+            self.nan_seen = np.zeros(value.shape, bool)
+            first = True
+        else:
+            first = False
+        assert self.high is not None and self.nan_seen is not None
+        # In blocks that stay in the cache: the temporaries of a whole large output are
+        # fresh pages each time, and touching them costs more than the arithmetic.
+        flat = value.reshape(-1)
+        lows, highs, nans = (a.reshape(-1) for a in (self.low, self.high, self.nan_seen))
         with np.errstate(invalid="ignore", over="ignore"):
-            if self.dtype.kind == "c":
-                value = value.astype(self.dtype, copy=False)
-                low = high = value
-            else:
-                low, high = _outward(value, self.dtype, down=True), _outward(value, self.dtype,
-                                                                            down=False)
-            if self.low is None:  # its own arrays: later samples are reduced into them
-                self.low = np.array(low, copy=True) if low is value else low
-                self.high = np.array(high, copy=True) if high is value else high
-                self.nan_seen = np.zeros(value.shape, bool)
-            else:
-                assert self.high is not None
-                self.low, self.high = _fmin(self.low, low), _fmax(self.high, high)
-            if nans_legal:
-                assert self.nan_seen is not None
-                self.nan_seen |= np.isnan(value)
+            for start in range(0, flat.size, BLOCK):
+                part, end = flat[start:start + BLOCK], start + BLOCK
+                low, high = _outward_pair(part, self.dtype)
+                if first:
+                    lows[start:end], highs[start:end] = low, high
+                else:
+                    np.fmin(lows[start:end], low, out=lows[start:end])
+                    np.fmax(highs[start:end], high, out=highs[start:end])
+                if nans_legal:
+                    nans[start:end] |= np.isnan(part)
+
+    def _add_complex(self, value: np.ndarray, nans_legal: bool) -> None:
+        if self.low is None:
+            self.low, self.high = value.copy(), value.copy()
+            self.nan_seen = np.zeros(value.shape, bool)
+        else:
+            assert self.high is not None
+            self.low, self.high = _fmin(self.low, value), _fmax(self.high, value)
+        if nans_legal:
+            assert self.nan_seen is not None
+            self.nan_seen |= np.isnan(value)
 
     def merge(self, other: _Leaf) -> None:
         if other.low is None:
@@ -159,16 +182,34 @@ def _pick(node: Any, field: str) -> Any:
 def _outward(value: np.ndarray, dtype: np.dtype, down: bool) -> np.ndarray:
     """`value` in `dtype`, each element rounded toward -inf (`down`) or +inf: never inside
     the f64 value, so a range kept in it holds every sample."""
+    return _outward_pair(value, dtype)[0 if down else 1]
+
+
+def _outward_pair(value: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """`value` in `dtype` rounded toward -inf and toward +inf (`value` itself when it is of
+    `dtype`): one conversion, then a step of one ulp where it rounded the other way."""
     if value.dtype == dtype:
-        return value
+        return value, value
     with np.errstate(over="ignore", invalid="ignore"):  # beyond its largest: infinite
-        narrow = value.astype(dtype)
-        back = narrow.astype(value.dtype)
-        off = back > value if down else back < value
-    if np.any(off):
-        toward = np.array(-np.inf if down else np.inf, dtype)
-        narrow[off] = np.nextafter(narrow[off], toward)
-    return narrow
+        high = value.astype(dtype)
+        back = high.astype(value.dtype)
+        low = np.negative(high)  # down is up on the negated value
+        _step_up(low, back > value)
+        np.negative(low, out=low)
+        _step_up(high, back < value)
+    return low, high
+
+
+def _step_up(x: np.ndarray, where: np.ndarray) -> None:
+    """`x` moved one ulp toward +inf where `where` is set, in place: on f32's bits, one more
+    for a positive value and one less for a negative one (-0 first made +0); `nextafter`
+    for other types (it calls libm once an element)."""
+    if x.dtype != np.float32:
+        np.nextafter(x, np.array(np.inf, x.dtype), where=where, out=x)
+        return
+    x += np.float32(0)  # -0 + 0 is +0, whose next value up is the smallest subnormal
+    bits = x.view(np.int32)
+    bits += ((bits >> 31) | 1) * where.astype(np.int32)
 
 
 def _fmin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
