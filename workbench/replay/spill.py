@@ -21,7 +21,7 @@ import numpy as np
 from workbench.hlo_ir import Computation, Instruction, Shape
 from workbench.replay.errors import Unsupported
 from workbench.replay.hlo.dtypes import dtype_of
-from workbench.replay.hlo.interpreter import Interpreter, root_only_outputs
+from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import Handler, Value
 from workbench.replay.processes.memory import array_bytes
 from workbench.sizes import memory_limit
@@ -90,16 +90,16 @@ class OutputsToDisk(Interpreter):
     but the entry's result tuple reads it: a training step's new parameters and optimizer
     state (as large as its arguments) are not held in memory beside the rest of the step."""
 
-    _only_outputs: dict[str, int] | None = None  # the entry's, found once
+    _outputs: frozenset[str] | None = None  # the entry's (`_only_outputs`), found once
 
     def _handler(self, computation: Computation, instruction: Instruction,
                  batched: bool) -> Handler:
         handler = super()._handler(computation, instruction, batched)
         if batched or computation.name != self.module.entry_name:
             return handler
-        if self._only_outputs is None:
-            self._only_outputs = root_only_outputs(computation)
-        if instruction.name not in self._only_outputs:
+        if self._outputs is None:
+            self._outputs = _only_outputs(computation)
+        if instruction.name not in self._outputs:
             return handler
 
         def to_disk(interpreter: Interpreter, instruction: Instruction,
@@ -108,3 +108,12 @@ class OutputsToDisk(Interpreter):
 
         return to_disk
 
+
+def _only_outputs(computation: Computation) -> frozenset[str]:
+    """The operands of a computation's root tuple that no other instruction reads."""
+    root = computation.root
+    if root.opcode != "tuple":
+        return frozenset()
+    read = {operand for instruction in computation.instructions if instruction is not root
+            for operand in instruction.operands}
+    return frozenset(name for name in root.operands if name not in read)

@@ -262,7 +262,7 @@ class Interpreter:
         released: dict[int, list[int]] = {}
         for slot, position in last_use.items():
             released.setdefault(position, []).append(slot)
-        outputs = self._outputs(computation, slots, batched)
+        outputs = self._handed_over(computation, slots, batched)
         if not batched:  # a batched plan's shapes are scalars: its arrays are its callers'
             self._check_memory(computation, released,
                                outputs if self.output_sink is not None else {})
@@ -283,8 +283,8 @@ class Interpreter:
         return _Plan(computation, len(computation.instructions), tuple(parameters),
                      tuple(steps), root, batched)
 
-    def _outputs(self, computation: Computation, slots: dict[str, int],
-                 batched: bool) -> dict[int, list[tuple[int, int]]]:
+    def _handed_over(self, computation: Computation, slots: dict[str, int],
+                     batched: bool) -> dict[int, list[tuple[int, int]]]:
         """For the entry: by position, the (slot, index in the root tuple) of each array the
         root reads once that nothing reads after that position but the root (its last other
         reader, or itself): what `output_sink` takes there."""
@@ -395,19 +395,6 @@ class Interpreter:
         finally:
             observer.leave()
         return values[plan.root]
-
-
-def root_only_outputs(computation: Computation) -> dict[str, int]:
-    """The operands of a computation's root tuple that nothing else reads, and it once, with
-    their index in it: values a caller may take away as soon as they are made."""
-    root = computation.root
-    if root.opcode != "tuple":
-        return {}
-    readers: dict[str, int] = {}
-    for instruction in computation.instructions:
-        for operand in instruction.operands:
-            readers[operand] = readers.get(operand, 0) + 1
-    return {name: index for index, name in enumerate(root.operands) if readers[name] == 1}
 
 
 # What a handler raises on operands it cannot take: an evaluation error naming the instruction.

@@ -44,7 +44,7 @@ def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[
     from workbench.replay.processes import memory
     from workbench.sizes import format_size
 
-    evaluation = Interpreter(shadow, output_sink=_handed_over).holds_at_once(
+    evaluation = Interpreter(shadow, output_sink=_dropped).holds_at_once(
         shadow.entry_name)  # raises beyond it
     kept_result = result_bytes(result)
     split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
@@ -58,7 +58,7 @@ def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[
     return needed
 
 
-def _handed_over(index: int, value: Value) -> None:
+def _dropped(index: int, value: Value) -> None:
     """What `check_stage_memory`'s interpreter hands each output to: it runs nothing."""
 
 

@@ -179,15 +179,10 @@ def _pick(node: Any, field: str) -> Any:
     return None if node is None else getattr(node, field)
 
 
-def _outward(value: np.ndarray, dtype: np.dtype, down: bool) -> np.ndarray:
-    """`value` in `dtype`, each element rounded toward -inf (`down`) or +inf: never inside
-    the f64 value, so a range kept in it holds every sample."""
-    return _outward_pair(value, dtype)[0 if down else 1]
-
-
 def _outward_pair(value: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """`value` in `dtype` rounded toward -inf and toward +inf (`value` itself when it is of
-    `dtype`): one conversion, then a step of one ulp where it rounded the other way."""
+    `dtype`): never inside the f64 value, so a range kept in it holds every sample. One
+    conversion, then a step of one ulp where it rounded the other way."""
     if value.dtype == dtype:
         return value, value
     with np.errstate(over="ignore", invalid="ignore"):  # beyond its largest: infinite
