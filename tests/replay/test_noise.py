@@ -500,7 +500,7 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     as with room for both, and nothing left out; with room for neither, both are left out."""
     from workbench import sizes
     from workbench.formats.hlo_text import parse_hlo_text
-    from workbench.replay.judge.noise import budget, split_sample
+    from workbench.replay.judge.noise import budget, run, split_sample
 
     module = parse_hlo_text(TWO_UPDATES)
     # g = 1.5 bf16 ulps at element 0: no sample crosses zero, and the chance that eight
@@ -519,7 +519,16 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
     monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / budget.NEEDED_SHARE))
     assert len(budget.packed_groups(clusters, declared, one)) == 2
+    ranges_made: list[Any] = []
+    made: Any = run.ResultRange.__init__
+
+    def counted(self: Any, *args: Any) -> None:
+        ranges_made.append(self)
+        made(self, *args)
+
+    monkeypatch.setattr(run.ResultRange, "__init__", counted)
     grouped = noise_of(module, arguments)
+    assert len(ranges_made) == 1  # the second group's samples are the first's: one range
     assert grouped.left_out is None
     for part in range(2):
         np.testing.assert_array_equal(grouped.low[part], whole.low[part])

@@ -82,30 +82,34 @@ def noise_from(plan: NoisePlan, arguments: Sequence[LiteralValue],
                parts: Iterable[Sampled]) -> Noise:
     """The noise from each group's samples (`parts`, each over every sample; taken one at a
     time, so only one group's ranges are held): each group's split sample, then the groups
-    merged."""
+    merged. The random samples are the same in every group (fixed seeds), so the range of the
+    result is the first group's, which each group's split and domain samples widen: one range
+    is held, not one per group."""
     from workbench.sizes import format_size
 
     found: _Found | None = None
+    result: ResultRange | None = None
     left_out = 0
     for part in parts:
-        group = _split(plan, arguments, part)
+        result = result or part.result
+        assert result is not None, "the first group's samples keep the range of the result"
+        group = _split(plan, arguments, part, result)
         found = group if found is None else found.merged(group)
         left_out += part.left_out
-    assert found is not None
+    assert found is not None and result is not None
     message = None
     if left_out:
         message = (f"the split sample did not cover {left_out} value(s) beyond its memory "
                    f"budget ({format_size(plan.budget)}, a quarter of the memory limit; raise "
                    "it with --memory-limit)")
-    return Noise(found.result.low, found.result.high, found.discontinuities(plan.declared),
-                 found.result.nan_seen, message)
+    return Noise(result.low, result.high, found.discontinuities(plan.declared),
+                 result.nan_seen, message)
 
 
 @dataclass
 class _Found:
     """What the samples of one group found, merged over groups by `merged`."""
 
-    result: ResultRange
     flips: dict[tuple[str, str], int]
     nan_flips: dict[tuple[str, str], int]
     jumps: dict[tuple[str, str], int]
@@ -116,8 +120,7 @@ class _Found:
                  ) -> dict[tuple[str, str], int]:
             return {key: max(a.get(key, 0), b.get(key, 0)) for key in {**a, **b}}
 
-        return _Found(self.result.merge(other.result),
-                      most(self.flips, other.flips), most(self.nan_flips, other.nan_flips),
+        return _Found(most(self.flips, other.flips), most(self.nan_flips, other.nan_flips),
                       most(self.jumps, other.jumps), {**other.instructions, **self.instructions})
 
     def discontinuities(self, declared: dict[tuple[str, str], Instruction]
@@ -140,14 +143,15 @@ class _Found:
 @dataclass
 class Sampled:
     """What some random samples of one group found (`sampled`): the range of the result
-    (with where it was NaN), each tracked value's range, the flips and domain boundaries crossed
-    (most elements each, with when a serial run would first see it: `found_at`), and how
-    many values the split sample would read were not kept. Every share of the samples starts
-    with sample 0, which the others are compared with, so shares merge (`merged`) into
-    exactly what one run of all the samples finds, in any order."""
+    (with where it was NaN; kept by the first group only), each tracked value's range, the
+    flips and domain boundaries crossed (most elements each, with when a serial run would
+    first see it: `found_at`), and how many values the split sample would read were not
+    kept. Every share of the samples starts with sample 0, which the others are compared
+    with, so shares merge (`merged`) into exactly what one run of all the samples finds, in
+    any order."""
 
     group: int
-    result: ResultRange
+    result: ResultRange | None
     ranges: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]]
     differing: dict[tuple[str, str], int]
     nan_flips: dict[tuple[str, str], int]
@@ -158,7 +162,8 @@ class Sampled:
     def merged(self, other: Sampled) -> Sampled:
         """This share with `other`'s (of the same group) added, in place: minima, maxima and
         counts are the same whatever order the shares arrive in."""
-        self.result.merge(other.result)
+        if self.result is not None and other.result is not None:
+            self.result.merge(other.result)
         for value, (low, high) in other.ranges.items():
             known = self.ranges.get(value)
             if known is None:
@@ -181,15 +186,21 @@ class Sampled:
 def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
             samples: Iterable[int]) -> Sampled:
     """Random samples `samples` (sample 0 first, whether asked or not: the others are
-    compared with it) of the plan's `group`, on widened `arguments`."""
+    compared with it) of the plan's `group`, on widened `arguments`. Only the first group's
+    keep the range of the result: the later groups' samples are the same (`noise_from`), so
+    they hand each output over to be dropped."""
     from workbench.replay.hlo import evaluate_module
 
     recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget)
-    result = ResultRange(plan.result)
-    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder, result.add_output)
+    result = ResultRange(plan.result) if group == 0 else None
+    interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
+                                   _dropped if result is None else result.add_output)
     for sample in (0, *sorted(set(samples) - {0})):
         interpreter.reseed(sample)
-        result.add(evaluate_module(plan.shadow, arguments, interpreter=interpreter))
+        value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
+        if result is not None:
+            result.add(value)
+        del value
     part = Sampled(group, result, dict(recorder.ranges), dict(recorder.differing),
                    dict(recorder.nan_flips), dict(recorder.found_at),
                    dict(recorder.instructions), recorder.left_out)
@@ -197,10 +208,16 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
     return part
 
 
-def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled) -> _Found:
+def _dropped(index: int, value: object) -> None:
+    """Where a later group's samples hand each output: its range is the first group's."""
+
+
+def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled,
+           result: ResultRange) -> _Found:
     """The split sample of `part`'s group, on its samples' ranges (`part` over every
     sample), then the domain sample where some value an op's domain depends on is within its
-    noise of 0, and what the group found with them."""
+    noise of 0, and what the group found with them; both widen `result`, the range of the
+    result."""
     from workbench.replay.hlo import evaluate_module
 
     def in_serial_order(counts: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
@@ -212,7 +229,6 @@ def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled) ->
     # compare the other way without moving the operand (`where(x > 0, sqrt(x), 0)`), or moves
     # a value the program keeps non-negative, it computes what no rounding can. Its finite
     # values widen the range; a NaN leaves it as the random samples made it.
-    result = part.result
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
                                    partial(result.add_output, nans_legal=False))
     split = interpreter.start_split(split_candidates(plan.declared, recorder, plan.ancestors))
@@ -231,7 +247,7 @@ def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled) ->
         result.add(evaluate_module(plan.shadow, arguments, interpreter=interpreter))
         for key, count in boundary.elements_moved.items():
             flips[key] = max(flips.get(key, 0), count)
-    found = _Found(result, flips, in_serial_order(part.nan_flips),
+    found = _Found(flips, in_serial_order(part.nan_flips),
                    recorder.jumps(), part.instructions)
     interpreter.release()
     return found
