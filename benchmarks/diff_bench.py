@@ -224,8 +224,8 @@ def main() -> int:
     ratios = []
     chosen = representative(pairs)
     for label, pair in chosen:
-        steps = f"{_PER_PASS.match(pair.a.name).group(2)}->"  # type: ignore[union-attr]
-        steps += _PER_PASS.match(pair.b.name).group(2)  # type: ignore[union-attr]
+        steps = f"{_PER_PASS.match(pair.a.name).group(2)}->"  # type: ignore[union-attr]  # every chosen file is a per-pass step
+        steps += _PER_PASS.match(pair.b.name).group(2)  # type: ignore[union-attr]  # every chosen file is a per-pass step
         ratios.append(measure(f"{label} {steps}", pair.a, pair.b, pair.changed, args.runs))
     rng = random.Random(0)
     with tempfile.TemporaryDirectory() as tmp:

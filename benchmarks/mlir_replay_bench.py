@@ -94,7 +94,7 @@ def main() -> int:
         parse_time = best_of(args.repeat, parse)
         eval_time = best_of(
             args.repeat,
-            lambda module=module, resources=resources: evaluate_module(  # type: ignore[misc]
+            lambda module=module, resources=resources: evaluate_module(  # type: ignore[misc]  # defaults bind the loop's values
                 module, arguments, None, resources
             ),
         )
@@ -116,11 +116,11 @@ def main() -> int:
         module, resources = parse_module(scaled(text, size))
 
         def run(module: object = module, resources: object = resources) -> object:
-            return evaluate_module(module, [x, y], None, resources)  # type: ignore[arg-type]
+            return evaluate_module(module, [x, y], None, resources)  # type: ignore[arg-type]  # the parsed module and its resources
 
         vectorized_value = run()
         vectorized = best_of(args.repeat, run)
-        structured._can_vectorize = lambda *_: False  # type: ignore[assignment]
+        structured._can_vectorize = lambda *_: False  # type: ignore[assignment]  # the vectorized path turned off for the baseline
         try:
             loop_value = run()
             loop_nest = best_of(1, run)

@@ -110,10 +110,10 @@ def time_instructions(hlo: HloModule, arguments: list) -> tuple[list[Instruction
     calls: dict[int, int] = {}
     stack: list[list[bool]] = []  # per open handler: did another one run inside it?
 
-    def timed_handler_for(opcode: str):  # type: ignore[no-untyped-def]
+    def timed_handler_for(opcode: str):  # type: ignore[no-untyped-def]  # the registry's handler type, untyped here
         handler = original(opcode)
 
-        def timed(interp, instruction, operands):  # type: ignore[no-untyped-def]
+        def timed(interp, instruction, operands):  # type: ignore[no-untyped-def]  # the registry's handler type, untyped here
             if stack:
                 stack[-1][0] = True
             stack.append([False])
@@ -132,8 +132,8 @@ def time_instructions(hlo: HloModule, arguments: list) -> tuple[list[Instruction
 
         return timed
 
-    def replaying_handler_for(opcode: str):  # type: ignore[no-untyped-def]
-        def replayed(interp, instruction, operands):  # type: ignore[no-untyped-def]
+    def replaying_handler_for(opcode: str):  # type: ignore[no-untyped-def]  # the registry's handler type, untyped here
+        def replayed(interp, instruction, operands):  # type: ignore[no-untyped-def]  # the registry's handler type, untyped here
             count = calls.get(id(instruction), 0)
             calls[id(instruction)] = count + 1
             return recorded[(id(instruction), count)]
@@ -141,9 +141,9 @@ def time_instructions(hlo: HloModule, arguments: list) -> tuple[list[Instruction
         return replayed
 
     try:
-        interpreter.handler_for = timed_handler_for  # type: ignore[assignment]
+        interpreter.handler_for = timed_handler_for  # type: ignore[assignment]  # timed in place of the registry's
         evaluate_module(hlo, arguments)
-        interpreter.handler_for = replaying_handler_for  # type: ignore[assignment]
+        interpreter.handler_for = replaying_handler_for  # type: ignore[assignment]  # timed in place of the registry's
         idle = math.inf
         for _run in range(5):  # CPU time, best of 5: this part is pure Python, one thread
             calls.clear()
@@ -152,7 +152,7 @@ def time_instructions(hlo: HloModule, arguments: list) -> tuple[list[Instruction
             idle = min(idle, time.process_time() - begin)
         replayed = sum(calls.values())
     finally:
-        interpreter.handler_for = original  # type: ignore[assignment]
+        interpreter.handler_for = original  # type: ignore[assignment]  # the registry's own, put back
     return timings, idle / max(1, replayed)
 
 

@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                                         ship_files=args.ship_files)
                 dask_seconds, remote = timed(lambda: triage(dump, time_limit=TIME_LIMIT,
                                                             dask=settings))
-        same = ([(r.module, r.execution, r.status) for r in local]  # type: ignore[attr-defined]
-                == [(r.module, r.execution, r.status) for r in remote])  # type: ignore[attr-defined]
+        same = ([(r.module, r.execution, r.status) for r in local]  # type: ignore[attr-defined]  # triage's results, typed loosely here
+                == [(r.module, r.execution, r.status) for r in remote])  # type: ignore[attr-defined]  # triage's results, typed loosely here
         overhead = 1000 * (dask_seconds - local_seconds) * args.workers / jobs
         tasks = len(chunks(triage_jobs(dump), args.workers))
         print(f"Dask, {args.workers} workers{' (shipped files)' if args.ship_files else ''}: "
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
         runs = [timed(warm) for _ in range(3)]
         warm_seconds, again = min(runs, key=lambda run: run[0])
-        evaluated = sum(not r.cached for r in again)  # type: ignore[attr-defined]
+        evaluated = sum(not r.cached for r in again)  # type: ignore[attr-defined]  # triage's results, typed loosely here
         print(f"warm cache rerun (index included, best of 3): {warm_seconds:.3f} s, "
               f"{warm_seconds / index_seconds:.2f}x the index time (goal <= 1.1x); "
               f"{evaluated} job(s) evaluated again")

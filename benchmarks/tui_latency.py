@@ -35,7 +35,7 @@ async def settle(pilot: Pilot) -> None:
 
 
 async def timeline_keys(app: WorkbenchApp, count: int, interval: float,
-                        until=None) -> list[float]:  # type: ignore[no-untyped-def]
+                        until=None) -> list[float]:  # type: ignore[no-untyped-def]  # the harness's wait, untyped
     table = app.pane(TimelinePane).table
     samples: list[float] = []
     direction = "j"

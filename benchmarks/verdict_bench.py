@@ -72,7 +72,7 @@ class Planted:
         return scaled(value) if self.steps().index(step) >= self.first_bad else value
 
     def evaluate_shadow(self, step: Step, arguments: Sequence[LiteralValue]) -> LiteralValue:
-        return self.inner.evaluate_shadow(step, arguments)  # type: ignore[attr-defined]
+        return self.inner.evaluate_shadow(step, arguments)  # type: ignore[attr-defined]  # the wrapped backend is an HLO backend
 
 
 def bisect(backend: Backend, inputs: ReplayInputs, error_bound: bool,

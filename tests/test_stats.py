@@ -39,7 +39,7 @@ def test_fusion_step_of_jit_ln(corpus: Path) -> None:
     before, after = ln.steps[29], ln.steps[30]
     assert (after.xla_step, after.pass_name) == (28, "fusion")
     old, new = step_stats(dump.root, before), step_stats(dump.root, after)
-    text = (dump.root / after.file).read_text()  # type: ignore[operator]
+    text = (dump.root / after.file).read_text()  # type: ignore[operator]  # a per-pass step has a file
     assert new.instructions == _hlo_instruction_lines(text)
     assert new.lines == len(text.splitlines()) and new.bytes == len(text.encode())
     # The fusion pass builds fused computations; the planted bug turns rsqrt into sqrt.

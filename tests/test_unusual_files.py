@@ -212,7 +212,7 @@ def test_files_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     def denied(path: object, flags: int, *args: object, **kwargs: object) -> int:
         if any(os.fspath(path).endswith(name) for name in locked):
             raise PermissionError(13, "Permission denied", os.fspath(path))
-        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]  # os.open's own arguments, passed on
 
     monkeypatch.setattr(os, "open", denied)
     dump = scan(root)

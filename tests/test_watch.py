@@ -252,7 +252,7 @@ def test_live_index_rebuilds_without_making_steps(corpus: Path, tmp_path: Path,
     assert step_28.proto is None and step_28.text is not None
 
 
-def _wait_for(condition, seconds: float = PATIENCE) -> bool:  # type: ignore[no-untyped-def]
+def _wait_for(condition, seconds: float = PATIENCE) -> bool:  # type: ignore[no-untyped-def]  # any condition that returns a truth value
     """Whether `condition()` came true within a generous time (polled, not timed)."""
     deadline = time.monotonic() + seconds
     while not condition():

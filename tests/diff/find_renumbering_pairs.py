@@ -43,17 +43,17 @@ def main(corpus: Path) -> None:
     for kind, items in candidates(corpus).items():
         by_keys: dict[int, list[tuple[str, str]]] = defaultdict(list)
         for label, text in items:
-            normalized = normalize(text, kind)  # type: ignore[arg-type]
+            normalized = normalize(text, kind)  # type: ignore[arg-type]  # the kind, as the dump names it
             by_keys[hash(tuple(normalized.keys))].append((label, text))
         for group in by_keys.values():
             texts = {}
             for label, text in group:
-                texts.setdefault(tuple(normalize(text, kind, raw).lines), (label, text))  # type: ignore[arg-type]
+                texts.setdefault(tuple(normalize(text, kind, raw).lines), (label, text))  # type: ignore[arg-type]  # the kind, as the dump names it
             if len(texts) < 2:
                 continue
             (label_a, a), *others = texts.values()
             for label_b, b in others:
-                if same_ir(normalize(a, kind), normalize(b, kind)):  # type: ignore[arg-type]
+                if same_ir(normalize(a, kind), normalize(b, kind)):  # type: ignore[arg-type]  # the kind, as the dump names it
                     print(f"{kind}\t{label_a}\t{label_b}")
 
 

@@ -69,5 +69,5 @@ def test_splice_puts_a_function_dump_in_its_place(corpus: Path) -> None:
     assert spliced.raw[0] == module.raw[0]  # the module around it is kept
     back = restrict(spliced, ["func.func @main"])
     assert back is not None and same_ir(back, function)
-    assert not same_ir(restrict(module, ["func.func @main"]), function)  # type: ignore[arg-type]
+    assert not same_ir(restrict(module, ["func.func @main"]), function)  # type: ignore[arg-type]  # restrict keeps the module's type
     assert splice(module, ["func.func @missing"], function) is None

@@ -73,7 +73,7 @@ def test_atomic_write_replaces_whole_or_not_at_all(tmp_path: Path) -> None:
     assert out.read_text() == "first"
 
     with pytest.raises(TypeError):
-        write_file_atomically(out, 42)  # type: ignore[arg-type]
+        write_file_atomically(out, 42)  # type: ignore[arg-type]  # the wrong type on purpose
     assert out.read_text() == "first"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["trace.json"]  # no temporary left
 

@@ -116,7 +116,7 @@ def test_chrome_trace_into_a_folder_that_cannot_be_written(
 
 
 def _disk_full(stream: object) -> None:
-    stream.write(b"half")  # type: ignore[attr-defined]
+    stream.write(b"half")  # type: ignore[attr-defined]  # a stream of any kind: what fails is the disk
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 

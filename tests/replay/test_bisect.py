@@ -200,7 +200,7 @@ def test_marks_are_validated() -> None:
     with pytest.raises(IndexError):
         state.mark(3, "good")
     with pytest.raises(ValueError):
-        state.mark(1, "maybe")  # type: ignore[arg-type]
+        state.mark(1, "maybe")  # type: ignore[arg-type]  # a mark that is not one, on purpose
     with pytest.raises(ValueError, match="reference"):
         state.mark(0, "bad")
     with pytest.raises(ValueError):

@@ -29,7 +29,7 @@ class Planted:
     def __init__(self, marker: Path) -> None:
         self.marker = marker
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]
+    def __reduce__(self):  # type: ignore[no-untyped-def]  # pickle's protocol, untyped
         return (Path.touch, (self.marker,))
 
 
@@ -75,7 +75,7 @@ def test_a_planted_pickle_runs_nothing(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def _options():  # type: ignore[no-untyped-def]
+def _options():  # type: ignore[no-untyped-def]  # the options' many types
     from workbench.replay.triage.run import TriageOptions
 
     return TriageOptions()

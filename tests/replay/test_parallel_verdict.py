@@ -91,7 +91,7 @@ def test_the_verdict_is_the_same_serial_on_local_workers_and_on_dask() -> None:
 
 def test_shares_of_the_samples_merge_into_the_serial_noise_in_any_order() -> None:
     with _replay() as replay:
-        module = replay.backend.load(replay.steps[0])  # type: ignore[attr-defined]
+        module = replay.backend.load(replay.steps[0])  # type: ignore[attr-defined]  # an HLO backend, which loads its steps
         arguments = [widen(a) for a in replay.inputs.arguments]
     serial = noise_of(module, arguments)
     plan = noise_plan(module, arguments)

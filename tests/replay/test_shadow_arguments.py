@@ -81,7 +81,7 @@ def test_the_replay_hands_the_truth_its_arguments_unwidened() -> None:
         seen.append((backend, list(arguments)))
         return original(backend, step, arguments, cancel, seconds)
 
-    runner.evaluate = spy  # type: ignore[method-assign]
+    runner.evaluate = spy  # type: ignore[method-assign]  # a test's stand-in for the method
     replay.evaluate(0)
     assert replay.truth(True) is not None
     reference = seen[0][1]

@@ -21,7 +21,7 @@ from workbench.tui.panes.replay_log import ReplayLogPane
 FUSION = "#30 fusion in HLO_passes_after_layout_assignment"
 
 
-def assert_on_culprit_with_diff(app: WorkbenchApp, lines) -> None:  # type: ignore[no-untyped-def]
+def assert_on_culprit_with_diff(app: WorkbenchApp, lines) -> None:  # type: ignore[no-untyped-def]  # the pane's lines, as the test reads them
     assert app.module is not None and app.module.key == "module_0010"
     assert app.step is not None and (app.step.xla_step, app.step.pass_name) == (28, "fusion")
     assert app.culprit["module_0010"] == step_key(app.step)

@@ -14,7 +14,7 @@ from workbench.tui.app import WorkbenchApp
 def test_y_copies_the_verdict_then_the_instruction(example: Path, drive, wait, until) -> None:
     app = WorkbenchApp(example, watch=False)
     sent: list[str] = []
-    app.copy_to_clipboard = lambda text: (sent.append(text),  # type: ignore[method-assign]
+    app.copy_to_clipboard = lambda text: (sent.append(text),  # type: ignore[method-assign]  # a test's stand-in for the method
                                           WorkbenchApp.copy_to_clipboard(app, text))
 
     async def scenario(pilot: Pilot) -> None:

@@ -12,9 +12,9 @@ from workbench.tui.panes.diff import DiffPane
 from workbench.tui.panes.timeline import TimelinePane
 
 
-async def on_step(pilot: Pilot, row: int, wait, until) -> DiffPane:  # type: ignore[no-untyped-def]
+async def on_step(pilot: Pilot, row: int, wait, until) -> DiffPane:  # type: ignore[no-untyped-def]  # pytest's fixtures, passed untyped
     """The diff of the timeline's `row`, loaded and focused."""
-    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]  # Pilot.app is typed as a plain App
     pane = app.pane(DiffPane)
     await pilot.press("3")
     app.pane(TimelinePane).table.move_to(row)
@@ -33,7 +33,7 @@ def newer_line(gutter: str) -> int:
 def test_colon_jumps_to_a_line_of_the_newer_step(example: Path, drive, wait, until) -> None:
     app = WorkbenchApp(example, watch=False)
     said: list[str] = []
-    app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]
+    app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]  # a test's stand-in for the method
 
     async def scenario(pilot: Pilot) -> None:
         pane = await on_step(pilot, 30, wait, until)
@@ -90,7 +90,7 @@ def test_shift_y_without_a_change_copies_the_last_finding(
 ) -> None:
     app = WorkbenchApp(example, watch=False)
     said: list[str] = []
-    app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]
+    app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]  # a test's stand-in for the method
 
     async def scenario(pilot: Pilot) -> None:
         pane = await on_step(pilot, 0, wait, until)

@@ -43,8 +43,8 @@ def folder_state(folder: Path) -> dict[str, tuple[int, float]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime) for p in folder.rglob("*")}
 
 
-async def on_fusion_step(pilot: Pilot, wait) -> None:  # type: ignore[no-untyped-def]
-    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+async def on_fusion_step(pilot: Pilot, wait) -> None:  # type: ignore[no-untyped-def]  # pytest's fixtures, passed untyped
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]  # Pilot.app is typed as a plain App
     await pilot.press("3")
     app.pane(TimelinePane).table.move_to(30)
     await wait(pilot)
@@ -106,7 +106,7 @@ def test_a_pager_that_cannot_run_is_said(
     monkeypatch.setenv("PAGER", str(tmp_path / "no-such-pager"))
     app = WorkbenchApp(example, watch=False)
     said: list[str] = []
-    app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]
+    app.notify = lambda message, **kw: said.append(message)  # type: ignore[method-assign]  # a test's stand-in for the method
 
     async def scenario(pilot: Pilot) -> None:
         await on_fusion_step(pilot, wait)

@@ -107,7 +107,7 @@ def test_keys_answered_and_cancel_during_a_long_triage(corpus: Path, drive, unti
     app = WorkbenchApp(corpus / "xla-jax-tests" / "numpy-reducers", watch=False)
     triage = jobs.triage
 
-    def held_triage(*args, on_result, cancel, **kwargs):  # type: ignore[no-untyped-def]
+    def held_triage(*args, on_result, cancel, **kwargs):  # type: ignore[no-untyped-def]  # stands in for triage's own signature
         def held(result: object) -> None:
             on_result(result)
             cancel.wait(PATIENCE)

@@ -18,10 +18,10 @@ def app(example: Path, monkeypatch: pytest.MonkeyPatch) -> WorkbenchApp:
     return WorkbenchApp(Path(example.name), watch=False)
 
 
-async def on_fusion_step(pilot: Pilot, settle) -> None:  # type: ignore[no-untyped-def]
+async def on_fusion_step(pilot: Pilot, settle) -> None:  # type: ignore[no-untyped-def]  # pytest's fixtures, passed untyped
     """Settle, then put the timeline cursor on XLA step 0028 (fusion) and focus the timeline."""
     await settle(pilot)
-    app: WorkbenchApp = pilot.app  # type: ignore[assignment]
+    app: WorkbenchApp = pilot.app  # type: ignore[assignment]  # Pilot.app is typed as a plain App
     await pilot.press("3")
     app.pane(TimelinePane).table.move_to(30)
     await settle(pilot)  # the scrollbars too: settle waits for every message pump

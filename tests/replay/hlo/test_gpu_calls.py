@@ -281,7 +281,7 @@ def gemm(target: str, epilogue: str, alpha: float, *arguments: np.ndarray) -> np
 def matmul_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The TF32 matmul program's recorded x, w, b (a corner of them)."""
     folder = DATA / "matmul_tf32" / "io" / "inputs"
-    return tuple(np.load(folder / f"f.arg{k}.npy") for k in range(3))  # type: ignore[return-value]
+    return tuple(np.load(folder / f"f.arg{k}.npy") for k in range(3))  # type: ignore[return-value]  # three arrays, read as written
 
 
 @pytest.mark.parametrize("alpha", [1.0, 2.0])

@@ -51,10 +51,10 @@ def test_a_region_crosses_into_and_out_of_fusions() -> None:
     assert made is not None
     region, starts = made
     assert starts == [(ENTRY, "x"), (ENTRY, "y")]
-    names = [i.name for i in region.entry.instructions]  # type: ignore[attr-defined]
+    names = [i.name for i in region.entry.instructions]  # type: ignore[attr-defined]  # the region's module has an entry
     assert names == ["x", "y", "e", "b", "m", "s"]  # the fusion's body, not the fusion
     x, y = cases.FUSION_ARGS
-    value = evaluate_module(widened_module(region), [widen(x), widen(y)])  # type: ignore[arg-type]
+    value = evaluate_module(widened_module(region), [widen(x), widen(y)])  # type: ignore[arg-type]  # the widened arrays are literal values
     wide_x, wide_y = x.astype(np.float64), y.astype(np.float64)
     assert value.dtype == np.float64
     np.testing.assert_allclose(value, np.exp(wide_x) * wide_y - wide_x, rtol=1e-12)
@@ -66,7 +66,7 @@ def test_a_region_starts_where_values_are_cut() -> None:
     assert made is not None
     region, starts = made
     assert starts == [(ENTRY, "e"), (ENTRY, "y"), (ENTRY, "x")]  # as the walk meets them
-    assert [i.opcode for i in region.entry.instructions] == [  # type: ignore[attr-defined]
+    assert [i.opcode for i in region.entry.instructions] == [  # type: ignore[attr-defined]  # the region's module has an entry
         "parameter", "parameter", "parameter", "broadcast", "multiply", "subtract"]
 
 

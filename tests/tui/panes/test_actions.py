@@ -34,7 +34,7 @@ def test_action_log_tree_filter_backtrace_and_jump(corpus: Path, drive, wait) ->
                              for a in shown)
         await pilot.press("down")
         assert "CSEPass" in str(pane.backtrace.render())
-        action = tree.cursor_node.data  # type: ignore[union-attr]
+        action = tree.cursor_node.data  # type: ignore[union-attr]  # the cursor is on a node
         step = pane.selected_step()
         assert step is not None and step.pass_name == "CSEPass"
         await pilot.press("o")
@@ -48,7 +48,7 @@ def test_action_log_tree_filter_backtrace_and_jump(corpus: Path, drive, wait) ->
         assert not nested.children  # children are added when expanded
         nested.expand()
         await pilot.pause()
-        assert len(nested.children) == len(nested.data.children)  # type: ignore[union-attr]
+        assert len(nested.children) == len(nested.data.children)  # type: ignore[union-attr]  # a root node holds its action
 
     drive(app, scenario)
 

@@ -35,7 +35,7 @@ def test_breakpoints_and_stepping(example: Path, drive, wait, lines, until) -> N
         assert app.pane(TimelinePane).table.current is app.step
 
         await pilot.press("6", "s")  # step: the next step, whatever it is
-        await until(pilot, lambda: not app.jobs.busy and app.step.index == 31)  # type: ignore[union-attr]
+        await until(pilot, lambda: not app.jobs.busy and app.step.index == 31)  # type: ignore[union-attr]  # a step is selected
 
         await pilot.press("6", "t")  # disable: continue runs to the end
         assert "○" in lines(pane.table)[1]

@@ -44,7 +44,7 @@ def test_fusion_step_diff(example: Path, drive, wait, lines) -> None:
         await pilot.press("4", "right_square_bracket")
         first = pane.view.current_row
         assert first == pane.view.document.hunks[0]
-        assert rows[first].kind in ("added", "removed")  # type: ignore[union-attr]
+        assert rows[first].kind in ("added", "removed")  # type: ignore[union-attr]  # a hunk's first row is text
         assert any(("- " in line or "+ " in line) for line in lines(pane.view))
 
         await pilot.press("v")

@@ -130,7 +130,7 @@ def test_a_recording_that_does_not_fit_is_said_before_r(tmp_path: Path, drive, w
         notified.append(message)
         notify(message, **options)
 
-    app.notify = recording_notify  # type: ignore[method-assign]
+    app.notify = recording_notify  # type: ignore[method-assign]  # a test's stand-in for the method
 
     async def scenario(pilot: Pilot) -> None:
         await wait(pilot)

@@ -28,7 +28,7 @@ def log_text(pane: IreePane) -> str:
     return "\n".join(line.text for line in pane.log_view.lines)
 
 
-async def replay_and_wait(pilot: Pilot, wait) -> None:  # type: ignore[no-untyped-def]
+async def replay_and_wait(pilot: Pilot, wait) -> None:  # type: ignore[no-untyped-def]  # pytest's fixtures, passed untyped
     await pilot.press("9", "r")
     await wait(pilot)
 
@@ -79,7 +79,7 @@ def test_truncated_capture_fails_and_the_app_keeps_working(captures: Path, drive
         pane = app.pane(IreePane)
         await pilot.press("9", "2", "j")  # the IREE tab up; Executions: jit_f, then truncated
         await wait(pilot)
-        assert app.pane(ExecutionsPane).current.id == "truncated"  # type: ignore[union-attr]
+        assert app.pane(ExecutionsPane).current.id == "truncated"  # type: ignore[union-attr]  # set by now: the line before waited for it
         assert pane.capture is not None and pane.capture.name == "truncated.ireereplay"
         assert pane.dump is None and pane.table.rows == []
         assert "DATA_LOSS; replay file length extends past file contents" in str(
@@ -116,7 +116,7 @@ def test_replay_key_outside_the_pane_hands_a_capture_to_it(captures: Path, drive
         await pilot.press("r")  # from Executions, with the IREE tab hidden
         await until(pilot, lambda: pane.replay_status is not None
                     and pane.replay_status.state != "running")
-        assert pane.showing and pane.replay_status.state == "ok"  # type: ignore[union-attr]
+        assert pane.showing and pane.replay_status.state == "ok"  # type: ignore[union-attr]  # set by now: the line before waited for it
         assert "✓ jit_f.ireereplay: replay succeeded in" in log_text(pane)
         assert not app.jobs.busy  # the IREE tool ran, not a step-by-step replay job
 
@@ -157,7 +157,7 @@ def test_cancel_and_leaving_stop_the_replay(captures: Path, tmp_path: Path, driv
     (process,) = left_running
     assert process is not None
     wait_for(lambda: process.finished, "the replay tool's end")
-    assert process.finished and process.result.outcome == "cancelled"  # type: ignore[union-attr]
+    assert process.finished and process.result.outcome == "cancelled"  # type: ignore[union-attr]  # set by now: the line before waited for it
 
 
 def test_missing_tools_are_named_not_raised(captures: Path, drive, wait,

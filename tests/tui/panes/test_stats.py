@@ -68,7 +68,7 @@ def test_mlir_reports_as_trees(corpus: Path, drive, wait) -> None:
                 await pilot.pause()
             stack.extend(node.children)
         assert any(label.startswith("CSEPass") for label in flattened)
-        assert len(flattened) == sum(1 for _ in pane.found.reports.reports.timing[-1].walk())  # type: ignore[union-attr]
+        assert len(flattened) == sum(1 for _ in pane.found.reports.reports.timing[-1].walk())  # type: ignore[union-attr]  # set by now: the line before waited for it
         step_text = str(pane.step_report.render())
         assert step_text.startswith("timing: ") and "ms" in step_text
 
