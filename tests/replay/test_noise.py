@@ -527,9 +527,17 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
         made(self, *args)
 
     monkeypatch.setattr(run.ResultRange, "__init__", counted)
-    grouped = noise_of(module, arguments)
+    told: list[tuple[str, int]] = []
+    grouped = noise_of(module, arguments, tell=lambda label, left: told.append((label, left)))
     assert len(ranges_made) == 1  # the second group's samples are the first's: one range
     assert grouped.left_out is None
+    # Each evaluation is told as it starts, with how many at most follow it.
+    each = SAMPLES + 2  # the samples, the split sample, the domain sample
+    assert told[0] == (f"sample 1 of {SAMPLES}, group 1 of 2", 2 * each - 1)
+    assert told[SAMPLES] == ("split sample, group 1 of 2", 2 * each - SAMPLES - 1)
+    assert (f"sample 1 of {SAMPLES}, group 2 of 2", each - 1) in told
+    assert [left for _, left in told] == sorted((left for _, left in told), reverse=True)
+    assert len(told) <= 2 * each and told[-1][1] >= 0
     for part in range(2):
         np.testing.assert_array_equal(grouped.low[part], whole.low[part])
         np.testing.assert_array_equal(grouped.high[part], whole.high[part])

@@ -180,7 +180,7 @@ def test_one_at_a_time_the_idle_workers_give_their_memory_back(
         assert len(workers.pool._idle) == 2  # they keep the module and the inputs
         monkeypatch.setattr(parallel_verdict, "WORKER_SHARE", 2**40)  # two never fit
         arguments = [widen(a) for a in replay.inputs.arguments]
-        assert parallel.noise(replay, arguments, lambda label, _: said.append(label)) is None
+        assert parallel.noise(replay, arguments, lambda label, *_: said.append(label)) is None
     assert workers.pool._idle == []
     assert said and said[0].startswith("one at a time (2 at once would pass --memory-limit")
     parallel.close()

@@ -42,13 +42,20 @@ def test_a_bisection_reports_each_evaluation_as_it_starts() -> None:
     assert steps[0].describe() == f"step {steps[0].position} ({steps[0].label})"
     # The recording differs from the reference here: it is judged as XLA CPU computes too.
     assert whats.count(FLUSHED) == 1
-    assert len(phases) == (verdict.evaluations + replay.shadow_evaluations
-                           + replay.noise_evaluations + 1)
-    # Units: one per evaluation, SAMPLES + 1 for the noise stage; counted as each ends.
+    # The noise stage, run here, says each of its evaluations: the samples, the split sample
+    # and, where some value lies within its noise of zero, the domain sample.
+    noise = [phase for phase in phases if phase.what == NOISE_STAGE]
+    assert [phase.label for phase in noise[:SAMPLES + 1]] == [
+        *(f"sample {n} of {SAMPLES}" for n in range(1, SAMPLES + 1)), "split sample"]
+    assert len(noise) in (SAMPLES + 1, SAMPLES + 2) and replay.noise_evaluations == 1
+    assert len(phases) == (verdict.evaluations + replay.shadow_evaluations + len(noise) + 1)
+    # Units: one per evaluation, counted as each ends; as the stage starts, the plan holds
+    # all of its evaluations.
     done = [phase.units_done for phase in phases]
     assert done == sorted(done) and done[0] == 0
-    assert done[-1] == len(phases) - 1 + SAMPLES * replay.noise_evaluations
+    assert done[-1] == len(phases) - 1
     assert all(phase.units_done < phase.units_planned for phase in phases)
+    assert noise[0].units_planned >= noise[0].units_done + SAMPLES + 2
     assert phases[0].seconds_left is None
     assert all(phase.seconds_left is not None and phase.seconds_left >= 0
                for phase in phases[1:])

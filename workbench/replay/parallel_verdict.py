@@ -239,7 +239,7 @@ class ParallelVerdict:
         return found[0], found[1]
 
     def noise(self, replay: Replay, arguments: list[LiteralValue],
-              started: Callable[[str, float], None]) -> Evaluation | None:
+              started: Callable[[str, float, float], None]) -> Evaluation | None:
         """The stage in shares on the workers; None, having said why, where it runs one at a
         time instead: when two shares would not fit, or a worker died (killed for memory,
         most likely), the stage runs again as without workers."""
@@ -256,16 +256,16 @@ class ParallelVerdict:
         at_once, where = self.at_once(WORKER_SHARE * plan.holds, plan.holds)
         if at_once < 2:
             self.executor.release()  # their memory is the stage's, one at a time
-            started(where, noise_units(1))
+            started(where, noise_units(1), 0.0)
             return None
-        started(where, noise_units(at_once))
-        stage = _Stage(self, replay, shared, plan, _shares(SAMPLES, at_once), at_once)
+        stage = _Stage(self, replay, shared, plan, _shares(SAMPLES, at_once), at_once,
+                       started, where)
         evaluation = evaluate_step(stage, shared.step, arguments)  # a worker's failure too
         if replay.cancel is not None and replay.cancel.is_set():
             raise Cancelled()
         if stage.died is not None:
             self.executor.release()
-            started(f"one at a time (a worker died: {stage.died})", noise_units(1))
+            started(f"one at a time (a worker died: {stage.died})", noise_units(1), 0.0)
             return None
         evaluation.seconds += stage.seconds
         return evaluation
@@ -312,8 +312,11 @@ class _Stage:
     sample here."""
 
     def __init__(self, parallel: ParallelVerdict, replay: Replay, shared: SharedStep,
-                 plan: NoisePlan, shares: list[tuple[int, ...]], at_once: int) -> None:
+                 plan: NoisePlan, shares: list[tuple[int, ...]], at_once: int,
+                 started: Callable[[str, float, float], None], where: str) -> None:
         self.parallel = parallel
+        self.started = started  # told of each group as it starts (`_groups`)
+        self.where = where  # on which workers, as the progress line says
         self.replay = replay
         self.shared = shared
         self.plan = plan
@@ -331,8 +334,12 @@ class _Stage:
 
     def _groups(self) -> Iterator[Sampled]:
         """Each group's samples, one group at a time (the parent holds one group's ranges,
-        as a serial run does)."""
-        for group in range(len(self.plan.groups)):
+        as a serial run does), each said as it starts with the units of the groups after it."""
+        groups = len(self.plan.groups)
+        units = noise_units(self.at_once)
+        for group in range(groups):
+            self.started(self.where + (f", group {group + 1} of {groups}" if groups > 1 else ""),
+                         units, (groups - group - 1) * units)
             yield self._group(group)
 
     def _group(self, group: int) -> Sampled:

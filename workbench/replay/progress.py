@@ -8,8 +8,11 @@ the program. A bar over steps alone sits still through them. Each evaluation is 
 and the time left is the units still planned at the pace of those done. Evaluations that
 run side by side (`steps.ParallelEvaluations`) count the time they take together: the truth
 and its twin on two workers are one unit. The plan is an upper bound (a bisection's
-`ceil(log2 N) + 2` steps, both truths, the noise stage), so the estimate
-errs long, never short.
+`ceil(log2 N) + 2` steps, both truths, the noise stage), so the estimate errs long, never
+short. A noise stage whose values do not fit in memory at once runs again for each group of
+them (`judge/noise/budget.py`): as it starts, in this process or on workers, it says each of
+its evaluations (or groups) and the plan grows to hold them all. In a worker process of its
+own (the app's), it is one phase.
 """
 
 from __future__ import annotations
@@ -77,11 +80,14 @@ class PhaseClock:
     _current: float = 0.0  # units of the evaluation running now
 
     def start(self, what: str, units: float, position: int | None = None,
-              label: str = "") -> ReplayPhase:
-        """The phase of an evaluation of `units` starting (the one before it has ended)."""
-        self.units_done += self._current
+              label: str = "", ahead: float = 0.0, replaces: bool = False) -> ReplayPhase:
+        """The phase of an evaluation of `units` starting (the one before it has ended, or
+        with `replaces`, has not run: it was said before this one was known), with at least
+        `ahead` units known to follow it (a noise stage's later samples)."""
+        if not replaces:
+            self.units_done += self._current
         self._current = units
-        self.units_planned = max(self.units_planned, self.units_done + units)
+        self.units_planned = max(self.units_planned, self.units_done + units + ahead)
         elapsed = time.perf_counter() - self.started
         left = None
         if self.units_done > 0:

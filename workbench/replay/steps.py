@@ -231,9 +231,10 @@ class ParallelEvaluations(Protocol):
         ...
 
     def noise(self, replay: Replay, arguments: list[LiteralValue],
-              started: Callable[[str, float], None]) -> Evaluation | None:
+              started: Callable[[str, float, float], None]) -> Evaluation | None:
         """The noise stage (`NoiseBackend`'s value) on widened `arguments`; None when it
-        runs one at a time instead (having told `started` why, if it tried)."""
+        runs one at a time instead (having told `started` why, if it tried). `started` hears
+        of each part as it starts: its label, units, and the units known to follow it."""
         ...
 
     def close(self) -> None: ...
@@ -345,9 +346,10 @@ class Replay:
         return spill.spilled(value) if self._spill else value
 
     def _phase(self, what: str, units: float = 1.0, position: int | None = None,
-               label: str = "") -> None:
+               label: str = "", ahead: float = 0.0, replaces: bool = False) -> None:
         """Tell `on_phase` an evaluation of `units` (about one evaluation of the reference
-        each) starts."""
+        each) starts, with at least `ahead` units known to follow it (`replaces`: in place
+        of the phase said last, which did not run as said)."""
         if self.on_phase is None:
             return
         if self._clock is None:
@@ -358,7 +360,7 @@ class Replay:
             planned += (truth_units(workers) if judged else 0) + (
                 noise_units(workers) if judged and self.noise else 0)
             self._clock = PhaseClock(planned)
-        self.on_phase(self._clock.start(what, units, position, label))
+        self.on_phase(self._clock.start(what, units, position, label, ahead, replaces))
 
     def close(self) -> None:
         self.runner.close()
@@ -651,16 +653,23 @@ class Replay:
         evaluation = None
         said: list[str] = []  # what the parallel evaluations said of where the stage runs
 
-        def started(label: str, units: float) -> None:
+        def started(label: str, units: float, ahead: float = 0.0) -> None:
             said.append(label)
-            self._phase(NOISE_STAGE, units=units, label=label)
+            self._phase(NOISE_STAGE, units=units, label=label, ahead=ahead)
 
         if self.parallel is not None:
             evaluation = self.parallel.noise(self, arguments, started)
         if evaluation is None:  # one at a time (having said why, if it was asked to share)
-            if not said:
+            tell = None
+            if isinstance(self.runner, InlineRunner):  # here: it tells each evaluation
+                first = [bool(said)]  # the stage said as a whole (why one at a time) is this
+
+                def tell(label: str, left: int) -> None:
+                    self._phase(NOISE_STAGE, label=f"{said[-1]}: {label}" if said else label,
+                                ahead=float(left), replaces=first.pop() if first else False)
+            elif not said:
                 self._phase(NOISE_STAGE, units=noise_units(1))
-            evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
+            evaluation = self.runner.evaluate(NoiseBackend(self.backend, tell), self.steps[0],
                                               arguments, self.cancel)
         self.noise_evaluations += 1
         self.shadow_seconds += evaluation.seconds

@@ -3,10 +3,15 @@ rounding noise decided (`Noise`, `Discontinuity`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 SAMPLES = 12  # random-rounding evaluations of the reference
+
+# What the stage tells of each of its evaluations as it starts (`run.noise_of`): what it is
+# (`sample 3 of 12, group 2 of 10`) and how many of its evaluations at most follow it.
+StageProgress = Callable[[str, int], None]
 
 
 @dataclass(frozen=True)

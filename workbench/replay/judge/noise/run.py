@@ -17,7 +17,7 @@ from workbench.replay.judge.noise.budget import (
     packed_groups,
     split_sample_budget,
 )
-from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise
+from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise, StageProgress
 from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
 from workbench.replay.judge.noise.recorder import Recorder
 from workbench.replay.judge.noise.result_range import ResultRange
@@ -62,7 +62,8 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
                      holds)
 
 
-def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES) -> Noise:
+def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES,
+             tell: StageProgress | None = None) -> Noise:
     """The reference `module` evaluated `samples` times in f64 with random rounding at each
     op's declared precision, on `arguments` widened to the shadow's types or in their declared
     types (float arrays then widened where each instruction reads them: `hlo/shadow.py`).
@@ -72,14 +73,37 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     that do, each group's values kept while the samples run again for it and its own split
     sample moves them. The random samples are the same each time (fixed seeds); the ranges
     are their union with every group's split sample. Shares of the samples may run elsewhere
-    (`sampled`, one worker's share; `Sampled.merged`): this is the stage in one process."""
+    (`sampled`, one worker's share; `Sampled.merged`): this is the stage in one process,
+    telling `tell` each evaluation as it starts."""
     plan = noise_plan(module, arguments)
-    return noise_from(plan, arguments, (sampled(plan, arguments, group, range(samples))
-                                        for group in range(len(plan.groups))))
+    counter = None if tell is None else _Counter(tell, len(plan.groups), samples)
+    return noise_from(plan, arguments, (sampled(plan, arguments, group, range(samples), counter)
+                                        for group in range(len(plan.groups))), counter)
+
+
+@dataclass
+class _Counter:
+    """Tells `tell` each evaluation of a stage in one process as it starts: which it is, and
+    how many at most follow (each group's samples, its split sample and its domain sample,
+    which runs only where some value lies within its noise of zero)."""
+
+    tell: StageProgress
+    groups: int
+    samples: int
+    done: int = 0
+
+    def starts(self, group: int, what: str) -> None:
+        self.done += 1
+        where = f", group {group + 1} of {self.groups}" if self.groups > 1 else ""
+        self.tell(what + where, self.groups * (self.samples + 2) - self.done)
+
+    def skipped(self) -> None:
+        """A domain sample that did not run: one evaluation fewer to come."""
+        self.done += 1
 
 
 def noise_from(plan: NoisePlan, arguments: Sequence[LiteralValue],
-               parts: Iterable[Sampled]) -> Noise:
+               parts: Iterable[Sampled], counter: _Counter | None = None) -> Noise:
     """The noise from each group's samples (`parts`, each over every sample; taken one at a
     time, so only one group's ranges are held): each group's split sample, then the groups
     merged. The random samples are the same in every group (fixed seeds), so the range of the
@@ -93,7 +117,7 @@ def noise_from(plan: NoisePlan, arguments: Sequence[LiteralValue],
     for part in parts:
         result = result or part.result
         assert result is not None, "the first group's samples keep the range of the result"
-        group = _split(plan, arguments, part, result)
+        group = _split(plan, arguments, part, result, counter)
         found = group if found is None else found.merged(group)
         left_out += part.left_out
     assert found is not None and result is not None
@@ -184,7 +208,7 @@ class Sampled:
 
 
 def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
-            samples: Iterable[int]) -> Sampled:
+            samples: Iterable[int], counter: _Counter | None = None) -> Sampled:
     """Random samples `samples` (sample 0 first, whether asked or not: the others are
     compared with it) of the plan's `group`, on widened `arguments`. Only the first group's
     keep the range of the result: the later groups' samples are the same (`noise_from`), so
@@ -196,6 +220,8 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
                                    _dropped if result is None else result.add_output)
     for sample in (0, *sorted(set(samples) - {0})):
+        if counter is not None:
+            counter.starts(group, f"sample {sample + 1} of {counter.samples}")
         interpreter.reseed(sample)
         value = evaluate_module(plan.shadow, arguments, interpreter=interpreter)
         if result is not None:
@@ -213,7 +239,7 @@ def _dropped(index: int, value: object) -> None:
 
 
 def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled,
-           result: ResultRange) -> _Found:
+           result: ResultRange, counter: _Counter | None = None) -> _Found:
     """The split sample of `part`'s group, on its samples' ranges (`part` over every
     sample), then the domain sample where some value an op's domain depends on is within its
     noise of 0, and what the group found with them; both widen `result`, the range of the
@@ -232,13 +258,20 @@ def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled,
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
                                    partial(result.add_output, nans_legal=False))
     split = interpreter.start_split(split_candidates(plan.declared, recorder, plan.ancestors))
+    if counter is not None:
+        counter.starts(part.group, "split sample")
     result.add(evaluate_module(plan.shadow, arguments, interpreter=interpreter),
                nans_legal=False)
     flips = in_serial_order(part.differing)  # flipped between samples, or in the split sample
     for key, count in split.elements_moved.items():
         flips[key] = max(flips.get(key, 0), count)
     domain = split_candidates(plan.declared, recorder, plan.ancestors, domain=True)
-    if may_move(domain, recorder):
+    if not may_move(domain, recorder):
+        if counter is not None:
+            counter.skipped()
+    else:
+        if counter is not None:
+            counter.starts(part.group, "domain sample")
         boundary = interpreter.start_split(domain, thresholds=False)
         # Its NaNs are legal: it moves each value across zero where a sum makes it, within its
         # noise, and crosses no other threshold, so all it computes follows from one legal
