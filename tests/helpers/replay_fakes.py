@@ -89,3 +89,13 @@ def open_fake_backend(root: Path, module: Module) -> FakeBackend | None:
 
 # The backend's import path, for `open_backend`.
 FAKE = "tests.helpers.replay_fakes:open_fake_backend"
+
+
+def counting_to(count: int) -> int:
+    """Says 1 to `count` as it goes (`workers.report`), then returns `count`: a call that
+    tells how far it is, run in a worker or here."""
+    from workbench.replay.processes.workers import report
+
+    for done in range(1, count + 1):
+        report(done)
+    return count

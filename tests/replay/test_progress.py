@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from workbench.index import scan
 from workbench.replay.bisect import bisect_replay, evaluation_bound
@@ -21,16 +22,20 @@ from workbench.replay.progress import (
     ReplayPhase,
     tree_resident_bytes,
 )
-from workbench.replay.steps import open_replay
+from workbench.replay.steps import ProcessRunner, open_replay
 
 DUMP = Path(__file__).parents[1] / "data" / "corpus" / "xla" / "layernorm-broken-fusion"
 
 
-def test_a_bisection_reports_each_evaluation_as_it_starts() -> None:
+@pytest.mark.parametrize("runner", ["here", "worker process"])
+def test_a_bisection_reports_each_evaluation_as_it_starts(runner: str) -> None:
+    """In this process (the command line) or in a worker process of its own (the app's),
+    every evaluation is said as it starts, the noise stage's each."""
     dump = scan(DUMP)
     module = next(m for m in dump.modules if m.key == "module_0010")
     phases: list[ReplayPhase] = []
-    with open_replay(dump.root, module, module.executions[0]) as replay:
+    with open_replay(dump.root, module, module.executions[0],
+                     runner=ProcessRunner() if runner != "here" else None) as replay:
         replay.on_phase = phases.append
         replay.planned_steps = evaluation_bound(len(replay.steps))
         verdict = bisect_replay(replay)
@@ -44,18 +49,20 @@ def test_a_bisection_reports_each_evaluation_as_it_starts() -> None:
     assert whats.count(FLUSHED) == 1
     # The noise stage, run here, says each of its evaluations: the samples, the split sample
     # and, where some value lies within its noise of zero, the domain sample.
+    # The stage is said as a whole until it says its first evaluation.
     noise = [phase for phase in phases if phase.what == NOISE_STAGE]
-    assert [phase.label for phase in noise[:SAMPLES + 1]] == [
+    assert noise[0].label == ""
+    assert [phase.label for phase in noise[1:SAMPLES + 2]] == [
         *(f"sample {n} of {SAMPLES}" for n in range(1, SAMPLES + 1)), "split sample"]
-    assert len(noise) in (SAMPLES + 1, SAMPLES + 2) and replay.noise_evaluations == 1
+    assert len(noise) - 1 in (SAMPLES + 1, SAMPLES + 2) and replay.noise_evaluations == 1
     assert len(phases) == (verdict.evaluations + replay.shadow_evaluations + len(noise) + 1)
-    # Units: one per evaluation, counted as each ends; as the stage starts, the plan holds
-    # all of its evaluations.
+    # Units: one per evaluation, counted as each ends (the stage as a whole is not: its
+    # evaluations are); as the stage starts, the plan holds all of its evaluations.
     done = [phase.units_done for phase in phases]
     assert done == sorted(done) and done[0] == 0
-    assert done[-1] == len(phases) - 1
+    assert done[-1] == len(phases) - 2
     assert all(phase.units_done < phase.units_planned for phase in phases)
-    assert noise[0].units_planned >= noise[0].units_done + SAMPLES + 2
+    assert noise[1].units_planned >= noise[1].units_done + SAMPLES + 2
     assert phases[0].seconds_left is None
     assert all(phase.seconds_left is not None and phase.seconds_left >= 0
                for phase in phases[1:])

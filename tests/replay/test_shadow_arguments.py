@@ -77,9 +77,10 @@ def test_the_replay_hands_the_truth_its_arguments_unwidened() -> None:
     runner = replay.runner
     original = runner.evaluate
 
-    def spy(backend: Any, step: Any, arguments: Any, cancel: Any, seconds: Any = None) -> Any:
+    def spy(backend: Any, step: Any, arguments: Any, cancel: Any, seconds: Any = None,
+            **more: Any) -> Any:
         seen.append((backend, list(arguments)))
-        return original(backend, step, arguments, cancel, seconds)
+        return original(backend, step, arguments, cancel, seconds, **more)
 
     runner.evaluate = spy  # type: ignore[method-assign]  # a test's stand-in for the method
     replay.evaluate(0)

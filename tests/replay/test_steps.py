@@ -141,6 +141,21 @@ def test_worker_process_time_limit_crash_and_recovery() -> None:
         "error: worker process died (exit status 3)", "mismatch", "ok"]
 
 
+def test_a_call_says_how_far_it_is_from_a_worker_and_from_this_process() -> None:
+    from tests.helpers.replay_fakes import counting_to
+    from workbench.replay.processes.workers import WorkerPool, reporting
+
+    heard: list[int] = []
+    with WorkerPool(1) as pool:
+        outcome = pool.call(counting_to, 3, progress=heard.append)
+        assert outcome.value == 3 and heard == [1, 2, 3]
+        assert pool.call(counting_to, 2).value == 2  # no one listens: it runs all the same
+    with reporting(heard.append):
+        counting_to(2)
+    assert heard == [1, 2, 3, 1, 2]
+    assert counting_to(1) == 1 and heard == [1, 2, 3, 1, 2]  # here, no one listens
+
+
 def test_worker_process_cancel_stops_a_running_evaluation() -> None:
     cancel = threading.Event()
     with replay_of("good sleep good", runner=ProcessRunner(), cancel=cancel) as replay:

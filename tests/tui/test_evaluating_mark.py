@@ -87,3 +87,31 @@ def test_the_row_being_evaluated_is_marked(example: Path, drive, lines, until,
         assert app.evaluating is None and app.status_bar.job == ""
 
     drive(app, scenario, size=size)  # closing the app cancels the job: the gate opens
+
+
+def test_the_status_line_names_each_random_rounding_evaluation(
+        example: Path, drive, until, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`b` on the example needs the noise stage: it runs in a worker process, and the status
+    line still names each of its evaluations as it starts."""
+    from workbench.replay.judge.noise.model import SAMPLES
+    from workbench.tui.jobs import JobPhase
+    from workbench.tui.replay_control import ReplayControl
+
+    said: list[str] = []
+    announced = ReplayControl.on_job_phase
+
+    def recording(self: ReplayControl, event: JobPhase) -> None:
+        announced(self, event)
+        said.append(event.job.phase)
+
+    monkeypatch.setattr(ReplayControl, "on_job_phase", recording)
+    app = WorkbenchApp(example, watch=False)
+
+    async def scenario(pilot: Pilot) -> None:
+        await pilot.press("b")
+        await until(pilot, lambda: not app.jobs.busy and bool(said))
+
+    drive(app, scenario)
+    samples = [f"random rounding sample {n} of {SAMPLES}" for n in range(1, SAMPLES + 1)]
+    assert [phase for phase in said if phase in samples] == samples, said
+    assert "random rounding split sample" in said

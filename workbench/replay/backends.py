@@ -31,7 +31,7 @@ from workbench.replay.inputs import ParamSpec
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.spmd import Partitioning
-    from workbench.replay.judge.noise.model import Noise, StageProgress
+    from workbench.replay.judge.noise.model import Noise
 
 
 class StepEvaluator(Protocol):
@@ -83,10 +83,8 @@ class EvaluatesShadow(Protocol):
 
 @runtime_checkable
 class EvaluatesNoise(Protocol):
-    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue],
-                       tell: StageProgress | None = None) -> Noise:
-        """`step` evaluated with random rounding: the rounding noise inside it (telling
-        `tell` each evaluation as it starts)."""
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
+        """`step` evaluated with random rounding: the rounding noise inside it."""
         ...
 
 
@@ -133,9 +131,7 @@ class ShadowBackend:
 @dataclass(frozen=True)
 class NoiseBackend(ShadowBackend):
     """`backend` evaluating with random rounding (its `evaluate_noise`), through the runners
-    like the shadow; where it runs in this process, `tell` hears of each of its evaluations."""
-
-    tell: StageProgress | None = None
+    like the shadow."""
 
     @property
     def name(self) -> str:
@@ -145,7 +141,7 @@ class NoiseBackend(ShadowBackend):
         inner = self.inner
         if not isinstance(inner, EvaluatesNoise):
             raise EvaluationError(f"the {inner.name} backend has no random-rounding evaluation")
-        return inner.evaluate_noise(step, arguments, self.tell)
+        return inner.evaluate_noise(step, arguments)
 
 
 @dataclass(frozen=True)
@@ -367,14 +363,16 @@ class HloBackend:
                 for number, value in enumerate(arguments)]
         return self._evaluate(shadow_module(module, narrow), wide)
 
-    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue],
-                       tell: StageProgress | None = None) -> Noise:
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
         precision (`judge/noise/`): the rounding noise inside it. Arguments as
-        `evaluate_shadow` takes them (no perturbation); `tell` hears of each evaluation."""
+        `evaluate_shadow` takes them (no perturbation). Each of its evaluations is
+        `report`ed as it starts, to whoever runs it (`processes/workers.py`)."""
         from workbench.replay.judge.noise.run import noise_of
+        from workbench.replay.processes.workers import report
 
-        return noise_of(self.load(step), arguments, tell=tell)
+        return noise_of(self.load(step), arguments,
+                        tell=lambda label, left: report((label, left)))
 
 
     def evaluate_gpu_allowance(self, step: Step, arguments: Sequence[LiteralValue],

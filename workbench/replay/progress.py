@@ -10,9 +10,9 @@ run side by side (`steps.ParallelEvaluations`) count the time they take together
 and its twin on two workers are one unit. The plan is an upper bound (a bisection's
 `ceil(log2 N) + 2` steps, both truths, the noise stage), so the estimate errs long, never
 short. A noise stage whose values do not fit in memory at once runs again for each group of
-them (`judge/noise/budget.py`): as it starts, in this process or on workers, it says each of
-its evaluations (or groups) and the plan grows to hold them all. In a worker process of its
-own (the app's), it is one phase.
+them (`judge/noise/budget.py`): as it starts it says each of its evaluations (from a worker
+process through `processes.workers.report`; its groups, when workers share its samples),
+and the plan grows to hold them all.
 """
 
 from __future__ import annotations

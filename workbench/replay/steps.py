@@ -57,7 +57,7 @@ from workbench.replay.inputs import (
 from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare
 from workbench.replay.judge.outcome import Kind, Outcome
 from workbench.replay.processes.memory import OverMemoryLimit, return_freed_memory
-from workbench.replay.processes.workers import Cancelled, WorkerPool
+from workbench.replay.processes.workers import Cancelled, WorkerPool, reporting
 from workbench.replay.progress import (
     FLUSHED,
     NOISE_STAGE,
@@ -133,8 +133,11 @@ class Runner(Protocol):
     """Evaluates one step somewhere; raises `Cancelled` when `cancel` is set meanwhile."""
 
     def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
-                 cancel: threading.Event | None, seconds: float | None = None) -> Evaluation:
-        """`evaluate_step`'s result; `seconds` the time the step's loops have to finish."""
+                 cancel: threading.Event | None, seconds: float | None = None,
+                 progress: Callable[[Any], None] | None = None) -> Evaluation:
+        """`evaluate_step`'s result; `seconds` the time the step's loops have to finish;
+        `progress` hears what the evaluation `report`s of how far it is
+        (`processes/workers.py`)."""
         ...
 
     def parameter_specs(self, backend: Backend,
@@ -149,10 +152,12 @@ class InlineRunner:
     """Evaluate in this process: no time limit; a cancel is noticed before the next step."""
 
     def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
-                 cancel: threading.Event | None, seconds: float | None = None) -> Evaluation:
+                 cancel: threading.Event | None, seconds: float | None = None,
+                 progress: Callable[[Any], None] | None = None) -> Evaluation:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
-        return evaluate_step(backend, step, arguments, seconds)
+        with reporting(progress):
+            return evaluate_step(backend, step, arguments, seconds)
 
     def parameter_specs(self, backend: Backend,
                         cancel: threading.Event | None) -> list[ParamSpec] | None:
@@ -171,11 +176,12 @@ class ProcessRunner:
         self.pool = pool if pool is not None else WorkerPool(1)
 
     def evaluate(self, backend: StepEvaluator, step: Step, arguments: Sequence[LiteralValue],
-                 cancel: threading.Event | None, seconds: float | None = None) -> Evaluation:
+                 cancel: threading.Event | None, seconds: float | None = None,
+                 progress: Callable[[Any], None] | None = None) -> Evaluation:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
         outcome = self.pool.call(evaluate_step, backend, step, list(arguments), seconds,
-                                 time_limit=self.time_limit, cancel=cancel)
+                                 time_limit=self.time_limit, cancel=cancel, progress=progress)
         if outcome.timed_out:
             return Evaluation("error", reason=f"time limit of {self.time_limit:g} s exceeded",
                               seconds=outcome.seconds)
@@ -660,17 +666,21 @@ class Replay:
         if self.parallel is not None:
             evaluation = self.parallel.noise(self, arguments, started)
         if evaluation is None:  # one at a time (having said why, if it was asked to share)
-            tell = None
-            if isinstance(self.runner, InlineRunner):  # here: it tells each evaluation
-                first = [bool(said)]  # the stage said as a whole (why one at a time) is this
-
-                def tell(label: str, left: int) -> None:
-                    self._phase(NOISE_STAGE, label=f"{said[-1]}: {label}" if said else label,
-                                ahead=float(left), replaces=first.pop() if first else False)
-            elif not said:
+            why = said[-1] if said else ""  # why one at a time, if the workers said
+            if not said:  # the whole stage, until it says its first evaluation
                 self._phase(NOISE_STAGE, units=noise_units(1))
-            evaluation = self.runner.evaluate(NoiseBackend(self.backend, tell), self.steps[0],
-                                              arguments, self.cancel)
+            told = [False]
+
+            def tell(message: Any) -> None:
+                """Each evaluation of the stage, as it `report`s it: the phase said before
+                the first did not run as said."""
+                label, left = message
+                self._phase(NOISE_STAGE, label=f"{why}: {label}" if why else label,
+                            ahead=float(left), replaces=not told[0])
+                told[0] = True
+
+            evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
+                                              arguments, self.cancel, progress=tell)
         self.noise_evaluations += 1
         self.shadow_seconds += evaluation.seconds
         if evaluation.kind != "value":

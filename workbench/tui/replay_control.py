@@ -272,8 +272,8 @@ class ReplayControl:
         """An evaluation starts: the status line says which, and the timeline marks the
         step's row (a stage of the judgment keeps the mark on the step it judges)."""
         app, job = self.app, event.job
-        job.phase = event.phase.what if event.step is None else (
-            f"{event.phase.what} {step_name(event.step)}")
+        job.phase = event.phase.describe() if event.step is None else (
+            f"{event.phase.what} {step_name(event.step)}")  # `random rounding sample 3 of 12`
         if event.step is not None and job.module_key is not None:
             self._mark_evaluating((job.module_key, step_key(event.step)))
         app.show_job()

@@ -22,7 +22,8 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -41,13 +42,40 @@ class Cancelled(Exception):
     """The caller asked to stop; whatever was running was killed."""
 
 
+# Where `report` sends what the running call says of how far it is: to the parent, in a
+# worker (`_worker_main`); to the caller's function, in its own process (`reporting`).
+_REPORTER: ContextVar[Callable[[Any], None] | None] = ContextVar("reporter", default=None)
+_PROGRESS = "progress"  # a worker's message that is not its call's reply
+
+
+def report(message: Any) -> None:
+    """Tell whoever waits for the running call how far it is (`message`, picklable): the
+    call's `progress` in the parent when it runs in a worker, or the function `reporting`
+    set in this process; nothing when no one listens."""
+    reporter = _REPORTER.get()
+    if reporter is not None:
+        reporter(message)
+
+
+@contextlib.contextmanager
+def reporting(to: Callable[[Any], None] | None) -> Iterator[None]:
+    """`report` calls `to` meanwhile, in this thread (a call run in this process)."""
+    token = _REPORTER.set(to)
+    try:
+        yield
+    finally:
+        _REPORTER.reset(token)
+
+
 @dataclass
 class Call:
-    """One function call to run in a worker: `function(*args)`."""
+    """One function call to run in a worker: `function(*args)`; `progress` hears what it
+    `report`s as it runs."""
 
     key: Hashable
     function: Callable[..., Any]
     args: tuple = ()
+    progress: Callable[[Any], None] | None = None
 
 
 @dataclass
@@ -140,7 +168,8 @@ def _worker_main(conn: multiprocessing.connection.Connection, nice: int = 0) -> 
                 os.environ[name] = value
         start = time.perf_counter()
         try:
-            reply: tuple = (key, True, function(*args))
+            with reporting(lambda message: conn.send((_PROGRESS, message))):
+                reply: tuple = (key, True, function(*args))
         except BaseException:
             reply = (key, False, traceback.format_exc())
         elapsed = time.perf_counter() - start
@@ -224,9 +253,12 @@ class WorkerPool:
         raise RuntimeError("could not start a worker process")
 
     def call(self, function: Callable[..., Any], *args: Any, time_limit: float | None = None,
-             cancel: threading.Event | None = None) -> Outcome:
-        """Run one call; raise `Cancelled` if `cancel` was set before it finished."""
-        outcomes = self.run([Call(None, function, args)], time_limit=time_limit, cancel=cancel)
+             cancel: threading.Event | None = None,
+             progress: Callable[[Any], None] | None = None) -> Outcome:
+        """Run one call; raise `Cancelled` if `cancel` was set before it finished. `progress`
+        hears what the call `report`s as it runs."""
+        outcomes = self.run([Call(None, function, args, progress)], time_limit=time_limit,
+                            cancel=cancel)
         if outcomes[0].cancelled:
             raise Cancelled()
         return outcomes[0]
@@ -279,6 +311,8 @@ class WorkerPool:
                     assert call is not None
                     if worker.conn in ready or worker.process.sentinel in ready:
                         outcome = self._receive(worker, call)
+                        if outcome is None:  # it said how far it is, and runs on
+                            continue
                         busy.remove(worker)
                         finish(outcome)
                     elif worker.deadline is not None and time.monotonic() >= worker.deadline:
@@ -296,12 +330,19 @@ class WorkerPool:
             outcomes.extend(Outcome(call.key, cancelled=True) for call in pending)
         return outcomes
 
-    def _receive(self, worker: _Worker, call: Call) -> Outcome:
+    def _receive(self, worker: _Worker, call: Call) -> Outcome | None:
+        """How the worker's call ended, or None for a message of its progress (handed to
+        the call's `progress`)."""
         elapsed = time.monotonic() - worker.started
         try:
             if not worker.conn.poll():
                 raise EOFError
-            key, succeeded, payload, seconds = worker.conn.recv()
+            message = worker.conn.recv()
+            if len(message) == 2 and message[0] == _PROGRESS:
+                if call.progress is not None:
+                    call.progress(message[1])
+                return None
+            key, succeeded, payload, seconds = message
         except (EOFError, OSError):
             worker.process.join(timeout=5)
             code = worker.process.exitcode
