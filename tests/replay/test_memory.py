@@ -136,3 +136,28 @@ def test_workers_run_each_call_under_the_limit_set_since_they_started(
         assert pool.call(memory.memory_limit).value == 12345
         monkeypatch.delenv(memory.ENVIRONMENT_VARIABLE)
         assert pool.call(memory.memory_limit).value == memory.default_limit()
+
+
+def test_bisect_says_before_it_starts_that_the_noise_stage_would_not_fit(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A step whose inputs are kept on disk (large for the limit) is sized for the
+    random-rounding stage before the bisection starts: a stage that would not fit is said at
+    once, with what it needs, not minutes later at the first step that needs it; the steps,
+    and the recording, that only it could judge are then not judged, as said."""
+    from tests.helpers.cli import run_cli
+
+    dump = Path(__file__).parents[1] / "data" / "noise" / "gpt_adamw_mini"
+    tight = run_cli(capsys, "bisect", dump, "module_0022", "--memory-limit", "2M")
+    note = tight.err.splitlines()[0]
+    assert note.startswith("workbench bisect: note: a step that only the random-rounding "
+                           "stage could judge will not be judged: it needs ")
+    assert "(limit 2 MB) for the random-rounding stage" in note
+    # Nor is the recording, which only the stage could explain: no mismatch is claimed.
+    assert "2 steps judged, 2 not judged" in tight.out and tight.status == 5
+    assert "the recorded result is not judged: 4 of 44930 elements are beyond" in tight.out
+    replayed = run_cli(capsys, "replay", dump, "module_0022", "--memory-limit", "2M")
+    assert "recorded result vs reference: not judged: " in replayed.out
+    assert replayed.status == 5
+    roomy = run_cli(capsys, "bisect", dump, "module_0022", "--memory-limit", "1G")
+    assert "random-rounding stage could judge" not in roomy.err
+    assert roomy.status == 0, roomy.out

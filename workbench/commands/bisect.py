@@ -117,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
         how = "every step" if args.linear else f"at most {evaluation_bound(count)} evaluations"
         print(f"Bisecting {module.key} ({module.name}) on {replay.inputs.origin}: {count} "
               f"{replay.backend.name} steps, {how}.", flush=True)
+    problem = replay.noise_stage_problem()
+    if problem is not None:
+        print(f"workbench bisect: note: a step that only the random-rounding stage could "
+              f"judge will not be judged: it {problem}", file=sys.stderr, flush=True)
     total = count if args.linear else evaluation_bound(count)
     try:
         progress = Progress("bisect", total, wanted(args.json), unit="steps", phases=True)

@@ -297,7 +297,9 @@ def run(args: argparse.Namespace) -> int:
                 print(line)
             printed[:] = [value]
         print(status_line(result))
-        if result.position == 0 and replay.recorded_comparison is not None:
+        if result.position == 0 and replay.recorded_not_judged is not None:
+            print(f"recorded result vs reference: {replay.recorded_not_judged}")
+        elif result.position == 0 and replay.recorded_comparison is not None:
             print(f"recorded result vs reference: {replay.recorded_comparison.summary}")
             if replay.recorded_environment is not None:
                 print(f"  decided by the platform's floating-point environment: "
@@ -319,10 +321,13 @@ def run(args: argparse.Namespace) -> int:
     written = dump_literals(args.dump_literals, selection, results) if args.dump_literals else 0
     failing = [r for r in results if r.kind == Kind.MISMATCH]
     recorded = replay.recorded_comparison
-    mismatch = bool(failing) or (recorded is not None and not recorded.ok)
+    mismatch = bool(failing) or (recorded is not None and not recorded.ok
+                                 and replay.recorded_not_judged is None)
     kinds = [r.kind for r in results]
     judged, unjudged = judged_counts(kinds)
-    exit_status = 1 if mismatch else judged_status(kinds)
+    # A recording only the refused noise stage could judge leaves the run not judged.
+    exit_status = 1 if mismatch else judged_status(
+        kinds + ([Kind.ERROR] if replay.recorded_not_judged is not None else []))
     if args.json:
         from workbench.loader import judged_file
         from workbench.output.json_shapes import replay_json

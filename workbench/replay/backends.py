@@ -363,6 +363,18 @@ class HloBackend:
                 for number, value in enumerate(arguments)]
         return self._evaluate(shadow_module(module, narrow), wide)
 
+    def noise_stage_problem(self, step: Step, arguments: Sequence[LiteralValue]) -> str | None:
+        """Why `evaluate_noise` of `step` would not fit the memory limit (what it needs and
+        how to raise it), sized from the declared shapes without evaluating; None if it fits."""
+        from workbench.replay.judge.noise.run import noise_plan
+        from workbench.replay.processes.memory import OverMemoryLimit
+
+        try:
+            noise_plan(self.load(step), arguments)
+        except OverMemoryLimit as error:
+            return str(error)
+        return None
+
     def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
         precision (`judge/noise/`): the rounding noise inside it. Arguments as

@@ -256,6 +256,7 @@ class Verdict:
     shadow_evaluations: int = 0
     noise_evaluations: int = 0  # random-rounding evaluations of the reference (noise stage)
     recorded_environment: str | None = None  # see `Replay.recorded_environment`
+    recorded_not_judged: str | None = None  # see `Replay.recorded_not_judged`
 
     @property
     def contradictions(self) -> list[str]:
@@ -282,6 +283,8 @@ class Verdict:
         if self.reference_outcome is not None and self.reference_outcome.kind != Kind.OK:
             return Outcome(self.status, self.reference_outcome.reason)
         reasons = [r.outcome.reason for r in self.skipped if r.outcome.reason]
+        if self.recorded_not_judged is not None:
+            reasons.append(f"the recorded result is {self.recorded_not_judged}")
         return Outcome(self.status, reasons[0] if reasons else "no step could be evaluated")
 
 
@@ -304,7 +307,7 @@ def verdict_text(verdict: Verdict) -> str:
         parts.append(f"the first step to differ from the reference is one of "
                      f"{step_name(v.candidates[0])} to {step_name(v.candidates[-1])}: the steps "
                      f"before the last could not be evaluated")
-    elif recorded is not None and not recorded.ok:
+    elif recorded is not None and not recorded.ok and v.recorded_not_judged is None:
         parts.append(f"the recorded result differs from the reference "
                      f"({comparison_text(recorded)}), but no replayed step does")
         recorded_said = True
@@ -316,7 +319,9 @@ def verdict_text(verdict: Verdict) -> str:
     else:
         checked = "every step" if v.linear else f"{v.evaluations} of {v.steps} steps"
         parts.append(f"no step differs from the reference (checked {checked})")
-    if recorded is not None and not recorded_said:
+    if recorded is not None and not recorded_said and v.recorded_not_judged is not None:
+        parts.append(f"the recorded result is {v.recorded_not_judged}")
+    elif recorded is not None and not recorded_said:
         agreement = "matches" if recorded.ok else "differs from"
         parts.append(f"the recorded result {agreement} the reference "
                      f"({comparison_text(recorded)})")
@@ -372,7 +377,8 @@ def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> 
                       recorded=replay.recorded_comparison, results=order,
                       shadow_evaluations=replay.shadow_evaluations,
                       noise_evaluations=replay.noise_evaluations,
-                      recorded_environment=replay.recorded_environment)
+                      recorded_environment=replay.recorded_environment,
+                      recorded_not_judged=replay.recorded_not_judged)
     if reference.kind != Kind.OK:
         verdict.status = reference.kind
         return verdict
@@ -389,8 +395,10 @@ def _verdict(replay: Replay, outcome: BisectResult, order: list[StepResult]) -> 
         verdict.status = Kind.MISMATCH
         first, last = state.culprit_range
         verdict.candidates = steps[first:last + 1]
-    elif recorded is not None and not recorded.ok:
+    elif recorded is not None and not recorded.ok and replay.recorded_not_judged is None:
         verdict.status = Kind.MISMATCH
+    elif replay.recorded_not_judged is not None and not verdict.skipped:
+        verdict.status = Kind.ERROR  # the recording is not judged, and nothing else failed
     elif verdict.skipped:
         kinds = {r.kind for r in verdict.skipped}
         verdict.status = Kind.UNSUPPORTED if Kind.UNSUPPORTED in kinds else Kind.ERROR

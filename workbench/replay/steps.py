@@ -313,6 +313,9 @@ class Replay:
     # Set when the recording matches only the reference as the platform computes it (its
     # subnormals read and written as zero): what decided it, for the verdict to say.
     recorded_environment: str | None = None
+    # Set when the recording is beyond the bound that the noise stage, refused for memory,
+    # might have widened: why it is not judged (`not_judged`), rather than called a mismatch.
+    recorded_not_judged: str | None = None
     evaluations: int = 0
     shadow_evaluations: int = 0
     noise_evaluations: int = 0  # random-rounding evaluations of the reference (SAMPLES each)
@@ -437,6 +440,9 @@ class Replay:
                 self.recorded_comparison = self._judge_recorded(self.inputs.recorded)
                 if not self.recorded_comparison.ok:
                     self._judge_recorded_as_the_platform_computes(self.inputs.recorded)
+                recorded = self.recorded_comparison
+                if not recorded.ok and recorded.noise_problem and self._noise_over_memory:
+                    self.recorded_not_judged = not_judged(recorded)
             return StepResult(0, step, Outcome(Kind.OK), seconds=evaluation.seconds,
                               value=value)
         comparison = self.judge(value)
@@ -651,6 +657,26 @@ class Replay:
             find = getattr(self.backend, "normwise_outputs", None)
             self._normwise_outputs = False if find is None else find(self.steps[0])
         return self._normwise_outputs
+
+    def noise_stage_problem(self) -> str | None:
+        """Why the noise stage, should a step need it, would not fit the memory limit, told
+        before the replay starts where the inputs are large enough for that to matter (they
+        are kept on disk: `spill.py`); None when it fits, or for a small step (whose stage
+        says so, if it must, in a moment)."""
+        from workbench.loader import ReadError
+        from workbench.replay import spill
+        from workbench.replay.judge.error_bound import widen
+
+        find = getattr(self.backend, "noise_stage_problem", None)
+        if not self.noise or not self.error_bound or find is None or \
+                not spill.should_spill(spill.value_bytes(tuple(self.inputs.arguments))):
+            return None
+        widens = getattr(self.backend, "shadow_widens_arguments", False)
+        try:
+            return find(self.steps[0], list(self.inputs.arguments) if widens
+                        else [widen(a) for a in self.inputs.arguments])
+        except (Unsupported, EvaluationError, ReadError):
+            return None  # the stage says so when it runs, if it must
 
     def _evaluate_noise(self, arguments: list[LiteralValue]) -> Any:
         if not hasattr(self.backend, "evaluate_noise"):
