@@ -184,8 +184,8 @@ def test_noise_names_the_compare_an_operand_within_noise_flips() -> None:
 def test_random_rounding_moves_each_element_within_its_eps(dtype: type,
                                                            shape: tuple[int, ...]) -> None:
     """Each element moves by a factor in [1 - eps, 1 + eps), independently (the last shape is
-    larger than the pool of draws), the same way after the same reseed and differently in
-    another sample."""
+    larger than the pool of draws: a window of it per pool's worth of elements), the same way
+    after the same reseed and differently in another sample."""
     from workbench.replay.judge.noise.random_rounding import Draws
 
     value = np.full(shape, 1e3, dtype=dtype)
@@ -202,8 +202,9 @@ def test_random_rounding_moves_each_element_within_its_eps(dtype: type,
         moved = (factor - 1.0) / eps
         assert abs(float(moved.mean())) < 0.01 and 0.3 < float(moved.std()) < 0.7
         assert np.count_nonzero(np.diff(moved.reshape(-1)) == 0) < factor.size // 100
-    signs = draws.signs(shape)
-    assert signs.shape == shape and set(np.unique(signs)) <= {-1.0, 1.0}
+    signs = np.ones(shape)
+    draws.flip(signs)  # a window of signs per pool's worth of elements
+    assert set(np.unique(signs)) <= {-1.0, 1.0}
     if signs.size > 1000:
         assert abs(float(signs.mean())) < 0.01
     again = Draws()
@@ -273,6 +274,44 @@ def test_a_bf16_dot_may_accumulate_in_bf16(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(random_rounding, "ACCUMULATION_BLOCKS", 1)
     strict, one_rounding = _dot_truth("bf16", a, b)
     assert not compare(strict, legal, truth=one_rounding).ok
+
+
+def test_the_first_samples_spreads_serve_the_later_ones_within_their_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A narrow dot's accumulation spread, estimated in the first sample, is kept for the
+    later ones within `SPREAD_SHARE` of the memory limit (at most what the program's narrow
+    dots make): then only the first sample estimates it. Past the budget, every sample
+    estimates it again, and the stage's memory check counts what it keeps."""
+    import ml_dtypes
+
+    from workbench import sizes
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.judge.noise import budget, noisy_interpreter, run
+
+    module = parse_hlo_text(DOT.format(type="bf16"))
+    rng = np.random.default_rng(5)
+    a = rng.uniform(0.5, 1.5, (8, 1024)).astype(ml_dtypes.bfloat16)
+    b = rng.uniform(0.5, 1.5, (1024, 8)).astype(ml_dtypes.bfloat16)
+    estimated: list[int] = []
+    estimate = noisy_interpreter.accumulation_spread
+
+    def counted(*args: Any) -> Any:
+        estimated.append(1)
+        return estimate(*args)
+
+    monkeypatch.setattr(noisy_interpreter, "accumulation_spread", counted)
+    arguments = [widen(a), widen(b)]
+    plan = run.noise_plan(module, arguments)
+    assert plan.spreads == 4 * 8 * 8  # the one dot's f32 spreads, far within the share
+    kept = noise_of(module, arguments)
+    assert len(estimated) == 1
+    estimated.clear()
+    monkeypatch.setattr(sizes, "memory_limit", lambda: 7 * 8 * 8 * 4)  # 224 of its 256 bytes
+    assert run.noise_plan(module, arguments).spreads == budget.SPREAD_SHARE * 7 * 8 * 8 * 4
+    again = noise_of(module, arguments)
+    assert len(estimated) == SAMPLES  # each sample estimated it again
+    # The same noise model either way: the later samples draw the kept spread's signs.
+    assert np.all(again.high[0] - again.low[0] > 0) and np.all(kept.high[0] - kept.low[0] > 0)
 
 
 def test_a_wrong_bf16_dot_is_still_caught() -> None:

@@ -98,7 +98,8 @@ def test_the_range_holds_every_random_sample_within_an_ulp_of_f32() -> None:
     arguments, _ = backend.recorded(module.executions[0])
     plan = noise_plan(backend.load(backend.steps()[0]), arguments)
     kept = sampled(plan, arguments, 0, range(SAMPLES)).result
-    interpreter = NoisyInterpreter(plan.shadow, plan.declared, Recorder(needed=set()))
+    interpreter = NoisyInterpreter(plan.shadow, plan.declared, Recorder(needed=set()),
+                                   spreads_budget=plan.spreads)  # the stage's samples again
     lowest: list[np.ndarray | None] | None = None
     highest: list[np.ndarray | None] | None = None
     any_nan: list[np.ndarray | None] | None = None

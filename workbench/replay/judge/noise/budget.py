@@ -9,7 +9,14 @@ import numpy as np
 from workbench.hlo_ir import HloModule, Instruction, Shape
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import Value
-from workbench.replay.judge.noise.op_kinds import FLOAT_TYPES, STEPS, has_discrete, is_float
+from workbench.replay.judge.noise.op_kinds import (
+    F32_EPS,
+    FLOAT_TYPES,
+    STEPS,
+    eps_of,
+    has_discrete,
+    is_float,
+)
 from workbench.replay.judge.noise.result_range import result_bytes
 
 # Most bytes kept only to name flips and jumps: integer values, and the ranges of values
@@ -19,7 +26,10 @@ TRACKED_BYTES = 128 * 2**20
 # limit in force (`--memory-limit`; a quarter of the machine's memory by default).
 NEEDED_SHARE = 0.25
 RANGE_BYTES = 17  # what a value's range keeps per element: low and high in f64, a NaN mask
-SPREAD_BYTES = 128 * 2**20  # most bytes of accumulation spreads kept for later samples
+# Most bytes of accumulation spreads kept for later samples (`spreads_budget`): this share of
+# the memory limit, at most what the program's narrow dots make. A spread not kept is
+# estimated again in each sample, which costs about as much as its dot did in f64.
+SPREAD_SHARE = 0.125
 
 
 def split_sample_budget(limit: int | None = None) -> int:
@@ -30,17 +40,33 @@ def split_sample_budget(limit: int | None = None) -> int:
     return int(NEEDED_SHARE * (memory_limit() if limit is None else limit))
 
 
+def spreads_budget(declared: dict[tuple[str, str], Instruction],
+                   limit: int | None = None) -> int:
+    """The most bytes of accumulation spreads the stage keeps (f32, one per element of each
+    dot declared narrower than f32, `noisy_interpreter._accumulating`): `SPREAD_SHARE` of the
+    memory limit `limit` (by default the one in force), at most what the declared dots make
+    (a loop's dots, made again each trip, count once: beyond, they are estimated again)."""
+    from workbench.sizes import memory_limit
+
+    made = sum(4 * int(np.prod(instruction.shape.dims, dtype=np.int64))
+               for instruction in declared.values()
+               if instruction.opcode == "dot" and is_float(instruction)
+               and instruction.shape.is_array
+               and eps_of(instruction.shape.element_type) > F32_EPS)
+    return min(made, int(SPREAD_SHARE * (memory_limit() if limit is None else limit)))
+
+
 def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[str, str]]],
                        declared: dict[tuple[str, str], Instruction], budget: int,
-                       limit: int | None = None) -> int:
+                       spreads: int, limit: int | None = None) -> int:
     """The most bytes the stage holds at once, from declared shapes, before any sample runs:
     one evaluation of the f64 shadow (each output handed to the range as it is made), the
-    samples' range of its result (of the declared shape `result`: `result_bytes`), and the
-    values' ranges the recorder keeps: for the split sample (its largest
-    group, within `budget`), to name jumps (`TRACKED_BYTES`) and the accumulation spreads
-    (`SPREAD_BYTES`), at most every value's. Raises `OverMemoryLimit` saying so when that
-    passes the memory limit, so a run that cannot fit stops before its most expensive stage,
-    not by running out (beyond `limit`, by default the one in force)."""
+    samples' range of its result (of the declared shape `result`: `result_bytes`), the
+    values' ranges the recorder keeps (for the split sample, its largest group within
+    `budget`, and to name jumps, `TRACKED_BYTES`: at most every value's), and the
+    accumulation spreads (`spreads` bytes: `spreads_budget`). Raises `OverMemoryLimit` saying
+    so when that passes the memory limit, so a run that cannot fit stops before its most
+    expensive stage, not by running out (beyond `limit`, by default the one in force)."""
     from workbench.replay.processes import memory
     from workbench.sizes import format_size
 
@@ -49,12 +75,13 @@ def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[
     kept_result = result_bytes(result)
     split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
     # At most every value's range: a small program keeps far less than the caps.
-    kept = min(split + TRACKED_BYTES + SPREAD_BYTES, _group_bytes(set(declared), declared))
-    needed = evaluation + kept_result + kept
+    kept = min(split + TRACKED_BYTES, _group_bytes(set(declared), declared))
+    needed = evaluation + kept_result + kept + spreads
+    dots = f", the narrow dots' spreads {format_size(spreads)}" if spreads else ""
     memory.check(needed, (
         f"the random-rounding stage (one f64 evaluation holds {format_size(evaluation)}, the "
         f"samples' range of the result {format_size(kept_result)}, the values' ranges "
-        f"{format_size(kept)})"), limit)
+        f"{format_size(kept)}{dots})"), limit)
     return needed
 
 

@@ -15,7 +15,6 @@ from workbench.hlo_ir import HloModule, Instruction
 from workbench.replay.hlo.dtypes import dtype_of
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import Handler, Value
-from workbench.replay.judge.noise.budget import SPREAD_BYTES
 from workbench.replay.judge.noise.op_kinds import (
     DISCONTINUOUS,
     EXACT,
@@ -44,15 +43,17 @@ class NoisyInterpreter(Interpreter):
 
     def __init__(
         self, shadow: HloModule, declared: dict[tuple[str, str], Instruction], recorder: Recorder,
-        output_sink: Callable[[int, Value], None] | None = None,
+        output_sink: Callable[[int, Value], None] | None = None, spreads_budget: int = 0,
     ) -> None:
         super().__init__(shadow, output_sink=output_sink)
         self.declared = declared
         self.recorder = recorder
         self.draws = Draws()
-        # Each accumulating dot's spread (`_accumulating`), by occurrence, from the first sample.
+        # Each accumulating dot's spread (`_accumulating`), by occurrence, from the first
+        # sample, within `spreads_budget` bytes (`budget.spreads_budget`).
         self.spreads: dict[tuple[str, str, int], np.ndarray] = {}
         self.spread_bytes = 0
+        self.spreads_budget = spreads_budget
         # The split sample (`start_split`): no random rounding, values moved across.
         self.split_sample: SplitSample | None = None
 
@@ -211,8 +212,9 @@ def _accumulating(handler: Handler, eps: float, noisy: NoisyInterpreter,
     dimension; each sample moves the exact sum by that much, up or down at random (every
     sample by the whole amount: a few samples drawing a size each leave some elements a
     spread far below it by chance). The first sample's estimate serves the later ones (kept
-    in f32 within `SPREAD_BYTES`): their operands differ from its by rounding only, and they
-    compute the dot in f32, whose rounding is 2^-16 of the bf16 (2^-13 of the f16) noise."""
+    in f32 within the interpreter's `spreads_budget`): their operands differ from its by
+    rounding only, and they compute the dot in f32, whose rounding is 2^-16 of the bf16
+    (2^-13 of the f16) noise."""
 
     def accumulated(interpreter: Interpreter, instruction: Instruction, operands: list) -> Value:
         numbers = instruction.dot_dimension_numbers
@@ -226,16 +228,18 @@ def _accumulating(handler: Handler, eps: float, noisy: NoisyInterpreter,
         known = noisy.spreads.get(key) if key is not None else None
         if known is not None:  # f32 products and sums stray 2^-16 of the noise modelled here
             total = in_f32(handler, interpreter, instruction, lhs, rhs)
-            total += known * noisy.draws.signs(total.shape)
+            noise = known.astype(total.dtype)
+            noisy.draws.flip(noise)
+            total += noise
             return total
         found = accumulation_spread(handler, interpreter, instruction, lhs, rhs, eps)
         if found is None:
             return handler(interpreter, instruction, operands)
         total, spread = found
-        if key is not None and noisy.spread_bytes + total.size * 4 <= SPREAD_BYTES:
+        if key is not None and noisy.spread_bytes + total.size * 4 <= noisy.spreads_budget:
             noisy.spreads[key] = spread.astype(np.float32)
             noisy.spread_bytes += total.size * 4
-        spread *= noisy.draws.signs(total.shape)
+        noisy.draws.flip(spread)
         total += spread
         return total
 

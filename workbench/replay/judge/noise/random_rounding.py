@@ -5,6 +5,7 @@ accumulates in a type narrower than f32."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -23,10 +24,12 @@ POOL = 1 << 20  # uniform draws each random rounding reads a window of (`Draws`)
 
 class Draws:
     """Random rounding's draws: for each rounding, a window at a random offset into one pool
-    of `POOL` uniform numbers in [-1, 1) (drawn once, from a fixed seed), fresh draws for an
-    array larger than the pool. Drawing afresh for every element had cost more than the
-    evaluation itself; windows at independent offsets keep the elements of one rounding
-    independent, and two roundings' elements independent unless their offsets meet."""
+    of `POOL` uniform numbers in [-1, 1) (drawn once, from a fixed seed); an array larger
+    than the pool takes one window per `POOL` elements, each at its own offset (`move`,
+    `flip`). Drawing afresh for every element had cost more than the evaluation itself (at
+    GPT-2's size, a third of a sample's time); windows at independent offsets keep the
+    elements of one window independent, and two windows' elements independent unless their
+    offsets meet."""
 
     def __init__(self) -> None:
         self.units = np.random.default_rng((SEED, POOL)).random(POOL)
@@ -40,37 +43,59 @@ class Draws:
         self.rng = np.random.default_rng((SEED, sample))
 
     def _window(self, pool: np.ndarray, shape: tuple[int, ...], size: int) -> np.ndarray:
+        if size > POOL:
+            raise ValueError(f"{size} draws at once: more than the pool holds (`move`, `flip`)")
         start = int(self.rng.integers(0, POOL - size + 1))
         return pool[start:start + size].reshape(shape)
 
     def factors(self, shape: tuple[int, ...], eps: float) -> np.ndarray:
-        """`1 + u eps` for each element, `u` uniform in [-1, 1)."""
+        """`1 + u eps` for each element, `u` uniform in [-1, 1), for at most `POOL` elements
+        (a larger array is `move`d)."""
         size = math.prod(shape)  # not np.prod: this runs once per rounding op
-        if size > POOL:
-            factor = self.rng.random(shape)
-            factor *= 2.0 * eps
-            factor += 1.0 - eps
-            return factor
         pool = self.factors_by_eps.get(eps)
         if pool is None:
             pool = self.factors_by_eps[eps] = 1.0 + eps * self.units
         return self._window(pool, shape, size)
 
     def signs(self, shape: tuple[int, ...]) -> np.ndarray:
-        """-1 or +1 for each element (f32), each with probability 1/2: a multiply, where a
-        masked negation cost five times as much."""
+        """-1 or +1 for each element (f32), each with probability 1/2, for at most `POOL`
+        elements (a larger array is `flip`ped): a multiply, where a masked negation cost
+        five times as much."""
         size = math.prod(shape)
-        if size > POOL:
-            return self.rng.integers(0, 2, size=shape).astype(np.float32) * 2 - 1
         if self.sign_pool is None:
             self.sign_pool = np.where(self.units < 0.0, -1.0, 1.0).astype(np.float32)
         return self._window(self.sign_pool, shape, size)
+
+    def move(self, array: np.ndarray, eps: float) -> None:
+        """`array` (writable) times `1 + u eps` at each element, in place."""
+        self._times(array, lambda size: self.factors((size,), eps))
+
+    def flip(self, array: np.ndarray) -> None:
+        """`array` (writable) times -1 or +1 at each element, in place."""
+        self._times(array, lambda size: self.signs((size,)))
+
+    def _times(self, array: np.ndarray, window: Callable[[int], np.ndarray]) -> None:
+        """`array` times a window per `POOL` of its elements, in memory order where it is
+        one block (no copy of the factors), else through them in its own shape."""
+        flat = array.ravel(order="K")
+        if not np.shares_memory(flat, array):  # strided: the factors, whole
+            factors = np.concatenate([window(min(POOL, array.size - start))
+                                      for start in range(0, array.size, POOL)])
+            np.multiply(array, factors.reshape(array.shape), out=array, casting="unsafe")
+            return
+        for start in range(0, flat.size, POOL):
+            part = flat[start:start + POOL]
+            np.multiply(part, window(part.size), out=part, casting="unsafe")
 
 
 def randomly_rounded(draws: Draws, value: np.ndarray, eps: float,
                      in_place: bool = False) -> np.ndarray:
     """`value * (1 + u)` with `u` uniform in [-eps, eps), in `value`'s type (in `value`
     itself when `in_place`: an op's fresh result, owned by no one else)."""
+    if value.size > POOL:  # window by window (`Draws.move`), in a copy unless it is fresh
+        moved = value if in_place and value.flags.writeable else value.copy()
+        draws.move(moved, eps)
+        return moved
     factors = draws.factors(value.shape, eps)
     if in_place and value.dtype.kind == "f":
         return np.multiply(value, factors, out=value, casting="unsafe")

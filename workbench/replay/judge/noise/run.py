@@ -16,6 +16,7 @@ from workbench.replay.judge.noise.budget import (
     needed_clusters,
     packed_groups,
     split_sample_budget,
+    spreads_budget,
 )
 from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise, StageProgress
 from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
@@ -42,6 +43,7 @@ class NoisePlan:
     ancestors: dict[tuple[str, str], list[tuple[str, str]]]
     budget: int
     groups: list[set[tuple[str, str]]]
+    spreads: int  # the most bytes of accumulation spreads kept (`spreads_budget`)
     holds: int
 
 
@@ -57,9 +59,11 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     ancestors = steep_ancestors(declared, non_negative(module, arguments))
     budget = split_sample_budget(limit)
     groups = packed_groups(needed_clusters(declared, ancestors), declared, budget)
-    holds = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget, limit)
+    spreads = spreads_budget(declared, limit)
+    holds = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget,
+                               spreads, limit)
     return NoisePlan(shadow, declared, module.entry.root.shape, ancestors, budget, groups,
-                     holds)
+                     spreads, holds)
 
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES,
@@ -218,7 +222,8 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
     recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget)
     result = ResultRange(plan.result) if group == 0 else None
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
-                                   _dropped if result is None else result.add_output)
+                                   _dropped if result is None else result.add_output,
+                                   plan.spreads)
     for sample in (0, *sorted(set(samples) - {0})):
         if counter is not None:
             counter.starts(group, f"sample {sample + 1} of {counter.samples}")
