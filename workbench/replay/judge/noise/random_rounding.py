@@ -66,35 +66,40 @@ class Draws:
             self.sign_pool = np.where(self.units < 0.0, -1.0, 1.0).astype(np.float32)
         return self._window(self.sign_pool, shape, size)
 
-    def move(self, array: np.ndarray, eps: float) -> None:
-        """`array` (writable) times `1 + u eps` at each element, in place."""
-        self._times(array, lambda size: self.factors((size,), eps))
+    def move(self, array: np.ndarray, eps: float, out: np.ndarray | None = None) -> None:
+        """`array` times `1 + u eps` at each element, into `out` (of its shape and layout; by
+        default `array` itself, which must then be writable)."""
+        self._times(array, lambda size: self.factors((size,), eps), out)
 
     def flip(self, array: np.ndarray) -> None:
         """`array` (writable) times -1 or +1 at each element, in place."""
         self._times(array, lambda size: self.signs((size,)))
 
-    def _times(self, array: np.ndarray, window: Callable[[int], np.ndarray]) -> None:
-        """`array` times a window per `POOL` of its elements, in memory order where it is
-        one block (no copy of the factors), else through them in its own shape."""
-        flat = array.ravel(order="K")
-        if not np.shares_memory(flat, array):  # strided: the factors, whole
+    def _times(self, array: np.ndarray, window: Callable[[int], np.ndarray],
+               out: np.ndarray | None = None) -> None:
+        """`array` times a window per `POOL` of its elements into `out` (`array` itself by
+        default), in memory order where both are one block alike (no array of factors),
+        else through the factors whole, in the array's shape."""
+        out = array if out is None else out
+        flat, into = array.ravel(order="K"), out.ravel(order="K")
+        if not (np.shares_memory(flat, array) and np.shares_memory(into, out)
+                and array.strides == out.strides):  # strided: the factors, whole
             factors = np.concatenate([window(min(POOL, array.size - start))
                                       for start in range(0, array.size, POOL)])
-            np.multiply(array, factors.reshape(array.shape), out=array, casting="unsafe")
+            np.multiply(array, factors.reshape(array.shape), out=out, casting="unsafe")
             return
         for start in range(0, flat.size, POOL):
-            part = flat[start:start + POOL]
-            np.multiply(part, window(part.size), out=part, casting="unsafe")
+            np.multiply(flat[start:start + POOL], window(min(POOL, flat.size - start)),
+                        out=into[start:start + POOL], casting="unsafe")
 
 
 def randomly_rounded(draws: Draws, value: np.ndarray, eps: float,
                      in_place: bool = False) -> np.ndarray:
     """`value * (1 + u)` with `u` uniform in [-eps, eps), in `value`'s type (in `value`
     itself when `in_place`: an op's fresh result, owned by no one else)."""
-    if value.size > POOL:  # window by window (`Draws.move`), in a copy unless it is fresh
-        moved = value if in_place and value.flags.writeable else value.copy()
-        draws.move(moved, eps)
+    if value.size > POOL:  # window by window (`Draws.move`), into a new array unless fresh
+        moved = value if in_place and value.flags.writeable else np.empty_like(value)
+        draws.move(value, eps, out=moved)
         return moved
     factors = draws.factors(value.shape, eps)
     if in_place and value.dtype.kind == "f":
