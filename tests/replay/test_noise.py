@@ -314,6 +314,29 @@ def test_the_first_samples_spreads_serve_the_later_ones_within_their_budget(
     assert np.all(again.high[0] - again.low[0] > 0) and np.all(kept.high[0] - kept.low[0] > 0)
 
 
+def test_the_spreads_kept_fit_the_room_the_stage_leaves_but_never_less_than_before() -> None:
+    """What the narrow dots' spreads may keep: what they make, within an eighth of the limit
+    and the room the rest of the stage leaves; never less than the floor, so a stage that
+    fit before spreads took a share of the limit fits still."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.judge.noise.budget import SPREAD_FLOOR, spreads_budget
+
+    big = parse_hlo_text(DOT.format(type="bf16").replace("[8,1024]", "[10000,1024]")
+                         .replace("[1024,8]", "[1024,10000]").replace("[8,8]", "[10000,10000]"))
+    declared = {(c.name, i.name): i for c in big.computations for i in c.instructions}
+    made, gb = 4 * 10000 * 10000, 2**30
+    assert spreads_budget(declared, 0, 8 * gb) == made  # 400 MB: within an eighth
+    assert spreads_budget(declared, 0, 2 * gb) == gb // 4  # an eighth of 2 GB
+    assert spreads_budget(declared, 8 * gb - 300 * 2**20, 8 * gb) == 300 * 2**20  # the room
+    assert spreads_budget(declared, 8 * gb, 8 * gb) == SPREAD_FLOOR  # no room: the floor
+    small = parse_hlo_text(DOT.format(type="bf16"))
+    assert spreads_budget({(c.name, i.name): i for c in small.computations
+                           for i in c.instructions}, 0, 8 * gb) == 4 * 8 * 8
+    f32 = parse_hlo_text(DOT.format(type="f32"))
+    assert spreads_budget({(c.name, i.name): i for c in f32.computations
+                           for i in c.instructions}, 0, 8 * gb) == 0  # one rounding
+
+
 def test_a_wrong_bf16_dot_is_still_caught() -> None:
     """Where the sum does not cancel, 1,024 roundings of the running sum move it by a few
     percent (the bound allows C times that): an element off by half its value is a

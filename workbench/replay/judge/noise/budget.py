@@ -27,9 +27,11 @@ TRACKED_BYTES = 128 * 2**20
 NEEDED_SHARE = 0.25
 RANGE_BYTES = 17  # what a value's range keeps per element: low and high in f64, a NaN mask
 # Most bytes of accumulation spreads kept for later samples (`spreads_budget`): this share of
-# the memory limit, at most what the program's narrow dots make. A spread not kept is
+# the memory limit, at most what the program's narrow dots make, and of it what the rest of
+# the stage leaves room for, though never less than `SPREAD_FLOOR`. A spread not kept is
 # estimated again in each sample, which costs about as much as its dot did in f64.
 SPREAD_SHARE = 0.125
+SPREAD_FLOOR = 128 * 2**20
 
 
 def split_sample_budget(limit: int | None = None) -> int:
@@ -40,33 +42,37 @@ def split_sample_budget(limit: int | None = None) -> int:
     return int(NEEDED_SHARE * (memory_limit() if limit is None else limit))
 
 
-def spreads_budget(declared: dict[tuple[str, str], Instruction],
+def spreads_budget(declared: dict[tuple[str, str], Instruction], others: int,
                    limit: int | None = None) -> int:
     """The most bytes of accumulation spreads the stage keeps (f32, one per element of each
-    dot declared narrower than f32, `noisy_interpreter._accumulating`): `SPREAD_SHARE` of the
-    memory limit `limit` (by default the one in force), at most what the declared dots make
-    (a loop's dots, made again each trip, count once: beyond, they are estimated again)."""
+    dot declared narrower than f32, `noisy_interpreter._accumulating`), beside the `others`
+    bytes the rest of the stage holds: `SPREAD_SHARE` of the memory limit `limit` (by default
+    the one in force), at most what the declared dots make (a loop's dots, made again each
+    trip, count once: beyond, they are estimated again), and at most the room the rest
+    leaves, but `SPREAD_FLOOR` even without room (so a stage that fit with it fits still)."""
     from workbench.sizes import memory_limit
 
+    limit = memory_limit() if limit is None else limit
     made = sum(4 * int(np.prod(instruction.shape.dims, dtype=np.int64))
                for instruction in declared.values()
                if instruction.opcode == "dot" and is_float(instruction)
                and instruction.shape.is_array
                and eps_of(instruction.shape.element_type) > F32_EPS)
-    return min(made, int(SPREAD_SHARE * (memory_limit() if limit is None else limit)))
+    return min(made, int(SPREAD_SHARE * limit), max(limit - others, SPREAD_FLOOR))
 
 
 def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[str, str]]],
                        declared: dict[tuple[str, str], Instruction], budget: int,
-                       spreads: int, limit: int | None = None) -> int:
+                       limit: int | None = None) -> tuple[int, int]:
     """The most bytes the stage holds at once, from declared shapes, before any sample runs:
     one evaluation of the f64 shadow (each output handed to the range as it is made), the
     samples' range of its result (of the declared shape `result`: `result_bytes`), the
     values' ranges the recorder keeps (for the split sample, its largest group within
     `budget`, and to name jumps, `TRACKED_BYTES`: at most every value's), and the
-    accumulation spreads (`spreads` bytes: `spreads_budget`). Raises `OverMemoryLimit` saying
-    so when that passes the memory limit, so a run that cannot fit stops before its most
-    expensive stage, not by running out (beyond `limit`, by default the one in force)."""
+    accumulation spreads (`spreads_budget`); with the bytes of spreads kept. Raises
+    `OverMemoryLimit` saying so when that passes the memory limit, so a run that cannot fit
+    stops before its most expensive stage, not by running out (beyond `limit`, by default
+    the one in force)."""
     from workbench.replay.processes import memory
     from workbench.sizes import format_size
 
@@ -76,13 +82,14 @@ def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[
     split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
     # At most every value's range: a small program keeps far less than the caps.
     kept = min(split + TRACKED_BYTES, _group_bytes(set(declared), declared))
+    spreads = spreads_budget(declared, evaluation + kept_result + kept, limit)
     needed = evaluation + kept_result + kept + spreads
     dots = f", the narrow dots' spreads {format_size(spreads)}" if spreads else ""
     memory.check(needed, (
         f"the random-rounding stage (one f64 evaluation holds {format_size(evaluation)}, the "
         f"samples' range of the result {format_size(kept_result)}, the values' ranges "
         f"{format_size(kept)}{dots})"), limit)
-    return needed
+    return needed, spreads
 
 
 def _dropped(index: int, value: Value) -> None:

@@ -16,7 +16,6 @@ from workbench.replay.judge.noise.budget import (
     needed_clusters,
     packed_groups,
     split_sample_budget,
-    spreads_budget,
 )
 from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise, StageProgress
 from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
@@ -59,9 +58,8 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     ancestors = steep_ancestors(declared, non_negative(module, arguments))
     budget = split_sample_budget(limit)
     groups = packed_groups(needed_clusters(declared, ancestors), declared, budget)
-    spreads = spreads_budget(declared, limit)
-    holds = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget,
-                               spreads, limit)
+    holds, spreads = check_stage_memory(shadow, module.entry.root.shape, groups, declared,
+                                        budget, limit)
     return NoisePlan(shadow, declared, module.entry.root.shape, ancestors, budget, groups,
                      spreads, holds)
 
