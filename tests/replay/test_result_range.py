@@ -133,3 +133,76 @@ def test_the_range_holds_every_random_sample_within_an_ulp_of_f32() -> None:
         assert np.array_equal(nan_seen, nan_any)
         checked += int(np.count_nonzero(defined))
     assert checked > 10_000
+
+
+def test_a_range_on_disk_is_the_range_in_memory() -> None:
+    """Kept on disk (a training step's result beside a stage that fills the memory limit),
+    a large output's range lives in files mapped read-write, and every sample reduces into
+    it exactly as into memory; small outputs stay in memory."""
+    from workbench.hlo_ir import Shape
+    from workbench.replay.judge.noise.result_range import ResultRange
+    from workbench.replay.spill import _mapped
+
+    shape = Shape("tuple", tuple_shapes=(Shape("f32", (400_000,)), Shape("f32", (10,))))
+    rng = np.random.default_rng(3)
+    in_memory, on_disk = ResultRange(shape), ResultRange(shape, on_disk=True)
+    for sample in range(4):
+        big = rng.standard_normal(400_000)
+        big[sample::97] = np.nan
+        value = (big, rng.standard_normal(10))
+        in_memory.add(value, nans_legal=sample != 3)
+        on_disk.add(value, nans_legal=sample != 3)
+    assert _mapped(on_disk.low[0]) and _mapped(on_disk.high[0])
+    assert not _mapped(on_disk.low[1]) and not _mapped(in_memory.low[0])
+    for field in ("low", "high", "nan_seen"):
+        for kept, held in zip(getattr(on_disk, field), getattr(in_memory, field), strict=True):
+            np.testing.assert_array_equal(kept, held)
+
+
+def test_the_range_goes_to_disk_only_where_that_makes_the_stage_fit() -> None:
+    """On the real AdamW dump: with room for all of it, the stage keeps the range in memory;
+    with room for all but the range, it keeps the range on disk and counts it out; with
+    less, it is refused, saying what all of it needs."""
+    import pytest
+
+    from workbench.replay.processes.memory import OverMemoryLimit
+
+    dump = scan(NOISE / "gpt_adamw_mini")
+    module = next(m for m in dump.modules if m.key == "module_0022")
+    backend = open_backend(dump.root, module)
+    assert isinstance(backend, HloBackend)
+    arguments, _ = backend.recorded(module.executions[0])
+    reference = backend.load(backend.steps()[0])
+    roomy = noise_plan(reference, arguments, 2**30)
+    kept = result_bytes(reference.entry.root.shape)
+    assert not roomy.range_on_disk and kept > 0
+    tight = noise_plan(reference, arguments, roomy.holds - kept // 2)
+    assert tight.range_on_disk and tight.holds <= roomy.holds - kept // 2
+    with pytest.raises(OverMemoryLimit, match="needs .* for the random-rounding stage"):
+        noise_plan(reference, arguments, roomy.holds - kept - roomy.spreads - 1)
+
+
+def test_the_stage_with_its_range_on_disk_finds_the_same_noise() -> None:
+    """The whole stage (samples, split sample) with the range of the result on disk gives
+    the noise it gives in memory, bit for bit."""
+    from dataclasses import replace
+
+    from workbench.replay.judge.error_bound import widen
+    from workbench.replay.judge.noise.run import noise_from
+    from workbench.replay.spill import _mapped
+
+    module = parse_hlo_text(OUTPUTS.replace("[1000]", "[300000]"))
+    rng = np.random.default_rng(8)
+    arguments = [widen(rng.standard_normal(300_000).astype(np.float32)) for _ in range(2)]
+    plan = noise_plan(module, arguments)
+    assert not plan.range_on_disk  # it fits: the test moves it there
+    found = {}
+    for on_disk in (False, True):
+        kept = replace(plan, range_on_disk=on_disk)
+        found[on_disk] = noise_from(kept, arguments,
+                                    [sampled(kept, arguments, 0, range(SAMPLES))])
+    assert _mapped(found[True].low[0]) and not _mapped(found[False].low[0])
+    for field in ("low", "high", "nan_seen"):
+        for kept, held in zip(getattr(found[True], field), getattr(found[False], field),
+                              strict=True):
+            np.testing.assert_array_equal(kept, held)

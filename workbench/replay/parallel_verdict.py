@@ -252,6 +252,11 @@ class ParallelVerdict:
         if planning.kind != "value":
             return planning  # the stage cannot run (over the memory limit): it says why
         plan = cast("NoisePlan", planning.value)
+        if plan.range_on_disk:  # a worker would send it back whole, in memory
+            self.executor.release()
+            started("one at a time (the range of the result is kept on disk)",
+                    noise_units(1), 0.0)
+            return None
         # The parent keeps the merged ranges, then runs the split sample: one share's worth.
         at_once, where = self.at_once(WORKER_SHARE * plan.holds, plan.holds)
         if at_once < 2:

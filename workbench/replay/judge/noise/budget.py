@@ -4,6 +4,8 @@ sample reads cut into groups that fit its share of the limit."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction, Shape
@@ -61,20 +63,32 @@ def spreads_budget(declared: dict[tuple[str, str], Instruction], others: int,
     return min(made, int(SPREAD_SHARE * limit), max(limit - others, SPREAD_FLOOR))
 
 
+@dataclass(frozen=True)
+class StageMemory:
+    """What the noise stage will hold (`check_stage_memory`)."""
+
+    holds: int  # the most bytes at once, in memory
+    spreads: int  # of them, the narrow dots' accumulation spreads kept (`spreads_budget`)
+    range_on_disk: bool  # the samples' range of the result kept on disk (`ResultRange`)
+
+
 def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[str, str]]],
                        declared: dict[tuple[str, str], Instruction], budget: int,
-                       limit: int | None = None) -> tuple[int, int]:
+                       limit: int | None = None) -> StageMemory:
     """The most bytes the stage holds at once, from declared shapes, before any sample runs:
     one evaluation of the f64 shadow (each output handed to the range as it is made), the
     samples' range of its result (of the declared shape `result`: `result_bytes`), the
     values' ranges the recorder keeps (for the split sample, its largest group within
     `budget`, and to name jumps, `TRACKED_BYTES`: at most every value's), and the
-    accumulation spreads (`spreads_budget`); with the bytes of spreads kept. Raises
-    `OverMemoryLimit` saying so when that passes the memory limit, so a run that cannot fit
-    stops before its most expensive stage, not by running out (beyond `limit`, by default
-    the one in force)."""
+    accumulation spreads (`spreads_budget`). Where the stage fits only with the range of the
+    result out of memory, that range is kept on disk (a file the system writes back and
+    drops: a training step's result is as large as its parameters and optimizer state), and
+    not counted.
+    Raises `OverMemoryLimit` saying so when the stage passes the memory limit all the same,
+    so a run that cannot fit stops before its most expensive stage, not by running out
+    (beyond `limit`, by default the one in force)."""
     from workbench.replay.processes import memory
-    from workbench.sizes import format_size
+    from workbench.sizes import format_size, memory_limit
 
     evaluation = Interpreter(shadow, output_sink=_dropped).holds_at_once(
         shadow.entry_name)  # raises beyond it
@@ -82,14 +96,22 @@ def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[
     split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
     # At most every value's range: a small program keeps far less than the caps.
     kept = min(split + TRACKED_BYTES, _group_bytes(set(declared), declared))
-    spreads = spreads_budget(declared, evaluation + kept_result + kept, limit)
-    needed = evaluation + kept_result + kept + spreads
+    room = memory_limit() if limit is None else limit
+    in_memory = evaluation + kept_result + kept
+    spreads = spreads_budget(declared, in_memory, limit)
+    on_disk = False
+    if in_memory + spreads > room:  # the range on disk, only where that makes it fit
+        spared = spreads_budget(declared, in_memory - kept_result, limit)
+        if in_memory - kept_result + spared <= room:
+            on_disk, in_memory, spreads = True, in_memory - kept_result, spared
+    needed = in_memory + spreads
     dots = f", the narrow dots' spreads {format_size(spreads)}" if spreads else ""
+    where = " kept on disk" if on_disk else ""
     memory.check(needed, (
         f"the random-rounding stage (one f64 evaluation holds {format_size(evaluation)}, the "
-        f"samples' range of the result {format_size(kept_result)}, the values' ranges "
+        f"samples' range of the result {format_size(kept_result)}{where}, the values' ranges "
         f"{format_size(kept)}{dots})"), limit)
-    return needed, spreads
+    return StageMemory(needed, spreads, on_disk)
 
 
 def _dropped(index: int, value: Value) -> None:

@@ -51,12 +51,26 @@ BLOCK = 1 << 16  # elements reduced at a time (`_Leaf.add`)
 
 @dataclass
 class _Leaf:
-    """One float output's range: low, high and where NaN was seen; None until a sample."""
+    """One float output's range: low, high and where NaN was seen; None until a sample.
+    `on_disk`: kept in files mapped read-write (`spill.disk_array`), where there is room."""
 
     dtype: np.dtype
+    on_disk: bool = False
     low: np.ndarray | None = None
     high: np.ndarray | None = None
     nan_seen: np.ndarray | None = None
+
+    def _made(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A zeroed array for the range, on disk if it should be and can be (and is large
+        enough for a mapping to save anything: `spill.SMALLEST`)."""
+        if self.on_disk:
+            from workbench.replay.spill import SMALLEST, disk_array
+
+            if int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= SMALLEST:
+                kept = disk_array(shape, np.dtype(dtype))
+                if kept is not None:
+                    return kept
+        return np.zeros(shape, dtype)
 
     def add(self, value: Any, nans_legal: bool) -> None:
         value = np.asarray(value)
@@ -64,9 +78,9 @@ class _Leaf:
             self._add_complex(value.astype(self.dtype, copy=False), nans_legal)
             return
         if self.low is None:  # its own arrays: later samples are reduced into them
-            self.low = np.empty(value.shape, self.dtype)
-            self.high = np.empty(value.shape, self.dtype)
-            self.nan_seen = np.zeros(value.shape, bool)
+            self.low = self._made(value.shape, self.dtype)
+            self.high = self._made(value.shape, self.dtype)
+            self.nan_seen = self._made(value.shape, bool)
             first = True
         else:
             first = False
@@ -116,10 +130,12 @@ class ResultRange:
     result (`add`, None where an output was handed over already) or one output of the root
     tuple as it is made (`add_output`). A sample whose NaNs are not legal ones (the split
     sample's) widens the range with its finite values only (`nans_legal` off). Ranges of the
-    same shape merge (`merge`) into what one run of all their samples finds, in any order."""
+    same shape merge (`merge`) into what one run of all their samples finds, in any order.
+    `on_disk`: large outputs' ranges kept in files the system writes back (a range that
+    would not fit beside the stage's evaluations: `budget.check_stage_memory`)."""
 
-    def __init__(self, shape: Shape) -> None:
-        self._tree = _tree(shape)
+    def __init__(self, shape: Shape, on_disk: bool = False) -> None:
+        self._tree = _tree(shape, on_disk)
 
     def add(self, value: Any, nans_legal: bool = True) -> None:
         _add(self._tree, value, nans_legal)
@@ -146,11 +162,11 @@ class ResultRange:
         return _pick(self._tree, "nan_seen")
 
 
-def _tree(shape: Shape) -> Any:
+def _tree(shape: Shape, on_disk: bool) -> Any:
     if shape.is_tuple:
-        return [_tree(part) for part in shape.tuple_shapes]
+        return [_tree(part, on_disk) for part in shape.tuple_shapes]
     dtype = range_dtype(shape) if shape.is_array else None
-    return None if dtype is None else _Leaf(dtype)
+    return None if dtype is None else _Leaf(dtype, on_disk)
 
 
 def _add(node: Any, value: Any, nans_legal: bool) -> None:

@@ -44,6 +44,7 @@ class NoisePlan:
     groups: list[set[tuple[str, str]]]
     spreads: int  # the most bytes of accumulation spreads kept (`spreads_budget`)
     holds: int
+    range_on_disk: bool  # the samples' range of the result kept on disk
 
 
 def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
@@ -58,10 +59,10 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     ancestors = steep_ancestors(declared, non_negative(module, arguments))
     budget = split_sample_budget(limit)
     groups = packed_groups(needed_clusters(declared, ancestors), declared, budget)
-    holds, spreads = check_stage_memory(shadow, module.entry.root.shape, groups, declared,
-                                        budget, limit)
+    memory = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget,
+                                limit)
     return NoisePlan(shadow, declared, module.entry.root.shape, ancestors, budget, groups,
-                     spreads, holds)
+                     memory.spreads, memory.holds, memory.range_on_disk)
 
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES,
@@ -218,7 +219,7 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
     from workbench.replay.hlo import evaluate_module
 
     recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget)
-    result = ResultRange(plan.result) if group == 0 else None
+    result = ResultRange(plan.result, plan.range_on_disk) if group == 0 else None
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
                                    _dropped if result is None else result.add_output,
                                    plan.spreads)
