@@ -12,9 +12,7 @@ mapping, so nothing is left behind, whatever ends the run.
 
 from __future__ import annotations
 
-import errno
 import mmap
-import os
 import tempfile
 from typing import Any
 
@@ -25,12 +23,11 @@ from workbench.replay.errors import Unsupported
 from workbench.replay.hlo.dtypes import dtype_of
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import Handler, Value
-from workbench.replay.processes.memory import array_bytes
+from workbench.replay.processes.memory import SMALLEST, array_bytes
 from workbench.sizes import memory_limit
 
 KEPT_FACTOR = 6  # reference, judged result, truth and bound (f64: twice the result each)
 KEPT_SHARE = 0.5  # of the memory limit; the rest is the evaluations'
-SMALLEST = 1 << 20  # arrays below this stay in memory: mapping them saves nothing
 
 
 def should_spill(result_bytes: int) -> bool:
@@ -75,25 +72,6 @@ def spilled(value: Any) -> Any:
             return np.memmap(file, dtype=array.dtype, mode="r", shape=array.shape)
     except OSError:
         return value
-
-
-def disk_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
-    """A zeroed, writable array of `shape` and `dtype` in an unnamed temporary file mapped
-    read-write: memory the system writes back and drops as it needs, gone with its last
-    mapping. Its blocks are reserved on disk first where the file system can, so a full disk
-    is found here (None), not by a crash when a page is written later."""
-    size = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
-    try:
-        with tempfile.TemporaryFile(prefix="workbench-range-") as file:
-            try:
-                os.posix_fallocate(file.fileno(), 0, size)
-            except OSError as error:
-                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                    raise
-                file.truncate(size)  # a file system that cannot reserve: sparse
-            return np.memmap(file, dtype=dtype, mode="r+", shape=shape)
-    except OSError:
-        return None
 
 
 def _mapped(value: Any) -> bool:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import functools
 import math
 import os
+import tempfile
 from collections.abc import Callable
 
 import numpy as np
@@ -27,8 +29,11 @@ from workbench.sizes import MEMORY_LIMIT_VARIABLE as ENVIRONMENT_VARIABLE
 from workbench.sizes import default_memory_limit as default_limit
 from workbench.sizes import format_size, memory_limit
 
-__all__ = ["ENVIRONMENT_VARIABLE", "OverMemoryLimit", "array_bytes", "check", "default_limit",
-           "memory_limit", "return_freed_memory", "set_memory_limit"]
+__all__ = ["ENVIRONMENT_VARIABLE", "SMALLEST", "OverMemoryLimit", "array_bytes", "check",
+           "default_limit", "disk_array", "memory_limit", "return_freed_memory",
+           "set_memory_limit"]
+
+SMALLEST = 1 << 20  # arrays below this stay in memory: mapping them saves nothing
 
 
 class OverMemoryLimit(EvaluationError):
@@ -78,3 +83,22 @@ def return_freed_memory() -> bool:
     where 390 MB were live. Trimming costs milliseconds; call it when an evaluation ends."""
     trim = _malloc_trim()
     return bool(trim(0)) if trim is not None else False
+
+
+def disk_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+    """A zeroed, writable array of `shape` and `dtype` in an unnamed temporary file mapped
+    read-write: memory the system writes back and drops as it needs, gone with its last
+    mapping. Its blocks are reserved on disk first where the file system can, so a full disk
+    is found here (None), not by a crash when a page is written later."""
+    size = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+    try:
+        with tempfile.TemporaryFile(prefix="workbench-range-") as file:
+            try:
+                os.posix_fallocate(file.fileno(), 0, size)
+            except OSError as error:
+                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise
+                file.truncate(size)  # a file system that cannot reserve: sparse
+            return np.memmap(file, dtype=dtype, mode="r+", shape=shape)
+    except OSError:
+        return None

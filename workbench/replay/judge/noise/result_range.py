@@ -52,7 +52,7 @@ BLOCK = 1 << 16  # elements reduced at a time (`_Leaf.add`)
 @dataclass
 class _Leaf:
     """One float output's range: low, high and where NaN was seen; None until a sample.
-    `on_disk`: kept in files mapped read-write (`spill.disk_array`), where there is room."""
+    `on_disk`: kept in files mapped read-write (`processes.memory.disk_array`)."""
 
     dtype: np.dtype
     on_disk: bool = False
@@ -62,9 +62,9 @@ class _Leaf:
 
     def _made(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A zeroed array for the range, on disk if it should be and can be (and is large
-        enough for a mapping to save anything: `spill.SMALLEST`)."""
+        enough for a mapping to save anything: `memory.SMALLEST`)."""
         if self.on_disk:
-            from workbench.replay.spill import SMALLEST, disk_array
+            from workbench.replay.processes.memory import SMALLEST, disk_array
 
             if int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= SMALLEST:
                 kept = disk_array(shape, np.dtype(dtype))
