@@ -161,8 +161,9 @@ def test_a_range_on_disk_is_the_range_in_memory() -> None:
 
 def test_the_range_goes_to_disk_only_where_that_makes_the_stage_fit() -> None:
     """On the real AdamW dump: with room for all of it, the stage keeps the range in memory;
-    with room for all but the range, it keeps the range on disk and counts it out; with
-    less, it is refused, saying what all of it needs."""
+    with room for all but the range, it keeps the range on disk and counts it out (not when
+    its result goes to another process); with less, it is refused, saying what all of it
+    needs."""
     import pytest
 
     from workbench.replay.processes.memory import OverMemoryLimit
@@ -178,6 +179,10 @@ def test_the_range_goes_to_disk_only_where_that_makes_the_stage_fit() -> None:
     assert not roomy.range_on_disk and kept > 0
     tight = noise_plan(reference, arguments, roomy.holds - kept // 2)
     assert tight.range_on_disk and tight.holds <= roomy.holds - kept // 2
+    # Where the stage's result is sent back from a worker process, the range cannot stay
+    # on disk: the same limit refuses the stage.
+    with pytest.raises(OverMemoryLimit):
+        noise_plan(reference, arguments, roomy.holds - kept // 2, range_on_disk=False)
     with pytest.raises(OverMemoryLimit, match="needs .* for the random-rounding stage"):
         noise_plan(reference, arguments, roomy.holds - kept - roomy.spreads - 1)
 

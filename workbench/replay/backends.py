@@ -83,8 +83,10 @@ class EvaluatesShadow(Protocol):
 
 @runtime_checkable
 class EvaluatesNoise(Protocol):
-    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
-        """`step` evaluated with random rounding: the rounding noise inside it."""
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue],
+                       range_on_disk: bool = True) -> Noise:
+        """`step` evaluated with random rounding: the rounding noise inside it (its range of
+        the result kept on disk where only that fits, if `range_on_disk`)."""
         ...
 
 
@@ -131,7 +133,11 @@ class ShadowBackend:
 @dataclass(frozen=True)
 class NoiseBackend(ShadowBackend):
     """`backend` evaluating with random rounding (its `evaluate_noise`), through the runners
-    like the shadow."""
+    like the shadow. `range_on_disk`: whether the stage may keep its range of the result on
+    disk, as it may only where its result stays in this process (a worker's is sent back
+    whole, in memory)."""
+
+    range_on_disk: bool = True
 
     @property
     def name(self) -> str:
@@ -141,7 +147,7 @@ class NoiseBackend(ShadowBackend):
         inner = self.inner
         if not isinstance(inner, EvaluatesNoise):
             raise EvaluationError(f"the {inner.name} backend has no random-rounding evaluation")
-        return inner.evaluate_noise(step, arguments)
+        return inner.evaluate_noise(step, arguments, self.range_on_disk)
 
 
 @dataclass(frozen=True)
@@ -363,28 +369,32 @@ class HloBackend:
                 for number, value in enumerate(arguments)]
         return self._evaluate(shadow_module(module, narrow), wide)
 
-    def noise_stage_problem(self, step: Step, arguments: Sequence[LiteralValue]) -> str | None:
+    def noise_stage_problem(self, step: Step, arguments: Sequence[LiteralValue],
+                            range_on_disk: bool = True) -> str | None:
         """Why `evaluate_noise` of `step` would not fit the memory limit (what it needs and
         how to raise it), sized from the declared shapes without evaluating; None if it fits."""
         from workbench.replay.judge.noise.run import noise_plan
         from workbench.replay.processes.memory import OverMemoryLimit
 
         try:
-            noise_plan(self.load(step), arguments)
+            noise_plan(self.load(step), arguments, range_on_disk=range_on_disk)
         except OverMemoryLimit as error:
             return str(error)
         return None
 
-    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue],
+                       range_on_disk: bool = True) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
-        precision (`judge/noise/`): the rounding noise inside it. Arguments as
-        `evaluate_shadow` takes them (no perturbation). Each of its evaluations is
+        precision (`judge/noise/`): the rounding noise inside it (`range_on_disk`: see
+        `NoiseBackend`). Arguments as `evaluate_shadow` takes them (no perturbation). Each of
+        its evaluations is
         `report`ed as it starts, to whoever runs it (`processes/workers.py`)."""
         from workbench.replay.judge.noise.run import noise_of
         from workbench.replay.processes.workers import report
 
         return noise_of(self.load(step), arguments,
-                        tell=lambda label, left: report((label, left)))
+                        tell=lambda label, left: report((label, left)),
+                        range_on_disk=range_on_disk)
 
 
     def evaluate_gpu_allowance(self, step: Step, arguments: Sequence[LiteralValue],

@@ -674,7 +674,8 @@ class Replay:
         widens = getattr(self.backend, "shadow_widens_arguments", False)
         try:
             return find(self.steps[0], list(self.inputs.arguments) if widens
-                        else [widen(a) for a in self.inputs.arguments])
+                        else [widen(a) for a in self.inputs.arguments],
+                        isinstance(self.runner, InlineRunner))  # as `_evaluate_noise`
         except (Unsupported, EvaluationError, ReadError):
             return None  # the stage says so when it runs, if it must
 
@@ -705,8 +706,10 @@ class Replay:
                             ahead=float(left), replaces=not told[0])
                 told[0] = True
 
-            evaluation = self.runner.evaluate(NoiseBackend(self.backend), self.steps[0],
-                                              arguments, self.cancel, progress=tell)
+            # A range on disk stays there only where the stage's result stays in this process.
+            backend = NoiseBackend(self.backend, isinstance(self.runner, InlineRunner))
+            evaluation = self.runner.evaluate(backend, self.steps[0], arguments, self.cancel,
+                                              progress=tell)
         self.noise_evaluations += 1
         self.shadow_seconds += evaluation.seconds
         if evaluation.kind != "value":
