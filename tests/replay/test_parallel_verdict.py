@@ -224,3 +224,23 @@ def test_each_worker_gets_a_share_of_the_samples_after_sample_0(
         workers: int, expected: list[tuple[int, ...]]) -> None:
     assert SAMPLES == 12
     assert parallel_verdict._shares(SAMPLES, workers) == expected
+
+
+def test_a_range_of_the_result_on_disk_runs_the_stage_here(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the stage fits only with its range of the result on disk, the workers would send
+    their ranges back whole, in memory: the stage runs one at a time, here, and the verdict
+    is the serial one."""
+    from dataclasses import replace
+
+    serial, serial_truth, _ = _verdict(None)
+    planned = parallel_verdict._Planning.evaluate
+
+    def on_disk(self: Any, step: Any, arguments: Any) -> Any:
+        return replace(planned(self, step, arguments), range_on_disk=True)
+
+    monkeypatch.setattr(parallel_verdict._Planning, "evaluate", on_disk)
+    payload, truth, phases = _verdict(ParallelVerdict(LocalWorkers(2)))
+    assert payload == serial
+    _assert_same_tree(truth.bound, serial_truth.bound)
+    assert "random rounding one at a time (the range of the result is kept on disk)" in phases
