@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.index import scan
-from workbench.replay.backends import HloBackend, open_backend
+from tests.helpers.noise_dump import recorded_adamw_step
 from workbench.replay.judge.error_bound import widen
 from workbench.replay.judge.noise.run import noise_of
-
-NOISE = Path(__file__).resolve().parents[1] / "data" / "noise"
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -25,11 +21,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def test_the_noise_stage_on_unwidened_arguments_is_the_widened_one() -> None:
-    dump = scan(NOISE / "gpt_adamw_mini")
-    module = next(m for m in dump.modules if m.key == "module_0022")
-    backend = open_backend(dump.root, module)
-    assert isinstance(backend, HloBackend)
-    arguments, _ = backend.recorded(module.executions[0])
+    backend, arguments = recorded_adamw_step()
     hlo = backend.load(backend.steps()[0])
     wide = noise_of(hlo, [widen(a) for a in arguments])
     narrow = noise_of(hlo, arguments)

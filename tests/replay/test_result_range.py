@@ -3,14 +3,11 @@ outward, so it holds every sample while the stage never holds its whole result i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import ml_dtypes
 import numpy as np
 
+from tests.helpers.noise_dump import recorded_adamw_step
 from workbench.formats.hlo_text import parse_hlo_text
-from workbench.index import scan
-from workbench.replay.backends import HloBackend, open_backend
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.judge.noise.model import SAMPLES
@@ -18,8 +15,6 @@ from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
 from workbench.replay.judge.noise.recorder import Recorder
 from workbench.replay.judge.noise.result_range import _outward_pair, result_bytes
 from workbench.replay.judge.noise.run import noise_plan, sampled
-
-NOISE = Path(__file__).resolve().parents[1] / "data" / "noise"
 
 OUTPUTS = """
 HloModule outputs
@@ -91,12 +86,9 @@ def test_outputs_are_handed_over_once_only_the_root_reads_them() -> None:
 def test_the_range_holds_every_random_sample_within_an_ulp_of_f32() -> None:
     """On a real training step (AdamW, bf16 moments): each random sample evaluated whole in
     f64 lies within the kept range, which is its f64 range rounded outward to f32."""
-    dump = scan(NOISE / "gpt_adamw_mini")
-    module = next(m for m in dump.modules if m.key == "module_0022")
-    backend = open_backend(dump.root, module)
-    assert isinstance(backend, HloBackend)
-    arguments, _ = backend.recorded(module.executions[0])
-    plan = noise_plan(backend.load(backend.steps()[0]), arguments)
+    backend, arguments = recorded_adamw_step()
+    reference = backend.load(backend.steps()[0])
+    plan = noise_plan(reference, arguments)
     kept = sampled(plan, arguments, 0, range(SAMPLES)).result
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, Recorder(needed=set()),
                                    spreads_budget=plan.spreads)  # the stage's samples again
@@ -168,11 +160,7 @@ def test_the_range_goes_to_disk_only_where_that_makes_the_stage_fit() -> None:
 
     from workbench.replay.processes.memory import OverMemoryLimit
 
-    dump = scan(NOISE / "gpt_adamw_mini")
-    module = next(m for m in dump.modules if m.key == "module_0022")
-    backend = open_backend(dump.root, module)
-    assert isinstance(backend, HloBackend)
-    arguments, _ = backend.recorded(module.executions[0])
+    backend, arguments = recorded_adamw_step()
     reference = backend.load(backend.steps()[0])
     roomy = noise_plan(reference, arguments, 2**30)
     kept = result_bytes(reference.entry.root.shape)

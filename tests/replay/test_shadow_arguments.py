@@ -18,9 +18,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from tests.helpers.noise_dump import recorded_adamw_step
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.index import scan
-from workbench.replay.backends import HloBackend, open_backend
 from workbench.replay.hlo import evaluate_module
 from workbench.replay.hlo.shadow import narrow_parameters, shadow_module, widened_module
 from workbench.replay.judge.error_bound import perturb, widen
@@ -36,17 +36,8 @@ def _same(a: Any, b: Any) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
 
 
-def _training_step() -> tuple[HloBackend, list[Any]]:
-    dump = scan(NOISE / "gpt_adamw_mini")
-    module = next(m for m in dump.modules if m.key == "module_0022")
-    backend = open_backend(dump.root, module)
-    assert isinstance(backend, HloBackend)
-    arguments, _ = backend.recorded(module.executions[0])
-    return backend, arguments
-
-
 def test_the_truth_from_narrow_arguments_is_the_eagerly_widened_one_bit_for_bit() -> None:
-    backend, arguments = _training_step()
+    backend, arguments = recorded_adamw_step()
     step = backend.steps()[0]
     module = backend.load(step)
     assert narrow_parameters(module)  # f32 parameters and bf16-free state: kept narrow
