@@ -187,18 +187,18 @@ def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
     nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
     parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict)
     arrays = _leaves(parts)
-    on_boundary = [(spread[boundary], np.abs(t[boundary])) for t, _, _, spread, boundary
-                   in arrays if boundary is not None and np.any(boundary)]
+    on_boundary = [(spread, np.abs(t[boundary])) for t, _, _, spread, boundary in arrays
+                   if spread is not None]
     if on_boundary:
         spreads = np.concatenate([s for s, _ in on_boundary])
         least = np.broadcast_to(_absolute(spreads, np.concatenate([m for _, m in on_boundary])),
                                 spreads.shape)
         start = 0
         for _, bound, _, spread, boundary in arrays:
-            if boundary is None or not np.any(boundary):
+            if spread is None:
                 continue
-            count = int(np.count_nonzero(boundary))
-            extra = np.maximum(least[start:start + count] - spread[boundary], 0.0)
+            count = spread.size
+            extra = np.maximum(least[start:start + count] - spread, 0.0)
             bound[boundary] += C * extra  # `bound` is this stage's own array
             start += count
     return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2),
@@ -223,8 +223,10 @@ def _pick(parts: Any, index: int) -> Any:
 
 
 def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: Any) -> Any:
-    """(value, bound, NaN legal, spread, on a domain boundary) per array, in lists with the
-    structure of `value`."""
+    """(value, bound, NaN legal, spread on a domain boundary, on a domain boundary) per
+    array, in lists with the structure of `value`. The spread is kept only where the element
+    is on a boundary (None where none is): the whole array's, for a training step's result,
+    would be as large again as its bound."""
     if isinstance(value, tuple):
         if not isinstance(low, tuple) or len(low) != len(value):
             raise ValueError("the random-rounding result has another structure")
@@ -265,4 +267,7 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
     legal_nan = np.isnan(np.asarray(value))
     if nan_seen is not None:
         legal_nan = legal_nan | np.asarray(nan_seen)
-    return (t, np.where(np.isfinite(widened), widened, bound), legal_nan, spread, boundary)
+    on_boundary = spread[boundary] if boundary is not None and np.any(boundary) else None
+    del spread
+    return (t, np.where(np.isfinite(widened), widened, bound), legal_nan, on_boundary,
+            boundary)
