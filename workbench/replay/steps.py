@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -606,11 +606,10 @@ class Replay:
                     return None
                 assert self._reference_value is not None  # made with the base truth
                 try:
-                    found = with_noise(base, noise, self._reference_value)
+                    # Each array kept (on disk, at model size) as it is made.
+                    self._truths[NOISE] = with_noise(base, noise, self._reference_value,
+                                                     self._kept)
                     del noise
-                    self._truths[NOISE] = replace(found, value=self._kept(found.value),
-                                                  bound=self._kept(found.bound),
-                                                  legal_nan=self._kept(found.legal_nan))
                 except ValueError as error:
                     self._noise_problem = str(error)
                     return None

@@ -163,7 +163,8 @@ def _absolute(spread: np.ndarray, magnitude: np.ndarray) -> np.ndarray | float:
     return np.maximum(below[1:], floor)[binades].reshape(spread.shape)
 
 
-def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
+def with_noise(truth: Truth, noise: Noise, strict: LiteralValue,
+               keep: Callable[[Any], Any] | None = None) -> Truth:
     """`truth` with each element's bound widened by `C` times how far the random-rounding
     samples of the reference (`judge/noise/`) strayed from the truth there: no array-wide
     term, so noise that crosses a discontinuity widens the bound only downstream of it.
@@ -183,33 +184,41 @@ def with_noise(truth: Truth, noise: Noise, strict: LiteralValue) -> Truth:
     range of no width). Its spread is at least the largest among the result's elements on
     the boundary of about its magnitude (`_absolute` over them, every output's together: the
     same boundary, an optimizer's second moment, runs through every parameter array, and a
-    small array has few elements on it)."""
+    small array has few elements on it). `keep` takes each array as it is made (to move it
+    to disk: `replay/spill.py`), so a training step's bounds are not all in memory at once."""
     nan_seen = noise.nan_seen if noise.nan_seen is not None else _none_like(truth.value)
-    parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict)
-    arrays = _leaves(parts)
-    on_boundary = [(spread, np.abs(t[boundary])) for t, _, _, spread, boundary in arrays
-                   if spread is not None]
+    kept = keep or (lambda array: array)
+    # First each array's spread where it is on a domain boundary, with its magnitude there
+    # (few elements), so that no array's bound waits in memory for the others'.
+    on_boundary: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def boundary_of(leaf: tuple) -> None:
+        t, _, _, spread, boundary = leaf
+        if spread is not None:
+            on_boundary.append((spread, np.abs(t[boundary])))
+
+    _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict, boundary_of)
+    least = np.zeros(0)
     if on_boundary:
         spreads = np.concatenate([s for s, _ in on_boundary])
         least = np.broadcast_to(_absolute(spreads, np.concatenate([m for _, m in on_boundary])),
                                 spreads.shape)
-        start = 0
-        for _, bound, _, spread, boundary in arrays:
-            if spread is None:
-                continue
-            count = spread.size
-            extra = np.maximum(least[start:start + count] - spread, 0.0)
+    start = [0]
+
+    def widened(leaf: tuple) -> tuple:
+        """The array's value, bound (widened on the boundary) and legal NaNs, kept."""
+        t, bound, legal_nan, spread, boundary = leaf
+        if bound is None:
+            return (kept(t), None, None)
+        if spread is not None:
+            extra = np.maximum(least[start[0]:start[0] + spread.size] - spread, 0.0)
             bound[boundary] += C * extra  # `bound` is this stage's own array
-            start += count
+            start[0] += spread.size
+        return (kept(t), kept(bound), kept(legal_nan))
+
+    parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict, widened)
     return Truth(_pick(parts, 0), _pick(parts, 1), noise.discontinuities, _pick(parts, 2),
                  noise.left_out)
-
-
-def _leaves(parts: Any) -> list[Any]:
-    """The per-array tuples of `_noisy`'s nested lists, in order, skipping integer arrays."""
-    if isinstance(parts, list):
-        return [leaf for part in parts for leaf in _leaves(part)]
-    return [] if parts[1] is None else [parts]
 
 
 def _none_like(value: Any) -> Any:
@@ -222,20 +231,21 @@ def _pick(parts: Any, index: int) -> Any:
     return parts[index]
 
 
-def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: Any) -> Any:
-    """(value, bound, NaN legal, spread on a domain boundary, on a domain boundary) per
-    array, in lists with the structure of `value`. The spread is kept only where the element
-    is on a boundary (None where none is): the whole array's, for a training step's result,
-    would be as large again as its bound."""
+def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: Any,
+           finish: Callable[[tuple], Any]) -> Any:
+    """`finish` of (value, bound, NaN legal, spread on a domain boundary, on a domain
+    boundary) for each array as it is made, in lists with the structure of `value`. The
+    spread is kept only where the element is on a boundary (None where none is): the whole
+    array's, for a training step's result, would be as large again as its bound."""
     if isinstance(value, tuple):
         if not isinstance(low, tuple) or len(low) != len(value):
             raise ValueError("the random-rounding result has another structure")
         if not isinstance(strict, tuple) or len(strict) != len(value):
             raise ValueError("the reference has another structure")
-        return [_noisy(v, b, lo, hi, n, r) for v, b, lo, hi, n, r
+        return [_noisy(v, b, lo, hi, n, r, finish) for v, b, lo, hi, n, r
                 in zip(value, bound, low, high, nan_seen, strict, strict=True)]
     if bound is None:
-        return (value, None, None, None, None)
+        return finish((value, None, None, None, None))
     t = np.asarray(value)
     lo, hi = np.asarray(low), np.asarray(high)
     if lo.dtype != t.dtype:  # kept in the output's storage type, rounded outward
@@ -269,5 +279,5 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
         legal_nan = legal_nan | np.asarray(nan_seen)
     on_boundary = spread[boundary] if boundary is not None and np.any(boundary) else None
     del spread
-    return (t, np.where(np.isfinite(widened), widened, bound), legal_nan, on_boundary,
-            boundary)
+    return finish((t, np.where(np.isfinite(widened), widened, bound), legal_nan, on_boundary,
+                   boundary))
