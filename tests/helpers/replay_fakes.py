@@ -53,6 +53,9 @@ class FakeBackend:
     def parameter_specs(self) -> list:
         return [(np.dtype(np.float32), (4,))]
 
+    def non_negative_parameters(self) -> frozenset[int]:
+        return frozenset()
+
     def recorded(self, execution: Execution) -> tuple[list, np.ndarray | None]:
         if execution.id == "snapshot.-2":
             raise RuntimeError("a bug in the backend")

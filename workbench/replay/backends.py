@@ -57,6 +57,10 @@ class Backend(Protocol):
         """The entry parameters' types (for fake data and input checks); None if unknown."""
         ...
 
+    def non_negative_parameters(self) -> frozenset[int]:
+        """The entry parameters (by number) fake data draws non-negative."""
+        ...
+
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
         """An execution's arguments and its recorded result (None when it has none).
 
@@ -323,6 +327,16 @@ class HloBackend:
         specs = [shape_spec(parameter.shape) for parameter in entry.parameters]
         known = [spec for spec in specs if spec is not None]
         return known if len(known) == len(specs) else None
+
+    def non_negative_parameters(self) -> frozenset[int]:
+        """Those whose sign reaches a square root or a logarithm in the first step."""
+        steps = self.steps()
+        if not steps:
+            return frozenset()
+        from workbench.loader import load_step_hlo
+        from workbench.replay.hlo.parameter_signs import sign_reaching_parameters
+
+        return sign_reaching_parameters(load_step_hlo(self.root, steps[0]))
 
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
         from workbench.loader import load_snapshot, load_step_hlo

@@ -9,7 +9,7 @@ that changes the numbers still shows up, though there is no recorded result to c
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol, Union
 
@@ -31,9 +31,11 @@ ParamSpec = Union[ArraySpec, tuple["ParamSpec", ...]]  # noqa: UP007
 
 class InputSource(Protocol):
     """What inputs are read from: a replay backend (`backends.Backend` is one), seen only
-    through the two methods inputs need, so this module sits below the backends."""
+    through the methods inputs need, so this module sits below the backends."""
 
     def parameter_specs(self) -> list[ParamSpec] | None: ...
+
+    def non_negative_parameters(self) -> frozenset[int]: ...
 
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
         ...
@@ -59,11 +61,25 @@ class ReplayInputs:
     arguments: list[LiteralValue]
     recorded: LiteralValue | None = None
     origin: str = ""  # what the user reads: "snapshot.-17687811", "fake data (seed 0)"
-    notes: list[str] = field(default_factory=list)
     # How they were made (`resolve_inputs`), so a worker can make them again itself rather
     # than receive them; None when they were given some other way.
     spec: InputSpec | None = None
     execution: Execution | None = None
+
+
+@dataclass(frozen=True)
+class EntryParameters:
+    """The entry's parameter types, and the numbers of those fake data draws non-negative
+    (their sign reaches a square root or a logarithm: `replay/hlo/parameter_signs.py`)."""
+
+    specs: list[ParamSpec]
+    non_negative: frozenset[int] = frozenset()
+
+
+def entry_parameters(source: InputSource) -> EntryParameters | None:
+    """`source`'s entry parameters; None when their types are unknown."""
+    specs = source.parameter_specs()
+    return None if specs is None else EntryParameters(specs, source.non_negative_parameters())
 
 
 def is_array_spec(spec: ParamSpec) -> TypeIs[ArraySpec]:
@@ -77,14 +93,16 @@ def describe_spec(spec: ParamSpec) -> str:
     return "(" + ", ".join(describe_spec(s) for s in spec) + ")"
 
 
-def fake_value(spec: ParamSpec, rng: np.random.Generator) -> LiteralValue:
-    """Random data of one parameter type: floats ~ N(0, 1), small integers, random bools.
+def fake_value(spec: ParamSpec, rng: np.random.Generator,
+               non_negative: bool = False) -> LiteralValue:
+    """Random data of one parameter type: floats ~ N(0, 1) (|N(0, 1)| where `non_negative`),
+    small integers, random bools.
 
     Integers stay within [-8, 8) (unsigned [0, 16)) so shifts, divisions and indexing that a
     program does on them stay in the range real data usually has.
     """
     if not is_array_spec(spec):
-        return tuple(fake_value(s, rng) for s in spec)
+        return tuple(fake_value(s, rng, non_negative) for s in spec)
     dtype, dims = spec
     category = dtype_category(dtype)
     if category == "bool":
@@ -97,7 +115,8 @@ def fake_value(spec: ParamSpec, rng: np.random.Generator) -> LiteralValue:
         return rng.integers(low, high, size=dims).astype(dtype)
     if category == "complex":
         return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
-    return rng.standard_normal(dims).astype(dtype)
+    values = rng.standard_normal(dims)
+    return (np.abs(values) if non_negative else values).astype(dtype)
 
 
 def _spec_bytes(spec: ParamSpec) -> int:
@@ -106,10 +125,21 @@ def _spec_bytes(spec: ParamSpec) -> int:
     return sum(_spec_bytes(element) for element in spec)
 
 
-def fake_inputs(specs: list[ParamSpec], seed: int = 0) -> list[LiteralValue]:
-    """Seeded random arguments: the same seed gives the same data, run after run."""
+def fake_inputs(specs: list[ParamSpec], seed: int = 0,
+                non_negative: frozenset[int] = frozenset()) -> list[LiteralValue]:
+    """Seeded random arguments: the same seed gives the same data, run after run. The
+    parameters numbered in `non_negative` take the same draws' magnitudes."""
     rng = np.random.default_rng(seed)
-    return [fake_value(spec, rng) for spec in specs]
+    return [fake_value(spec, rng, number in non_negative) for number, spec in enumerate(specs)]
+
+
+def fake_origin(seed: int, non_negative: frozenset[int]) -> str:
+    """What the user reads of fake data: its seed, and how many parameters are non-negative."""
+    if not non_negative:
+        return f"fake data (seed {seed})"
+    count = len(non_negative)
+    return (f"fake data (seed {seed}; {count} parameter{'s' if count > 1 else ''} non-negative, "
+            f"as {'their' if count > 1 else 'its'} sign reaches a square root or logarithm)")
 
 
 def _matches(value: LiteralValue, spec: ParamSpec) -> bool:
@@ -166,26 +196,27 @@ def load_npy_inputs(paths: tuple[Path, ...], specs: list[ParamSpec] | None) -> l
 
 
 def resolve_inputs(backend: InputSource, execution: Execution | None, spec: InputSpec,
-                   parameter_specs: Callable[[], list[ParamSpec] | None] | None = None
+                   parameters: Callable[[], EntryParameters | None] | None = None
                    ) -> ReplayInputs:
     """The inputs a replay runs on, by the user's choice; raises `InputError`.
-    `parameter_specs` reads the entry's parameter types (default: the backend, here)."""
-    read_specs = parameter_specs or backend.parameter_specs
+    `parameters` reads the entry's parameters (default: from the backend, here)."""
+    read = parameters or (lambda: entry_parameters(backend))
     if spec.npy:
-        return ReplayInputs(load_npy_inputs(spec.npy, read_specs()),
+        entry = read()
+        return ReplayInputs(load_npy_inputs(spec.npy, entry.specs if entry else None),
                             origin=", ".join(p.name for p in spec.npy), spec=spec)
     if spec.fake_data:
-        specs = read_specs()
-        if specs is None:
+        entry = read()
+        if entry is None:
             raise InputError("the entry parameters' types are unknown, so fake data cannot be "
                              "made; give the inputs as .npy files")
         try:
-            memory.check(sum(_spec_bytes(s) for s in specs),
-                         f"fake data for {', '.join(describe_spec(s) for s in specs)}")
+            memory.check(sum(_spec_bytes(s) for s in entry.specs),
+                         f"fake data for {', '.join(describe_spec(s) for s in entry.specs)}")
         except memory.OverMemoryLimit as error:
             raise InputError(str(error)) from None
-        return ReplayInputs(fake_inputs(specs, spec.seed), origin=f"fake data (seed {spec.seed})",
-                            spec=spec)
+        return ReplayInputs(fake_inputs(entry.specs, spec.seed, entry.non_negative),
+                            origin=fake_origin(spec.seed, entry.non_negative), spec=spec)
     if execution is None:
         raise InputError("this module has neither a snapshot nor a recording: use --fake-data "
                          "for seeded random inputs, give the inputs as .npy files, or record "

@@ -48,10 +48,11 @@ from workbench.replay.backends import (
 from workbench.replay.deadline import DidNotFinish, evaluation_deadline
 from workbench.replay.errors import EvaluationError, Unsupported
 from workbench.replay.inputs import (
+    EntryParameters,
     InputError,
     InputSpec,
-    ParamSpec,
     ReplayInputs,
+    entry_parameters,
     resolve_inputs,
 )
 from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare
@@ -140,10 +141,10 @@ class Runner(Protocol):
         (`processes/workers.py`)."""
         ...
 
-    def parameter_specs(self, backend: Backend,
-                        cancel: threading.Event | None) -> list[ParamSpec] | None:
-        """The entry's parameter types, read where evaluations run: reading them parses the
-        first step, which for a large module holds an interpreter for seconds."""
+    def entry_parameters(self, backend: Backend,
+                         cancel: threading.Event | None) -> EntryParameters | None:
+        """The entry's parameters, read where evaluations run: reading them parses the first
+        step, which for a large module holds an interpreter for seconds."""
 
     def close(self) -> None: ...
 
@@ -159,9 +160,9 @@ class InlineRunner:
         with reporting(progress):
             return evaluate_step(backend, step, arguments, seconds)
 
-    def parameter_specs(self, backend: Backend,
-                        cancel: threading.Event | None) -> list[ParamSpec] | None:
-        return backend.parameter_specs()
+    def entry_parameters(self, backend: Backend,
+                         cancel: threading.Event | None) -> EntryParameters | None:
+        return entry_parameters(backend)
 
     def close(self) -> None:
         pass
@@ -191,33 +192,33 @@ class ProcessRunner:
             return Evaluation("error", reason=last, seconds=outcome.seconds)
         return outcome.value
 
-    def parameter_specs(self, backend: Backend,
-                        cancel: threading.Event | None) -> list[ParamSpec] | None:
+    def entry_parameters(self, backend: Backend,
+                         cancel: threading.Event | None) -> EntryParameters | None:
         """Read in the worker (whose loader cache then holds the module its first evaluation
         needs), so a UI's process never parses the module nor holds its interpreter."""
-        outcome = self.pool.call(read_parameter_specs, backend, time_limit=self.time_limit,
+        outcome = self.pool.call(read_entry_parameters, backend, time_limit=self.time_limit,
                                  cancel=cancel)
         if outcome.timed_out:
             raise InputError(f"reading the entry parameters took longer than the time limit "
                              f"of {self.time_limit:g} s")
         if outcome.error is not None:
             raise InputError(outcome.error.strip().splitlines()[-1])
-        specs, problem = outcome.value
+        parameters, problem = outcome.value
         if problem is not None:
             raise InputError(problem)
-        return specs
+        return parameters
 
     def close(self) -> None:
         if self._own_pool:
             self.pool.close()
 
 
-def read_parameter_specs(backend: Backend) -> tuple[list[ParamSpec] | None, str | None]:
-    """`backend.parameter_specs()`, or why they cannot be read (runs in workers)."""
+def read_entry_parameters(backend: Backend) -> tuple[EntryParameters | None, str | None]:
+    """`backend`'s entry parameters, or why they cannot be read (runs in workers)."""
     from workbench.loader import ReadError
 
     try:
-        return backend.parameter_specs(), None
+        return entry_parameters(backend), None
     except ReadError as error:
         return None, str(error)
 
@@ -789,7 +790,7 @@ def open_replay(root: Path, module: Module, execution: Execution | None = None,
     opened = open_backend(root, module, backend)
     runner = runner or InlineRunner()
     inputs = resolve_inputs(opened, execution, spec or InputSpec(),
-                            lambda: runner.parameter_specs(opened, cancel))
+                            lambda: runner.entry_parameters(opened, cancel))
     return Replay(opened, inputs, atol=atol, rtol=rtol, runner=runner, cancel=cancel,
                   keep_values=keep_values)
 

@@ -80,6 +80,11 @@ class MlirBackend:
         except (EvaluationError, Unsupported):
             return None
 
+    def non_negative_parameters(self) -> frozenset[int]:
+        """None: the MLIR evaluator's fake data is N(0, 1) for every float parameter (the
+        sign flow is followed in HLO only)."""
+        return frozenset()
+
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
         from workbench.loader import load_snapshot
 

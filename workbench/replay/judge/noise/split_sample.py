@@ -16,6 +16,7 @@ import numpy as np
 
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue
 from workbench.replay.hlo.dtypes import kind_of
+from workbench.replay.hlo.parameter_signs import fractional_exponent
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
 from workbench.replay.judge.noise.op_kinds import is_float
 
@@ -289,15 +290,8 @@ def undefined_below_zero(declared: dict[tuple[str, str], Instruction], computati
     sqrt, rsqrt, log, and a power whose exponent is a constant that is not an integer."""
     if instruction.opcode not in DOMAIN_AT_ZERO:
         return False
-    if instruction.opcode != "power":
-        return True
-    exponent = declared.get((computation, instruction.operands[1]))
-    while exponent is not None and exponent.opcode in ("broadcast", "convert", "reshape"):
-        exponent = declared.get((computation, exponent.operands[0]))
-    if exponent is None or exponent.opcode != "constant" or exponent.literal is None:
-        return False
-    values = np.asarray(exponent.literal, dtype=np.float64)
-    return bool(np.any(values != np.round(values)))
+    return instruction.opcode != "power" or fractional_exponent(
+        lambda name: declared.get((computation, name)), instruction)
 
 
 def steep_ancestors(
