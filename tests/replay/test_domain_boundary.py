@@ -6,8 +6,8 @@ magnitude (`error_bound.with_noise`).
 
 `gpt_adamw_mini` is a real XLA CPU dump (JAX 0.12, optax AdamW, bf16 compute). Its inputs
 here are the recorded ones with the second moment `nu` of the position table set close to
-cancelling the new `g * g * (1 - b2)` term (within 1%, seeded), as `--fake-data`'s random,
-often negative `nu` does at a few elements of a large model: the 8-layer GPT step of
+cancelling the new `g * g * (1 - b2)` term (within 1%, seeded), as fake data drawn from
+N(0, 1), with `nu` often negative, did at a few elements of a large model: the 8-layer GPT step of
 `benchmarks/model_size.py` was judged a mismatch at `float-normalization-bf16` on fake data
 ("error 0.000304 > bound 6.79e-07, 447x" at an element with one finite value among its
 samples). Here the same pass was "error 0.00259 > bound 7.71e-09, 3.36e+05x".

@@ -7,9 +7,10 @@ here are the recorded ones with the second moment `nu` set where `float-normaliz
 computes a gradient whose square is below the truth's and below every random sample's: there
 `nu` cancels `g * g * (1 - b2)` halfway between the step's and the lowest legal value, so the
 new second moment is positive in the truth and in every random sample and negative in that
-step, whose `sqrt` is NaN. `--fake-data`'s random, often negative `nu` does the same at a few
-elements of a large model: the 8-layer GPT step of `benchmarks/model_size.py` with seed 1 was
-judged a mismatch at `float-normalization-bf16`, 12 elements NaN where the truth is finite.
+step, whose `sqrt` is NaN. Fake data drawn from N(0, 1), with `nu` often negative, did the
+same at a few elements of a large model: the 8-layer GPT step of `benchmarks/model_size.py`
+with seed 1 was judged a mismatch at `float-normalization-bf16`, 12 elements NaN where the
+truth is finite.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from workbench.formats.hlo_text import parse_hlo_text
 from workbench.index import scan
 from workbench.loader import load_step_hlo
 from workbench.replay.backends import open_backend
-from workbench.replay.hlo.parameter_signs import sign_reaching_parameters
+from workbench.replay.hlo.parameter_signs import non_negative_parameters
 from workbench.replay.inputs import InputSpec, fake_inputs
 from workbench.replay.steps import ProcessRunner, open_replay
 
@@ -23,7 +23,7 @@ NOISE = Path(__file__).parents[1] / "data" / "noise"
 def signs(body: str, parameters: str, extra: str = "") -> frozenset[int]:
     """The parameters found in an entry of `parameters` (text) and `body` (instructions)."""
     text = f"HloModule m\n\n{extra}\nENTRY main {{\n{parameters}\n{body}\n}}\n"
-    return sign_reaching_parameters(parse_hlo_text(text))
+    return non_negative_parameters(parse_hlo_text(text))
 
 
 TWO = ("  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n")
@@ -55,6 +55,18 @@ def test_which_signs_reach_a_domain(body: str, expected: set[int]) -> None:
     assert signs(body, TWO) == expected
 
 
+def test_an_integer_raised_to_is_a_count() -> None:
+    """An integer's sign reaching a power's exponent marks it; a float's does not, nor does
+    an integer's reaching a root."""
+    parameters = ("  n = s32[] parameter(0)\n  x = f32[] parameter(1)\n"
+                  "  k = s32[] parameter(2)\n")
+    body = ("  one = s32[] constant(1)\n  n1 = s32[] add(n, one)\n  nf = f32[] convert(n1)\n"
+            "  d = f32[] constant(0.9)\n  p = f32[] power(d, nf)\n  q = f32[] power(d, x)\n"
+            "  kf = f32[] convert(k)\n  r = f32[] sqrt(kf)\n"
+            "  ROOT t = (f32[], f32[], f32[]) tuple(p, q, r)")
+    assert signs(body, parameters) == {0}
+
+
 def test_the_sign_is_followed_through_tuples_calls_and_loops() -> None:
     called = (
         "root_of {\n  x = f32[4] parameter(0)\n  ROOT r = f32[4] sqrt(x)\n}\n\n"
@@ -77,8 +89,9 @@ def test_the_sign_is_followed_through_tuples_calls_and_loops() -> None:
     assert signs(body, TWO, called) == {0}
 
 
-def test_adamw_steps_second_moments_are_found_in_real_dumps() -> None:
-    """In both AdamW dumps, the parameters found are exactly the optimizer state's `nu`."""
+def test_adamw_steps_second_moments_and_count_are_found_in_real_dumps() -> None:
+    """In both AdamW dumps, the parameters found are exactly the optimizer state's `nu` and
+    its step count (`1 - b2 ** count` divides the second moment under the root)."""
     for name, module_key in (("gpt_adamw_mini", "module_0022"),
                              ("adamw_undefined_truth", "module_0008")):
         root = NOISE / name
@@ -86,9 +99,9 @@ def test_adamw_steps_second_moments_are_found_in_real_dumps() -> None:
         backend = open_backend(root, module)
         entry = load_step_hlo(root, backend.steps()[0]).entry
         found = backend.non_negative_parameters()
-        nu = {p.parameter_number for p in entry.parameters
-              if p.metadata is not None and p.metadata.op_name.startswith("state[0].nu")}
-        assert found and found == nu, (name, sorted(found))
+        state = {p.parameter_number for p in entry.parameters if p.metadata is not None
+                 and p.metadata.op_name.startswith(("state[0].nu", "state[0].count"))}
+        assert len(state) > 1 and found == state, (name, sorted(found))
 
 
 def test_fake_data_keeps_every_other_draw() -> None:
@@ -120,12 +133,12 @@ def test_a_replay_on_fake_data_says_so_and_feeds_a_defined_root(runner: str | No
     nu = range(27, 40)
     assert all(isinstance(arguments[i], np.ndarray) and np.all(arguments[i] >= 0) for i in nu)
     assert any(isinstance(a, np.ndarray) and np.any(a < 0) for a in arguments[:27])
-    assert origin == ("fake data (seed 0; 13 parameters non-negative, as their sign reaches a "
-                      "square root or logarithm)")
+    assert origin == ("fake data (seed 0; 14 parameters non-negative: their sign reaches a "
+                      "root, a logarithm or an exponent)")
 
 
 def test_the_command_line_tells_the_inputs(capsys: pytest.CaptureFixture[str]) -> None:
     status, payload = run_json(capsys, "replay", NOISE / "gpt_adamw_mini", "module_0022",
                                "--fake-data", "--json")
     assert status == 0, payload
-    assert payload["inputs"].startswith("fake data (seed 0; 13 parameters non-negative")
+    assert payload["inputs"].startswith("fake data (seed 0; 14 parameters non-negative")

@@ -2,7 +2,7 @@
 
 `adamw_undefined_truth` is a real XLA CPU dump (JAX 0.12, optax) of one AdamW step of a bf16
 layer-norm scale. Its second moment `nu * b2 + g * g * (1 - b2)` is fed a `nu` that cancels
-it to within rounding (as `--fake-data` feeds a random, often negative `nu`): where f64 makes
+it to within rounding (as fake data drawn from N(0, 1) did): where f64 makes
 it negative, the truth `sqrt(...)` is NaN while the f32 reference is finite. The samples with
 random rounding then decide the truth; where one sample (or none) was finite, their range had
 no width, and the bound of the reference's finite value was 0 ("error 0.00593 > bound 0, infx"

@@ -329,14 +329,15 @@ class HloBackend:
         return known if len(known) == len(specs) else None
 
     def non_negative_parameters(self) -> frozenset[int]:
-        """Those whose sign reaches a square root or a logarithm in the first step."""
+        """Those the first step's sign flow finds (`hlo/parameter_signs.py`): an optimizer's
+        second moment, its step count."""
         steps = self.steps()
         if not steps:
             return frozenset()
         from workbench.loader import load_step_hlo
-        from workbench.replay.hlo.parameter_signs import sign_reaching_parameters
+        from workbench.replay.hlo.parameter_signs import non_negative_parameters
 
-        return sign_reaching_parameters(load_step_hlo(self.root, steps[0]))
+        return non_negative_parameters(load_step_hlo(self.root, steps[0]))
 
     def recorded(self, execution: Execution) -> tuple[list[LiteralValue], LiteralValue | None]:
         from workbench.loader import load_snapshot, load_step_hlo

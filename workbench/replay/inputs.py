@@ -70,7 +70,8 @@ class ReplayInputs:
 @dataclass(frozen=True)
 class EntryParameters:
     """The entry's parameter types, and the numbers of those fake data draws non-negative
-    (their sign reaches a square root or a logarithm: `replay/hlo/parameter_signs.py`)."""
+    (their sign reaches a root, a logarithm or a power's exponent:
+    `replay/hlo/parameter_signs.py`)."""
 
     specs: list[ParamSpec]
     non_negative: frozenset[int] = frozenset()
@@ -95,8 +96,8 @@ def describe_spec(spec: ParamSpec) -> str:
 
 def fake_value(spec: ParamSpec, rng: np.random.Generator,
                non_negative: bool = False) -> LiteralValue:
-    """Random data of one parameter type: floats ~ N(0, 1) (|N(0, 1)| where `non_negative`),
-    small integers, random bools.
+    """Random data of one parameter type: floats ~ N(0, 1), small integers, random bools;
+    where `non_negative`, the magnitudes of the same draws.
 
     Integers stay within [-8, 8) (unsigned [0, 16)) so shifts, divisions and indexing that a
     program does on them stay in the range real data usually has.
@@ -112,7 +113,8 @@ def fake_value(spec: ParamSpec, rng: np.random.Generator,
         low, high = (0, 16) if unsigned else (-8, 8)
         if dtype.itemsize == 1 and dtype.name in ("int4", "uint4", "int2", "uint2"):
             low, high = (0, 4) if unsigned else (-2, 2)
-        return rng.integers(low, high, size=dims).astype(dtype)
+        integers = rng.integers(low, high, size=dims)
+        return (np.abs(integers) if non_negative else integers).astype(dtype)
     if category == "complex":
         return (rng.standard_normal(dims) + 1j * rng.standard_normal(dims)).astype(dtype)
     values = rng.standard_normal(dims)
@@ -138,8 +140,8 @@ def fake_origin(seed: int, non_negative: frozenset[int]) -> str:
     if not non_negative:
         return f"fake data (seed {seed})"
     count = len(non_negative)
-    return (f"fake data (seed {seed}; {count} parameter{'s' if count > 1 else ''} non-negative, "
-            f"as {'their' if count > 1 else 'its'} sign reaches a square root or logarithm)")
+    return (f"fake data (seed {seed}; {count} parameter{'s' if count > 1 else ''} non-negative: "
+            f"{'their' if count > 1 else 'its'} sign reaches a root, a logarithm or an exponent)")
 
 
 def _matches(value: LiteralValue, spec: ParamSpec) -> bool:

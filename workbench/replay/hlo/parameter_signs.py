@@ -1,10 +1,13 @@
-"""Which entry parameters carry their sign to an op defined only at or above zero.
+"""Which entry parameters a real run never feeds a negative number, as their sign shows.
 
-Fake data draws floats from N(0, 1), so half of an optimizer's second moment is negative:
-`sqrt(v)` is then NaN on half the update, which hides any wrong number there and puts the
-values beside it on a domain boundary that only the noise stage can judge. A real run never
-feeds such a value. The parameters found here (AdamW's `v`, a batch norm's running variance)
-are drawn from |N(0, 1)| instead (`inputs.fake_inputs`).
+Fake data draws floats from N(0, 1) and integers from [-8, 8), so half of an optimizer's
+second moment is negative, and so is its step count half the time: `sqrt(v)` is then NaN on
+half the update, or (a negative count's bias correction `1 - b2 ** count` is negative) on all
+of it, which hides any wrong number there and puts the values beside it on a domain boundary
+that only the noise stage can judge. The parameters found here are drawn non-negative instead
+(`inputs.fake_inputs`): the floats whose sign reaches an op defined only at or above zero
+(AdamW's `v`, a batch norm's running variance), and the integers whose sign reaches the
+exponent of a power (a step count: what a program raises to an integer power it counts).
 
 A parameter's sign *reaches* a value when the value is made from it by ops through which a
 negative number stays as negative as the rest lets it: sums, products and quotients of other
@@ -21,7 +24,7 @@ from typing import Union
 
 import numpy as np
 
-from workbench.hlo_ir import Computation, HloModule, Instruction
+from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
 
 # The entry parameters whose sign a value carries: one set per array, a tuple for a tuple.
 Sources = Union[frozenset[int], tuple["Sources", ...]]  # noqa: UP007
@@ -41,16 +44,34 @@ _SOME_OPERANDS = {
     "dynamic-update-slice": (0, 1), "gather": (0,)}
 
 
-def sign_reaching_parameters(module: HloModule) -> frozenset[int]:
-    """The entry's parameters (by number) whose sign reaches the operand of an op defined only
-    at or above zero (`DEFINED_AT_OR_ABOVE_ZERO`, and a power with a constant exponent that is
-    not an integer)."""
+def non_negative_parameters(module: HloModule) -> frozenset[int]:
+    """The entry's parameters (by number) drawn non-negative: floats whose sign reaches the
+    operand of an op defined only at or above zero (`DEFINED_AT_OR_ABOVE_ZERO`, and a power
+    with a constant exponent that is not an integer), integers whose sign reaches a power's
+    exponent."""
     flow = _SignFlow(module)
     entry = module.entry
     flow.computation(entry, tuple(_leaves_of(p.shape.is_tuple, len(p.shape.tuple_shapes),
                                              frozenset((p.parameter_number or 0,)))
                                   for p in entry.parameters))
-    return frozenset(flow.reaching)
+    types = {p.parameter_number or 0: _element_types(p.shape) for p in entry.parameters}
+    floats = {n for n in flow.reaching if any(_is_float(t) for t in types.get(n, ()))}
+    counts = {n for n in flow.exponents if any(_is_integer(t) for t in types.get(n, ()))}
+    return frozenset(floats | counts)
+
+
+def _element_types(shape: Shape) -> list[str]:
+    if shape.is_tuple:
+        return [t for inner in shape.tuple_shapes for t in _element_types(inner)]
+    return [shape.element_type.lower()]
+
+
+def _is_float(element_type: str) -> bool:
+    return element_type.startswith(("f", "bf"))
+
+
+def _is_integer(element_type: str) -> bool:
+    return element_type.startswith(("s", "u")) and element_type[1:].isdigit()
 
 
 def _leaves_of(is_tuple: bool, count: int, sources: frozenset[int]) -> Sources:
@@ -72,11 +93,13 @@ def _flat(value: Sources) -> frozenset[int]:
 
 class _SignFlow:
     """Follows each entry parameter's sign forward, into every computation it is passed to,
-    and notes (`reaching`) those that arrive at a domain's operand."""
+    and notes those that arrive at a domain's operand (`reaching`) or at a power's exponent
+    (`exponents`)."""
 
     def __init__(self, module: HloModule) -> None:
         self.module = module
         self.reaching: set[int] = set()
+        self.exponents: set[int] = set()
         self._done: dict[tuple[str, tuple[Sources, ...]], Sources] = {}
 
     def computation(self, computation: Computation, arguments: tuple[Sources, ...]) -> Sources:
@@ -93,6 +116,8 @@ class _SignFlow:
                 continue
             if operands and self._defined_at_or_above_zero(computation, instruction):
                 self.reaching |= _flat(operands[0])
+            if instruction.opcode == "power" and len(operands) > 1:
+                self.exponents |= _flat(operands[1])
             values[instruction.name] = self._result(instruction, operands)
         self._done[key] = values.get(computation.root_name, NONE)
         return self._done[key]
