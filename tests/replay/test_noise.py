@@ -610,6 +610,39 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     assert starved.left_out is not None and starved.low[0][0] > 0.9 and starved.low[1][0] > 0.9
 
 
+def test_the_groups_count_only_the_values_the_samples_record(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The split sample's groups are sized by what the samples keep: the range of each value
+    an op rounds, none for the parameters and broadcasts it reads (which never round). A budget
+    for the two updates' rounding values, short of all their declared values, holds both in
+    one group, and nothing is left out: a GPT-2-size step's optimizer state had cut its
+    groups twice as fine as they need be."""
+    from workbench import sizes
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.judge.noise import budget, split_sample
+
+    module = parse_hlo_text(TWO_UPDATES)
+    arguments = [np.array([1.0 + 1.5 * 2**-7, 1.0, 2.0, -3.0]), np.ones(4),
+                 np.array([1.0, 0.5, 1.0, 3.0])] * 2
+    whole = noise_of(module, arguments)
+    declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
+    ancestors = split_sample.steep_ancestors(declared, split_sample.non_negative(module))
+    clusters = budget.needed_clusters(declared, ancestors)
+    rounding = sum(1 for cluster in clusters for key in cluster
+                   if declared[key].opcode not in ("parameter", "broadcast"))
+    assert rounding < sum(len(cluster) for cluster in clusters)  # the parameters are read
+    both = budget.RANGE_BYTES * 4 * rounding
+    monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
+    monkeypatch.setattr(sizes, "memory_limit", lambda: int(both / budget.NEEDED_SHARE) + 1)
+    assert len(budget.packed_groups(clusters, declared, both)) == 1
+    told: list[tuple[str, int]] = []
+    fitted = noise_of(module, arguments, tell=lambda label, left: told.append((label, left)))
+    assert fitted.left_out is None and not any("group" in label for label, _ in told)
+    for part in range(2):
+        np.testing.assert_array_equal(fitted.low[part], whole.low[part])
+        np.testing.assert_array_equal(fitted.high[part], whole.high[part])
+
+
 SECOND_MOMENT = """HloModule jit_adam
 
 ENTRY %main (g: f32[4], nu: f32[4], d: f32[4]) -> f32[4] {

@@ -12,6 +12,7 @@ from workbench.hlo_ir import HloModule, Instruction, Shape
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import Value
 from workbench.replay.judge.noise.op_kinds import (
+    EXACT,
     F32_EPS,
     FLOAT_TYPES,
     STEPS,
@@ -129,7 +130,23 @@ def _range_bytes(shape: Shape) -> int:
 
 def _group_bytes(group: set[tuple[str, str]],
                  declared: dict[tuple[str, str], Instruction]) -> int:
-    return sum(_range_bytes(declared[key].shape) for key in group if key in declared)
+    return sum(_kept_bytes(key, declared) for key in group)
+
+
+def _kept_bytes(key: tuple[str, str], declared: dict[tuple[str, str], Instruction]) -> int:
+    """What the recorder keeps of the value `key`'s samples' range: nothing for a value no op
+    rounds (moved or copied, `EXACT`; converted from an integer or a pred), which the
+    samples never record (`noisy_interpreter`): the optimizer state a training step reads,
+    the constants it broadcasts."""
+    instruction = declared.get(key)
+    if instruction is None or instruction.opcode in EXACT:
+        return 0
+    if instruction.opcode == "convert":
+        operand = declared.get((key[0], instruction.operands[0]))
+        if operand is not None and operand.shape.is_array \
+                and operand.shape.element_type not in FLOAT_TYPES:
+            return 0
+    return _range_bytes(instruction.shape)
 
 
 def needed_clusters(declared: dict[tuple[str, str], Instruction],
@@ -177,10 +194,7 @@ def packed_groups(clusters: list[set[tuple[str, str]]],
     declared shapes, fit `budget` with `TRACKED_BYTES` kept besides (one group when all fit;
     a cluster larger than the budget alone is a group of its own)."""
     def size(key: tuple[str, str]) -> int:
-        instruction = declared.get(key)
-        if instruction is None or not is_float(instruction):
-            return 0
-        return RANGE_BYTES * int(np.prod(instruction.shape.dims, dtype=np.int64))
+        return _kept_bytes(key, declared)
 
     room = max(budget - TRACKED_BYTES, 0)
     groups: list[set[tuple[str, str]]] = []
