@@ -55,16 +55,17 @@ def test_which_signs_reach_a_domain(body: str, expected: set[int]) -> None:
     assert signs(body, TWO) == expected
 
 
-def test_an_integer_raised_to_is_a_count() -> None:
-    """An integer's sign reaching a power's exponent marks it; a float's does not, nor does
-    an integer's reaching a root."""
+def test_a_number_a_decay_is_raised_to_is_a_count() -> None:
+    """A number whose sign reaches a power's exponent is a step count (an integer in optax,
+    a float in PyTorch): marked; an integer's sign reaching a root is not (only floats take
+    a root's domain)."""
     parameters = ("  n = s32[] parameter(0)\n  x = f32[] parameter(1)\n"
                   "  k = s32[] parameter(2)\n")
     body = ("  one = s32[] constant(1)\n  n1 = s32[] add(n, one)\n  nf = f32[] convert(n1)\n"
             "  d = f32[] constant(0.9)\n  p = f32[] power(d, nf)\n  q = f32[] power(d, x)\n"
             "  kf = f32[] convert(k)\n  r = f32[] sqrt(kf)\n"
             "  ROOT t = (f32[], f32[], f32[]) tuple(p, q, r)")
-    assert signs(body, parameters) == {0}
+    assert signs(body, parameters) == {0, 1}
 
 
 def test_the_sign_is_followed_through_tuples_calls_and_loops() -> None:

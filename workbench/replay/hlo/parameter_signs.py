@@ -6,8 +6,9 @@ half the update, or (a negative count's bias correction `1 - b2 ** count` is neg
 of it, which hides any wrong number there and puts the values beside it on a domain boundary
 that only the noise stage can judge. The parameters found here are drawn non-negative instead
 (`inputs.fake_inputs`): the floats whose sign reaches an op defined only at or above zero
-(AdamW's `v`, a batch norm's running variance), and the integers whose sign reaches the
-exponent of a power (a step count: what a program raises to an integer power it counts).
+(AdamW's `v`, a batch norm's running variance), and the numbers whose sign reaches the
+exponent of a power (a step count, an integer in optax, a float in PyTorch: what a program
+raises a decay to is how often it decayed).
 
 A parameter's sign *reaches* a value when the value is made from it by ops through which a
 negative number stays as negative as the rest lets it: sums, products and quotients of other
@@ -47,7 +48,7 @@ _SOME_OPERANDS = {
 def non_negative_parameters(module: HloModule) -> frozenset[int]:
     """The entry's parameters (by number) drawn non-negative: floats whose sign reaches the
     operand of an op defined only at or above zero (`DEFINED_AT_OR_ABOVE_ZERO`, and a power
-    with a constant exponent that is not an integer), integers whose sign reaches a power's
+    with a constant exponent that is not an integer), and numbers whose sign reaches a power's
     exponent."""
     flow = _SignFlow(module)
     entry = module.entry
@@ -56,7 +57,8 @@ def non_negative_parameters(module: HloModule) -> frozenset[int]:
                                   for p in entry.parameters))
     types = {p.parameter_number or 0: _element_types(p.shape) for p in entry.parameters}
     floats = {n for n in flow.reaching if any(_is_float(t) for t in types.get(n, ()))}
-    counts = {n for n in flow.exponents if any(_is_integer(t) for t in types.get(n, ()))}
+    counts = {n for n in flow.exponents
+              if any(_is_float(t) or _is_integer(t) for t in types.get(n, ()))}
     return frozenset(floats | counts)
 
 
