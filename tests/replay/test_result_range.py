@@ -3,8 +3,11 @@ outward, so it holds every sample while the stage never holds its whole result i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
+import pytest
 
 from tests.helpers.noise_dump import recorded_adamw_step
 from workbench.formats.hlo_text import parse_hlo_text
@@ -153,11 +156,8 @@ def test_a_range_on_disk_is_the_range_in_memory() -> None:
 
 def test_the_range_goes_to_disk_only_where_that_makes_the_stage_fit() -> None:
     """On the real AdamW dump: with room for all of it, the stage keeps the range in memory;
-    with room for all but the range, it keeps the range on disk and counts it out (not when
-    its result goes to another process); with less, it is refused, saying what all of it
-    needs."""
-    import pytest
-
+    with room for all but the range, it keeps the range on disk and counts it out; with less,
+    it is refused, saying what all of it needs."""
     from workbench.replay.processes.memory import OverMemoryLimit
 
     backend, arguments = recorded_adamw_step()
@@ -167,10 +167,6 @@ def test_the_range_goes_to_disk_only_where_that_makes_the_stage_fit() -> None:
     assert not roomy.range_on_disk and kept > 0
     tight = noise_plan(reference, arguments, roomy.holds - kept // 2)
     assert tight.range_on_disk and tight.holds <= roomy.holds - kept // 2
-    # Where the stage's result is sent back from a worker process, the range cannot stay
-    # on disk: the same limit refuses the stage.
-    with pytest.raises(OverMemoryLimit):
-        noise_plan(reference, arguments, roomy.holds - kept // 2, range_on_disk=False)
     with pytest.raises(OverMemoryLimit, match="needs .* for the random-rounding stage"):
         noise_plan(reference, arguments, roomy.holds - kept - roomy.spreads - 1)
 
@@ -199,3 +195,79 @@ def test_the_stage_with_its_range_on_disk_finds_the_same_noise() -> None:
         for kept, held in zip(getattr(found[True], field), getattr(found[False], field),
                               strict=True):
             np.testing.assert_array_equal(kept, held)
+
+
+def test_a_shared_disk_array_travels_as_its_file(tmp_path: Path) -> None:
+    """Made within `shared_disk_arrays`, a range's array pickles as its file: the other side
+    maps the same bytes and unlinks the file; a view of it pickles its bytes."""
+    import pickle
+
+    from workbench.replay.processes import memory
+
+    with memory.shared_disk_arrays(str(tmp_path)):
+        array = memory.disk_array((50_000,), np.dtype(np.float32))
+    assert isinstance(array, memory.SharedDiskArray) and len(list(tmp_path.iterdir())) == 1
+    array[:] = np.arange(50_000)
+    message = pickle.dumps(array)
+    assert len(message) < 1_000  # the file's name, not its 200 kB
+    again = pickle.loads(message)
+    assert isinstance(again, np.memmap) and np.array_equal(again, np.arange(50_000))
+    assert list(tmp_path.iterdir()) == []  # the mappings keep it; nothing is left behind
+    view = pickle.loads(pickle.dumps(array[10:20]))
+    assert not isinstance(view, np.memmap) and np.array_equal(view, np.arange(10, 20))
+    assert memory.disk_array((10,), np.dtype(np.float32)).__class__ is np.memmap  # unnamed
+
+
+def test_a_worker_hands_its_range_on_disk_back_as_its_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the stage fits only with its range of the result on disk, a worker process (the
+    app's, `--time-limit`'s) keeps it in a folder the replay owns and sends it back as its
+    files: the parent maps them, the truth with the noise is the one found in this process,
+    and the folder goes with the replay."""
+    from tests.helpers.localize_dumps import write_dump
+    from workbench.index import scan
+    from workbench.replay.judge.compare import NOISE
+    from workbench.replay.processes import memory
+    from workbench.replay.steps import ProcessRunner, open_replay
+    from workbench.sizes import MEMORY_LIMIT_VARIABLE
+
+    text = OUTPUTS.replace("[1000]", "[300000]")
+    rng = np.random.default_rng(5)
+    arguments = [rng.standard_normal(300_000).astype(np.float32) for _ in range(2)]
+    root = write_dump(tmp_path / "dump", text, text, arguments)
+    module = parse_hlo_text(text)
+    widened = [a.astype(np.float64) for a in arguments]
+    roomy = noise_plan(module, widened, 2**30)
+    tight = roomy.holds - result_bytes(module.entry.root.shape) // 2
+    assert noise_plan(module, widened, tight).range_on_disk
+    monkeypatch.setenv(MEMORY_LIMIT_VARIABLE, str(tight))
+    mapped: list[str] = []
+    mapped_again = memory._mapped_again
+
+    def spied(path: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+        mapped.append(path)
+        return mapped_again(path, dtype, shape)
+
+    monkeypatch.setattr(memory, "_mapped_again", spied)
+    dump = scan(root)
+    truths = {}
+    for runner in (None, ProcessRunner()):
+        with open_replay(root, dump.modules[0], dump.modules[0].executions[0],
+                         runner=runner) as replay:
+            assert replay.reference.kind.value == "ok"
+            truth = replay.truth(NOISE)
+            assert truth is not None, replay.problem
+            truths[runner is None] = truth
+            folder = replay._shared
+        if runner is not None:
+            assert folder is not None and len(mapped) >= 4  # low and high of two outputs
+            assert all(p.startswith(folder) for p in mapped) and not Path(folder).exists()
+        else:
+            assert folder is None and not mapped
+    for field in ("value", "bound"):
+        for ours, theirs in zip(getattr(truths[True], field), getattr(truths[False], field),
+                                strict=True):
+            if ours is None:
+                assert theirs is None
+            else:
+                np.testing.assert_array_equal(ours, theirs)

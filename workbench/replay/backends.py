@@ -87,10 +87,9 @@ class EvaluatesShadow(Protocol):
 
 @runtime_checkable
 class EvaluatesNoise(Protocol):
-    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue],
-                       range_on_disk: bool = True) -> Noise:
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated with random rounding: the rounding noise inside it (its range of
-        the result kept on disk where only that fits, if `range_on_disk`)."""
+        the result kept on disk where only that fits)."""
         ...
 
 
@@ -137,11 +136,11 @@ class ShadowBackend:
 @dataclass(frozen=True)
 class NoiseBackend(ShadowBackend):
     """`backend` evaluating with random rounding (its `evaluate_noise`), through the runners
-    like the shadow. `range_on_disk`: whether the stage may keep its range of the result on
-    disk, as it may only where its result stays in this process (a worker's is sent back
-    whole, in memory)."""
+    like the shadow. `range_folder`: where a range of the result kept on disk goes when the
+    stage runs in a worker process, whose result is pickled back (`memory.SharedDiskArray`:
+    as its file); None where it stays in this process."""
 
-    range_on_disk: bool = True
+    range_folder: str | None = None
 
     @property
     def name(self) -> str:
@@ -151,7 +150,10 @@ class NoiseBackend(ShadowBackend):
         inner = self.inner
         if not isinstance(inner, EvaluatesNoise):
             raise EvaluationError(f"the {inner.name} backend has no random-rounding evaluation")
-        return inner.evaluate_noise(step, arguments, self.range_on_disk)
+        from workbench.replay.processes.memory import shared_disk_arrays
+
+        with shared_disk_arrays(self.range_folder):
+            return inner.evaluate_noise(step, arguments)
 
 
 @dataclass(frozen=True)
@@ -384,32 +386,28 @@ class HloBackend:
                 for number, value in enumerate(arguments)]
         return self._evaluate(shadow_module(module, narrow), wide)
 
-    def noise_stage_problem(self, step: Step, arguments: Sequence[LiteralValue],
-                            range_on_disk: bool = True) -> str | None:
+    def noise_stage_problem(self, step: Step, arguments: Sequence[LiteralValue]) -> str | None:
         """Why `evaluate_noise` of `step` would not fit the memory limit (what it needs and
         how to raise it), sized from the declared shapes without evaluating; None if it fits."""
         from workbench.replay.judge.noise.run import noise_plan
         from workbench.replay.processes.memory import OverMemoryLimit
 
         try:
-            noise_plan(self.load(step), arguments, range_on_disk=range_on_disk)
+            noise_plan(self.load(step), arguments)
         except OverMemoryLimit as error:
             return str(error)
         return None
 
-    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue],
-                       range_on_disk: bool = True) -> Noise:
+    def evaluate_noise(self, step: Step, arguments: Sequence[LiteralValue]) -> Noise:
         """`step` evaluated in f64 a few times with random rounding at each op's declared
-        precision (`judge/noise/`): the rounding noise inside it (`range_on_disk`: see
-        `NoiseBackend`). Arguments as `evaluate_shadow` takes them (no perturbation). Each of
-        its evaluations is
-        `report`ed as it starts, to whoever runs it (`processes/workers.py`)."""
+        precision (`judge/noise/`): the rounding noise inside it. Arguments as
+        `evaluate_shadow` takes them (no perturbation). Each of its evaluations is `report`ed
+        as it starts, to whoever runs it (`processes/workers.py`)."""
         from workbench.replay.judge.noise.run import noise_of
         from workbench.replay.processes.workers import report
 
         return noise_of(self.load(step), arguments,
-                        tell=lambda label, left: report((label, left)),
-                        range_on_disk=range_on_disk)
+                        tell=lambda label, left: report((label, left)))
 
 
     def evaluate_gpu_allowance(self, step: Step, arguments: Sequence[LiteralValue],

@@ -25,6 +25,8 @@ run side by side on several workers (`ParallelEvaluations`, `parallel_verdict.py
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -341,6 +343,7 @@ class Replay:
         # judged only if the conditioning is asked for.
         self._perturbed: Evaluation | None = None
         self._spill: bool | None = None  # decided by the reference's size (`spill.py`)
+        self._shared: str | None = None  # a worker's files for this replay (`_shared_folder`)
         from workbench.replay import spill
 
         if spill.should_spill(spill.value_bytes(tuple(self.inputs.arguments))):
@@ -376,6 +379,16 @@ class Replay:
         self.runner.close()
         if self.parallel is not None:
             self.parallel.close()
+        if self._shared is not None:
+            shutil.rmtree(self._shared, ignore_errors=True)
+            self._shared = None
+
+    def _shared_folder(self) -> str:
+        """A private folder for what a worker keeps on disk for this replay (`NoiseBackend`),
+        made on first need and removed with the replay, whatever the worker left in it."""
+        if self._shared is None:
+            self._shared = tempfile.mkdtemp(prefix="workbench-replay-")
+        return self._shared
 
     def __enter__(self) -> Replay:
         return self
@@ -674,8 +687,7 @@ class Replay:
         widens = getattr(self.backend, "shadow_widens_arguments", False)
         try:
             return find(self.steps[0], list(self.inputs.arguments) if widens
-                        else [widen(a) for a in self.inputs.arguments],
-                        isinstance(self.runner, InlineRunner))  # as `_evaluate_noise`
+                        else [widen(a) for a in self.inputs.arguments])
         except (Unsupported, EvaluationError, ReadError):
             return None  # the stage says so when it runs, if it must
 
@@ -706,8 +718,9 @@ class Replay:
                             ahead=float(left), replaces=not told[0])
                 told[0] = True
 
-            # A range on disk stays there only where the stage's result stays in this process.
-            backend = NoiseBackend(self.backend, isinstance(self.runner, InlineRunner))
+            # A worker's range on disk comes back as its file, from a folder this replay owns.
+            backend = NoiseBackend(self.backend, None if isinstance(self.runner, InlineRunner)
+                                   else self._shared_folder())
             evaluation = self.runner.evaluate(backend, self.steps[0], arguments, self.cancel,
                                               progress=tell)
         self.noise_evaluations += 1

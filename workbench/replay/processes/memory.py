@@ -18,9 +18,13 @@ import ctypes.util
 import errno
 import functools
 import math
+import mmap
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 
@@ -86,19 +90,67 @@ def return_freed_memory() -> bool:
 
 
 def disk_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
-    """A zeroed, writable array of `shape` and `dtype` in an unnamed temporary file mapped
-    read-write: memory the system writes back and drops as it needs, gone with its last
-    mapping. Its blocks are reserved on disk first where the file system can, so a full disk
-    is found here (None), not by a crash when a page is written later."""
+    """A zeroed, writable array of `shape` and `dtype` in a temporary file mapped read-write:
+    memory the system writes back and drops as it needs. Its blocks are reserved on disk
+    first where the file system can, so a full disk is found here (None), not by a crash
+    when a page is written later. The file is unnamed, gone with its last mapping; within
+    `shared_disk_arrays(folder)` it is named in that folder instead, so the array can be sent
+    to another process as its file (`SharedDiskArray`)."""
     size = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+    folder = _shared_folder.get()
     try:
-        with tempfile.TemporaryFile(prefix="workbench-range-") as file:
-            try:
-                os.posix_fallocate(file.fileno(), 0, size)
-            except OSError as error:
-                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                    raise
-                file.truncate(size)  # a file system that cannot reserve: sparse
-            return np.memmap(file, dtype=dtype, mode="r+", shape=shape)
+        if folder is None:
+            with tempfile.TemporaryFile(prefix="workbench-range-") as file:
+                _reserve(file.fileno(), size)
+                return np.memmap(file, dtype=dtype, mode="r+", shape=shape)
+        descriptor, path = tempfile.mkstemp(prefix="range-", dir=folder)
+        with os.fdopen(descriptor, "r+b") as file:
+            _reserve(file.fileno(), size)
+        return SharedDiskArray(path, dtype=dtype, mode="r+", shape=shape)
     except OSError:
         return None
+
+
+def _reserve(descriptor: int, size: int) -> None:
+    try:
+        os.posix_fallocate(descriptor, 0, size)
+    except OSError as error:
+        if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+        os.ftruncate(descriptor, size)  # a file system that cannot reserve: sparse
+
+
+# The folder `disk_array` names its files in (`shared_disk_arrays`); None: unnamed files.
+_shared_folder: ContextVar[str | None] = ContextVar("shared_folder", default=None)
+
+
+@contextmanager
+def shared_disk_arrays(folder: str | None) -> Iterator[None]:
+    """Within it, `disk_array` makes `SharedDiskArray`s in `folder`: what a worker process
+    makes for its parent (a noise stage's range of the result at model size). The parent owns
+    the folder and removes it; each file is unlinked once the parent has mapped it."""
+    token = _shared_folder.set(folder)
+    try:
+        yield
+    finally:
+        _shared_folder.reset(token)
+
+
+class SharedDiskArray(np.memmap):
+    """A `disk_array` in a named file: pickled as that file, so a worker process hands an
+    array of model size to its parent without sending its bytes through a pipe (and holding
+    them in the parent's memory). A view of it pickles its bytes, as any array does."""
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        if not isinstance(self.base, mmap.mmap) or self.filename is None:
+            return np.asarray(self).__reduce__()
+        return (_mapped_again, (self.filename, self.dtype.str, self.shape))
+
+
+def _mapped_again(path: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A pickled `SharedDiskArray`: its file mapped again, here, and unlinked (the mappings
+    keep it until the last goes)."""
+    array = np.memmap(path, dtype=np.dtype(dtype), mode="r+", shape=shape)
+    with suppress(FileNotFoundError):
+        os.unlink(path)
+    return array

@@ -75,14 +75,14 @@ class StageMemory:
 
 def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[str, str]]],
                        declared: dict[tuple[str, str], Instruction], budget: int,
-                       limit: int | None = None, range_on_disk: bool = True) -> StageMemory:
+                       limit: int | None = None) -> StageMemory:
     """The most bytes the stage holds at once, from declared shapes, before any sample runs:
     one evaluation of the f64 shadow (each output handed to the range as it is made), the
     samples' range of its result (of the declared shape `result`: `result_bytes`), the
     values' ranges the recorder keeps (for the split sample, its largest group within
     `budget`, and to name jumps, `TRACKED_BYTES`: at most every value's), and the
     accumulation spreads (`spreads_budget`). Where the stage fits only with the range of the
-    result out of memory (and `range_on_disk` allows it), that range is kept on disk (a file
+    result out of memory, that range is kept on disk (a file
     the system writes back and drops: a training step's result is as large as its parameters
     and optimizer state), and not counted.
     Raises `OverMemoryLimit` saying so when the stage passes the memory limit all the same,
@@ -101,7 +101,7 @@ def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[
     in_memory = evaluation + kept_result + kept
     spreads = spreads_budget(declared, in_memory, limit)
     on_disk = False
-    if range_on_disk and in_memory + spreads > room:  # on disk, where only that fits
+    if in_memory + spreads > room:  # on disk, where only that fits
         spared = spreads_budget(declared, in_memory - kept_result, limit)
         if in_memory - kept_result + spared <= room:
             on_disk, in_memory, spreads = True, in_memory - kept_result, spared

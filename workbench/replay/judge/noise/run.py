@@ -48,11 +48,11 @@ class NoisePlan:
 
 
 def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
-               limit: int | None = None, range_on_disk: bool = True) -> NoisePlan:
+               limit: int | None = None) -> NoisePlan:
     """The stage's plan for `module` on widened `arguments` under the memory limit `limit`
     (the one in force by default), its range of the result kept on disk where only that fits
-    (if `range_on_disk`); raises `OverMemoryLimit` when the stage would not fit, before any
-    sample runs."""
+    (in a folder a parent process maps it from, within `memory.shared_disk_arrays`); raises
+    `OverMemoryLimit` when the stage would not fit, before any sample runs."""
     from workbench.replay.hlo.shadow import narrow_arguments, narrowed_module
 
     shadow = narrowed_module(module, narrow_arguments(module, arguments))
@@ -61,13 +61,13 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     budget = split_sample_budget(limit)
     groups = packed_groups(needed_clusters(declared, ancestors), declared, budget)
     memory = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget,
-                                limit, range_on_disk)
+                                limit)
     return NoisePlan(shadow, declared, module.entry.root.shape, ancestors, budget, groups,
                      memory.spreads, memory.holds, memory.range_on_disk)
 
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES,
-             tell: StageProgress | None = None, range_on_disk: bool = True) -> Noise:
+             tell: StageProgress | None = None) -> Noise:
     """The reference `module` evaluated `samples` times in f64 with random rounding at each
     op's declared precision, on `arguments` widened to the shadow's types or in their declared
     types (float arrays then widened where each instruction reads them: `hlo/shadow.py`).
@@ -78,8 +78,8 @@ def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int 
     sample moves them. The random samples are the same each time (fixed seeds); the ranges
     are their union with every group's split sample. Shares of the samples may run elsewhere
     (`sampled`, one worker's share; `Sampled.merged`): this is the stage in one process,
-    telling `tell` each evaluation as it starts (`range_on_disk`: see `noise_plan`)."""
-    plan = noise_plan(module, arguments, range_on_disk=range_on_disk)
+    telling `tell` each evaluation as it starts."""
+    plan = noise_plan(module, arguments)
     counter = None if tell is None else _Counter(tell, len(plan.groups), samples)
     return noise_from(plan, arguments, (sampled(plan, arguments, group, range(samples), counter)
                                         for group in range(len(plan.groups))), counter)
