@@ -119,3 +119,20 @@ def test_manual_bisection_marks_until_the_culprit() -> None:
     assert (status.state, status.detail) == (Kind.MISMATCH, "#3 bad")
     assert app.log == ["manual bisect jit_fake: culprit: #3 bad"]
     assert app.shown[-1] is control.manual
+
+
+def test_a_forgotten_replay_is_closed_with_the_app() -> None:
+    """A module whose files changed drops its cached replays (the next job opens a fresh
+    one), but a job may still run the old one: it is closed when the app closes its jobs, so
+    what it keeps on disk (a worker's range of the result) goes with it."""
+    module = make_module("good bad")
+    app = Recorder(module)
+    backend = FakeBackend(Path("/nonexistent"), module)
+    replay = Replay(backend, resolve_inputs(backend, module.executions[0], InputSpec()))
+    closed: list[Replay] = []
+    replay.close = lambda: closed.append(replay)  # type: ignore[method-assign]  # counted
+    app.jobs._replays[(module.key, None)] = replay
+    app.jobs.forget(module.key)
+    assert app.jobs._replays == {} and closed == []
+    app.jobs.close()
+    assert closed == [replay]

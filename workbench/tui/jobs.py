@@ -132,6 +132,7 @@ class Jobs:
         self.app = app
         self.current: Job | None = None
         self._replays: dict[tuple[str, str | None], Replay] = {}
+        self._stale: list[Replay] = []  # forgotten, closed with the app (`forget`)
         self._pool: WorkerPool | None = None
 
     @property
@@ -176,16 +177,18 @@ class Jobs:
 
     def close(self) -> None:
         self.cancel()
-        for replay in self._replays.values():
+        for replay in [*self._replays.values(), *self._stale]:
             replay.close()
         self._replays.clear()
+        self._stale.clear()
         if self._pool is not None:
             self._pool.close()
 
     def forget(self, module_key: str) -> None:
-        """A module's files changed: its cached replays are stale."""
+        """A module's files changed: its cached replays are stale (closed with the app: a job
+        may still be running one)."""
         for key in [k for k in self._replays if k[0] == module_key]:
-            del self._replays[key]
+            self._stale.append(self._replays.pop(key))
 
     # ----- replays ----------------------------------------------------------------------------
 
