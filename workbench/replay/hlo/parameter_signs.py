@@ -26,6 +26,8 @@ from typing import Union
 import numpy as np
 
 from workbench.hlo_ir import Computation, HloModule, Instruction, Shape
+from workbench.replay.errors import Unsupported
+from workbench.replay.hlo.dtypes import dtype_of, kind_of
 
 # The entry parameters whose sign a value carries: one set per array, a tuple for a tuple.
 Sources = Union[frozenset[int], tuple["Sources", ...]]  # noqa: UP007
@@ -55,25 +57,25 @@ def non_negative_parameters(module: HloModule) -> frozenset[int]:
     flow.computation(entry, tuple(_leaves_of(p.shape.is_tuple, len(p.shape.tuple_shapes),
                                              frozenset((p.parameter_number or 0,)))
                                   for p in entry.parameters))
-    types = {p.parameter_number or 0: _element_types(p.shape) for p in entry.parameters}
-    floats = {n for n in flow.reaching if any(_is_float(t) for t in types.get(n, ()))}
-    counts = {n for n in flow.exponents
-              if any(_is_float(t) or _is_integer(t) for t in types.get(n, ()))}
+    kinds = {p.parameter_number or 0: _kinds(p.shape) for p in entry.parameters}
+    floats = {n for n in flow.reaching if kinds.get(n, set()) & _FLOATS}
+    counts = {n for n in flow.exponents if kinds.get(n, set()) & (_FLOATS | _INTEGERS)}
     return frozenset(floats | counts)
 
 
-def _element_types(shape: Shape) -> list[str]:
+_FLOATS = frozenset(("float", "narrow"))
+_INTEGERS = frozenset(("signed", "unsigned"))
+
+
+def _kinds(shape: Shape) -> set[str]:
+    """The kinds (`dtypes.kind_of`) of a parameter's arrays; none for a type numpy cannot
+    hold (a token)."""
     if shape.is_tuple:
-        return [t for inner in shape.tuple_shapes for t in _element_types(inner)]
-    return [shape.element_type.lower()]
-
-
-def _is_float(element_type: str) -> bool:
-    return element_type.startswith(("f", "bf"))
-
-
-def _is_integer(element_type: str) -> bool:
-    return element_type.startswith(("s", "u")) and element_type[1:].isdigit()
+        return {kind for inner in shape.tuple_shapes for kind in _kinds(inner)}
+    try:
+        return {kind_of(dtype_of(shape.element_type))}
+    except Unsupported:
+        return set()
 
 
 def _leaves_of(is_tuple: bool, count: int, sources: frozenset[int]) -> Sources:

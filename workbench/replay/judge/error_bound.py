@@ -203,17 +203,18 @@ def with_noise(truth: Truth, noise: Noise, strict: LiteralValue,
         spreads = np.concatenate([s for s, _ in on_boundary])
         least = np.broadcast_to(_absolute(spreads, np.concatenate([m for _, m in on_boundary])),
                                 spreads.shape)
-    start = [0]
+    start = 0
 
     def widened(leaf: tuple) -> tuple:
         """The array's value, bound (widened on the boundary) and legal NaNs, kept."""
+        nonlocal start
         t, bound, legal_nan, spread, boundary = leaf
         if bound is None:
             return (kept(t), None, None)
         if spread is not None:
-            extra = np.maximum(least[start[0]:start[0] + spread.size] - spread, 0.0)
+            extra = np.maximum(least[start:start + spread.size] - spread, 0.0)
             bound[boundary] += C * extra  # `bound` is this stage's own array
-            start[0] += spread.size
+            start += spread.size
         return (kept(t), kept(bound), kept(legal_nan))
 
     parts = _noisy(truth.value, truth.bound, noise.low, noise.high, nan_seen, strict, widened)

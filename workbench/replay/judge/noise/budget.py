@@ -16,6 +16,7 @@ from workbench.replay.judge.noise.op_kinds import (
     F32_EPS,
     FLOAT_TYPES,
     STEPS,
+    converts_exactly,
     eps_of,
     has_discrete,
     is_float,
@@ -141,11 +142,9 @@ def _kept_bytes(key: tuple[str, str], declared: dict[tuple[str, str], Instructio
     instruction = declared.get(key)
     if instruction is None or instruction.opcode in EXACT:
         return 0
-    if instruction.opcode == "convert":
-        operand = declared.get((key[0], instruction.operands[0]))
-        if operand is not None and operand.shape.is_array \
-                and operand.shape.element_type not in FLOAT_TYPES:
-            return 0
+    if instruction.opcode == "convert" and \
+            converts_exactly(declared.get((key[0], instruction.operands[0]))):
+        return 0
     return _range_bytes(instruction.shape)
 
 
@@ -193,19 +192,16 @@ def packed_groups(clusters: list[set[tuple[str, str]]],
     """The clusters packed in order into groups whose values' ranges, sized from their
     declared shapes, fit `budget` with `TRACKED_BYTES` kept besides (one group when all fit;
     a cluster larger than the budget alone is a group of its own)."""
-    def size(key: tuple[str, str]) -> int:
-        return _kept_bytes(key, declared)
-
     room = max(budget - TRACKED_BYTES, 0)
     groups: list[set[tuple[str, str]]] = []
     current: set[tuple[str, str]] = set()
     used = 0
     for cluster in clusters:
-        cost = sum(size(key) for key in cluster - current)
+        cost = sum(_kept_bytes(key, declared) for key in cluster - current)
         if current and used + cost > room:
             groups.append(current)
             current, used = set(), 0
-            cost = sum(size(key) for key in cluster)
+            cost = sum(_kept_bytes(key, declared) for key in cluster)
         current |= cluster
         used += cost
     groups.append(current)

@@ -22,6 +22,7 @@ from workbench.replay.judge.noise.op_kinds import (
     FLOAT_TYPES,
     ROUNDED_TUPLES,
     STEPS,
+    converts_exactly,
     eps_of,
     has_discrete,
     is_float,
@@ -118,9 +119,7 @@ class NoisyInterpreter(Interpreter):
         holds (an s32 127 is 127.0 in f32; moved by a random fraction of an ulp it was
         126.99999, and a clip bound made a following cast to int8 flip). None for a convert
         from a float type, which rounds."""
-        operand = self.declared.get((computation, original.operands[0]))
-        if operand is None or not operand.shape.is_array \
-                or operand.shape.element_type in FLOAT_TYPES:
+        if not converts_exactly(self.declared.get((computation, original.operands[0]))):
             return None
         declared_type = dtype_of(original.shape.element_type)
 

@@ -131,3 +131,12 @@ def has_discrete(instruction: Instruction) -> bool:
 def is_float(instruction: Instruction) -> bool:
     shape = instruction.shape
     return not shape.is_tuple and shape.element_type in FLOAT_TYPES
+
+
+def converts_exactly(operand: Instruction | None) -> bool:
+    """Whether a convert of `operand` to a float type rounds to nearest as a function of its
+    operand alone, exactly for any integer the type holds: a convert from an integer or a
+    pred array. The samples neither round nor record it (`noisy_interpreter`), and the
+    stage's budget keeps nothing for it (`budget`)."""
+    return operand is not None and operand.shape.is_array \
+        and operand.shape.element_type not in FLOAT_TYPES
