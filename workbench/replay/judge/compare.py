@@ -479,10 +479,15 @@ def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(actual.astype(wide) - value)
         error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
+        undefined = np.isnan(actual)  # beyond any bound, an unending one too, unless legal
         if truth.legal_nan is not None:
-            error = np.where(np.isnan(actual) & truth.legal_nan, 0.0, error)
-        still = beyond_tolerance & ~(error <= bound)
+            error = np.where(undefined & truth.legal_nan, 0.0, error)
+            undefined &= ~truth.legal_nan
+        still = beyond_tolerance & (~(error <= bound) | undefined)
         ratio = error / np.maximum(bound, np.finfo(np.float64).tiny)
+        # An unending bound (a random-rounding sample passed the largest finite value):
+        # every number is within it, and a NaN beyond.
+        ratio = np.where(np.isinf(bound), np.where(undefined, np.inf, 0.0), ratio)
     worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
                              actual.shape)
     check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),

@@ -212,7 +212,7 @@ def with_noise(truth: Truth, noise: Noise, strict: LiteralValue,
         if bound is None:
             return (kept(t), None, None)
         if spread is not None:
-            extra = np.maximum(least[start:start + spread.size] - spread, 0.0)
+            extra = np.fmax(least[start:start + spread.size] - spread, 0.0)  # inf - inf
             bound[boundary] += C * extra  # `bound` is this stage's own array
             start += spread.size
         return (kept(t), kept(bound), kept(legal_nan))
@@ -268,7 +268,10 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
             t = np.where(decided, (lo + hi) / 2, t)
             own = np.where(decided, U * _eps(reference.dtype) * np.abs(t), 0.0)
         spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
-        spread = np.where(np.isfinite(spread), spread, 0.0)
+        # A sample past the largest finite value (of f64, or of the storage type the range
+        # is kept in) where the truth is finite: rounding alone takes the element anywhere,
+        # so its bound has no end. Where the truth itself is not finite, no spread.
+        spread = np.where(np.isnan(spread) | ~np.isfinite(t), 0.0, spread)
         widened = np.asarray(bound) + C * spread + own
         boundary = None
         if nan_seen is not None:  # NaN in a random sample, finite in some legal evaluation
@@ -280,5 +283,5 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
         legal_nan = legal_nan | np.asarray(nan_seen)
     on_boundary = spread[boundary] if boundary is not None and np.any(boundary) else None
     del spread
-    return finish((t, np.where(np.isfinite(widened), widened, bound), legal_nan, on_boundary,
+    return finish((t, np.where(np.isnan(widened), bound, widened), legal_nan, on_boundary,
                    boundary))

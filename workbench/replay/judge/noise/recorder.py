@@ -92,7 +92,8 @@ class Recorder:
                 return
             self.tracked += size
             self.named_only += 0 if needed else size
-            self.ranges[key] = (np.array(value, dtype=kept), np.array(value, dtype=kept))
+            with np.errstate(over="ignore"):  # beyond f32's largest: infinite, as it is
+                self.ranges[key] = (np.array(value, dtype=kept), np.array(value, dtype=kept))
             nans = np.isnan(value)
             self.first_nan[key] = nans if nans.any() else None
             return
