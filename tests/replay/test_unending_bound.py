@@ -67,6 +67,8 @@ def test_an_element_a_sample_takes_past_f32s_largest_is_within_an_unending_bound
     legal = (np.where(unbounded, np.float32(1e30), strict[0]), strict[1])
     comparison = compare(strict, legal, truth=truth)
     assert comparison.ok, comparison.summary
+    assert comparison.unbounded == int(np.count_nonzero(unbounded))
+    assert f"{comparison.unbounded} element(s) have no bound" in comparison.summary
     assert np.all(np.isinf(truth.bound[0]) == np.isinf(noise.high[0]))
 
 

@@ -246,6 +246,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
         "no_bound_because": c.shadow_problem,
         "no_noise_stage_because": c.noise_problem,
         "noise_left_out": c.noise_left_out,
+        "unbounded": c.unbounded,
         "widened_by": [{"instruction": d.name, "opcode": d.opcode,
                         "computation": d.computation, "op_name": d.op_name,
                         "elements": d.elements, "how": "flips" if d.flipped else "jumps"}

@@ -155,6 +155,9 @@ class Comparison:
     shadow_problem: str | None = None  # why no bound could be had (judged by tolerance only)
     noise_problem: str | None = None  # why rounding noise inside the program was not modelled
     noise_left_out: str | None = None  # what the noise stage left out, where it mattered
+    # Elements beyond the tolerance within their bound only because it has no end: a
+    # random-rounding sample passed the largest finite value there (`error_bound._noisy`).
+    unbounded: int = 0
     # Outputs of a non-unique factorization judged by its relations (`factorizations.py`)
     relations: str | None = None
     # Where rounding noise inside the program decided values, when the bound that judged
@@ -459,6 +462,9 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
         if not np.any(still):
             break
     assert check is not None
+    with np.errstate(invalid="ignore"):
+        endless = np.isinf(np.asarray(part.bound, dtype=np.float64))
+    result.unbounded += int(np.count_nonzero(beyond_tolerance & ~still & endless))
     if np.any(still) and part.noise_left_out:  # a mismatch the noise stage may not explain
         result.noise_left_out = part.noise_left_out
     for discontinuity in check.widened_by:
@@ -522,6 +528,9 @@ def noise_text(comparison: Comparison) -> str:
     left out where that may matter ("" when nothing)."""
     found = comparison.widened_by
     left_out = f"; {comparison.noise_left_out}" if comparison.noise_left_out else ""
+    if comparison.unbounded:
+        left_out += (f"; {comparison.unbounded} element(s) have no bound: the program "
+                     "amplifies its rounding there past the largest finite value")
     if not found:
         problem = comparison.noise_problem
         return f"; no noise stage: {problem}" if problem and not comparison.ok else left_out
