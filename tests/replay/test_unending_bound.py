@@ -83,3 +83,12 @@ def test_an_unending_bound_takes_no_nan_and_the_bounded_output_still_judges() ->
     wrong = a.copy()
     wrong[5] *= np.float32(1.01)  # x * 3 one percent off: its bound is an ulp or two
     assert not compare(strict, (e, wrong), truth=truth).ok
+
+
+def test_a_scalar_output_takes_an_unending_bound_too() -> None:
+    """A 0-d output (a loss) with no end to its bound: any number within it, a NaN beyond."""
+    expected = np.array(1.0, np.float32)
+    truth = Truth(np.array(1.0), np.array(np.inf), (), None, None)
+    far = compare(expected, np.array(1e30, np.float32), truth=truth)
+    assert far.ok and far.unbounded == 1
+    assert not compare(expected, np.array(np.nan, np.float32), truth=truth).ok

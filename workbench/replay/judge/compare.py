@@ -447,6 +447,7 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
     of the source that passes them all, or else its last; records the worst element."""
     check: BoundCheck | None = None
     still = beyond_tolerance
+    unbounded = 0
     for stage in source.stages():
         truth = source.truth(stage)
         if truth is None:
@@ -458,13 +459,12 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
         part = truth.at(path)
         if part.bound is None:
             return beyond_tolerance
-        check, still = _within_bound(expected, actual, beyond_tolerance, part, path)
+        check, still, unbounded = _within_bound(expected, actual, beyond_tolerance, part,
+                                                path)
         if not np.any(still):
             break
     assert check is not None
-    with np.errstate(invalid="ignore"):
-        endless = np.isinf(np.asarray(part.bound, dtype=np.float64))
-    result.unbounded += int(np.count_nonzero(beyond_tolerance & ~still & endless))
+    result.unbounded += unbounded
     if np.any(still) and part.noise_left_out:  # a mismatch the noise stage may not explain
         result.noise_left_out = part.noise_left_out
     for discontinuity in check.widened_by:
@@ -476,30 +476,33 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
 
 
 def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np.ndarray,
-                  truth: Truth, path: tuple[int, ...]) -> tuple[BoundCheck, np.ndarray]:
-    """The worst element (largest error / bound) among those beyond the tolerance, and which
-    of them are beyond their bound of the truth too."""
+                  truth: Truth, path: tuple[int, ...]) -> tuple[BoundCheck, np.ndarray, int]:
+    """The worst element (largest error / bound) among those beyond the tolerance, which of
+    them are beyond their bound of the truth too, and how many are within it only because it
+    has no end (`Comparison.unbounded`)."""
     wide = np.complex128 if actual.dtype.kind == "c" else np.float64
     value = np.asarray(truth.value)
     bound = np.asarray(truth.bound, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         error = np.abs(actual.astype(wide) - value)
         error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
-        undefined = np.isnan(actual)  # beyond any bound, an unending one too, unless legal
+        undefined = np.asarray(np.isnan(actual))  # beyond any bound, unless legal
         if truth.legal_nan is not None:
             error = np.where(undefined & truth.legal_nan, 0.0, error)
             undefined &= ~truth.legal_nan
         still = beyond_tolerance & (~(error <= bound) | undefined)
-        ratio = error / np.maximum(bound, np.finfo(np.float64).tiny)
-        # An unending bound (a random-rounding sample passed the largest finite value):
-        # every number is within it, and a NaN beyond.
-        ratio = np.where(np.isinf(bound), np.where(undefined, np.inf, 0.0), ratio)
+        ratio = np.asarray(error / np.maximum(bound, np.finfo(np.float64).tiny))
+    endless = np.isinf(bound)
+    unbounded = 0
+    if endless.any():  # a sample passed the largest finite value: every number is within
+        ratio[endless] = np.where(undefined[endless], np.inf, 0.0)  # and a NaN beyond
+        unbounded = int(np.count_nonzero(endless & beyond_tolerance & ~still))
     worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
                              actual.shape)
     check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),
                        float(bound[worst]), _scalar(value[worst]), _scalar(actual[worst]),
                        _scalar(expected[worst]), truth.widened_by)
-    return check, still
+    return check, still, unbounded
 
 
 # ------------------------------------------------------------------------------ words
