@@ -577,7 +577,7 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     ancestors = split_sample.steep_ancestors(declared, split_sample.non_negative(module))
     clusters = budget.needed_clusters(declared, ancestors)
     assert len(clusters) == 2
-    one = max(budget.RANGE_BYTES * 4 * len(cluster) for cluster in clusters)
+    one = max(budget.group_bytes(cluster, declared) for cluster in clusters)
     monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
     monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / budget.NEEDED_SHARE))
     assert len(budget.packed_groups(clusters, declared, one)) == 2

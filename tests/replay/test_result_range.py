@@ -16,7 +16,7 @@ from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.judge.noise.model import SAMPLES
 from workbench.replay.judge.noise.noisy_interpreter import NoisyInterpreter
 from workbench.replay.judge.noise.recorder import Recorder
-from workbench.replay.judge.noise.result_range import _outward_pair, result_bytes
+from workbench.replay.judge.noise.result_range import outward_pair, result_bytes
 from workbench.replay.judge.noise.run import noise_plan, sampled
 
 OUTPUTS = """
@@ -36,7 +36,7 @@ ENTRY main {
 
 def test_outward_rounding_never_lands_inside_the_value() -> None:
     wide = np.array([1 + 2.0**-30, -(1 + 2.0**-30), 1.0, 1e39, -1e39, np.nan, 2.0**-140, 0.0])
-    low, high = _outward_pair(wide, np.dtype(np.float32))
+    low, high = outward_pair(wide, np.dtype(np.float32))
     assert low.dtype == high.dtype == np.float32
     finite = ~np.isnan(wide)
     assert np.all(low[finite].astype(np.float64) <= wide[finite])
@@ -55,10 +55,10 @@ def test_outward_rounding_never_lands_inside_the_value() -> None:
     back = nearest.astype(np.float64)
     for down, off, toward in ((True, back > many, -np.inf), (False, back < many, np.inf)):
         expected = np.where(off, np.nextafter(nearest, np.float32(toward)), nearest)
-        assert np.array_equal(_outward_pair(many, np.dtype(np.float32))[0 if down else 1],
+        assert np.array_equal(outward_pair(many, np.dtype(np.float32))[0 if down else 1],
                               expected)
     bf16 = np.dtype(ml_dtypes.bfloat16)
-    down, _ = _outward_pair(np.array([1 + 2.0**-10]), bf16)
+    down, _ = outward_pair(np.array([1 + 2.0**-10]), bf16)
     assert down.dtype == bf16 and float(down[0]) == 1.0
 
 

@@ -22,6 +22,7 @@ from workbench.replay.judge.noise.op_kinds import (
     is_float,
 )
 from workbench.replay.judge.noise.result_range import result_bytes
+from workbench.replay.judge.noise.split_sample import STEEP_AT_ZERO
 
 # Most bytes kept only to name flips and jumps: integer values, and the ranges of values
 # declared at most f32 wide in f32 (a jump is a quarter of the array's magnitude).
@@ -30,6 +31,9 @@ TRACKED_BYTES = 128 * 2**20
 # limit in force (`--memory-limit`; a quarter of the machine's memory by default).
 NEEDED_SHARE = 0.25
 RANGE_BYTES = 17  # what a value's range keeps per element: low and high in f64, a NaN mask
+# What the range of a value read only to tell where a steep op is decided keeps per element
+# (`deciders`): low and high in f32, rounded outward, and the NaN mask.
+DECIDER_BYTES = 9
 # Most bytes of accumulation spreads kept for later samples (`spreads_budget`): this share of
 # the memory limit, at most what the program's narrow dots make, and of it what the rest of
 # the stage leaves room for, though never less than `SPREAD_FLOOR`. A spread not kept is
@@ -76,7 +80,8 @@ class StageMemory:
 
 def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[str, str]]],
                        declared: dict[tuple[str, str], Instruction], budget: int,
-                       limit: int | None = None) -> StageMemory:
+                       limit: int | None = None,
+                       deciders: frozenset[tuple[str, str]] = frozenset()) -> StageMemory:
     """The most bytes the stage holds at once, from declared shapes, before any sample runs:
     one evaluation of the f64 shadow (each output handed to the range as it is made), the
     samples' range of its result (of the declared shape `result`: `result_bytes`), the
@@ -95,9 +100,10 @@ def check_stage_memory(shadow: HloModule, result: Shape, groups: list[set[tuple[
     evaluation = Interpreter(shadow, output_sink=_dropped).holds_at_once(
         shadow.entry_name)  # raises beyond it
     kept_result = result_bytes(result)
-    split = min(budget, max((_group_bytes(group, declared) for group in groups), default=0))
+    split = min(budget, max((group_bytes(group, declared, deciders) for group in groups),
+                            default=0))
     # At most every value's range: a small program keeps far less than the caps.
-    kept = min(split + TRACKED_BYTES, _group_bytes(set(declared), declared))
+    kept = min(split + TRACKED_BYTES, group_bytes(set(declared), declared, deciders))
     room = memory_limit() if limit is None else limit
     in_memory = evaluation + kept_result + kept
     spreads = spreads_budget(declared, in_memory, limit)
@@ -120,32 +126,59 @@ def _dropped(index: int, value: Value) -> None:
     """What `check_stage_memory`'s interpreter hands each output to: it runs nothing."""
 
 
-def _range_bytes(shape: Shape) -> int:
-    """What the samples' range of a value of `shape` keeps: `RANGE_BYTES` a float element."""
+def _range_bytes(shape: Shape, each: int = RANGE_BYTES) -> int:
+    """What the samples' range of a value of `shape` keeps: `each` bytes a float element."""
     if shape.is_tuple:
-        return sum(_range_bytes(part) for part in shape.tuple_shapes)
+        return sum(_range_bytes(part, each) for part in shape.tuple_shapes)
     if not shape.is_array or shape.element_type not in FLOAT_TYPES:
         return 0
-    return RANGE_BYTES * int(np.prod(shape.dims, dtype=np.int64))
+    return each * int(np.prod(shape.dims, dtype=np.int64))
 
 
-def _group_bytes(group: set[tuple[str, str]],
-                 declared: dict[tuple[str, str], Instruction]) -> int:
-    return sum(_kept_bytes(key, declared) for key in group)
+def group_bytes(group: set[tuple[str, str]], declared: dict[tuple[str, str], Instruction],
+                deciders: frozenset[tuple[str, str]] = frozenset()) -> int:
+    """What the recorder keeps of the ranges of the values in `group`."""
+    return sum(_kept_bytes(key, declared, deciders) for key in group)
 
 
-def _kept_bytes(key: tuple[str, str], declared: dict[tuple[str, str], Instruction]) -> int:
+def _kept_bytes(key: tuple[str, str], declared: dict[tuple[str, str], Instruction],
+                deciders: frozenset[tuple[str, str]] = frozenset()) -> int:
     """What the recorder keeps of the value `key`'s samples' range: nothing for a value no op
     rounds (moved or copied, `EXACT`; converted from an integer or a pred), which the
     samples never record (`noisy_interpreter`): the optimizer state a training step reads,
-    the constants it broadcasts."""
+    the constants it broadcasts. A decider's range is kept in f32 (`deciders`)."""
     instruction = declared.get(key)
     if instruction is None or instruction.opcode in EXACT:
         return 0
     if instruction.opcode == "convert" and \
             converts_exactly(declared.get((key[0], instruction.operands[0]))):
         return 0
-    return _range_bytes(instruction.shape)
+    return _range_bytes(instruction.shape, DECIDER_BYTES if key in deciders else RANGE_BYTES)
+
+
+def _threshold_clusters(declared: dict[tuple[str, str], Instruction]
+                        ) -> list[set[tuple[str, str]]]:
+    """Each compare, step, integer convert, sort, top-k or argmax with its operands: what
+    the split sample answers from a threshold's other side, reading the operands' ranges."""
+    return [{(computation, name) for name in (instruction.name, *instruction.operands)}
+            for (computation, _), instruction in declared.items()
+            if instruction.opcode in STEPS | {"compare"} or (
+                instruction.opcode in ("convert", "reduce", "sort", "topk")
+                and has_discrete(instruction))]
+
+
+def deciders(declared: dict[tuple[str, str], Instruction],
+             ancestors: dict[tuple[str, str], list[tuple[str, str]]]
+             ) -> frozenset[tuple[str, str]]:
+    """The steep ops whose samples' range only tells where each is decided
+    (`split_sample.split_candidates`: far from zero beyond `REACH` half ranges), not what
+    the split sample moves or compares: kept in f32, rounded outward. That widens a range
+    by an f32 ulp of its ends, which turns an element undecided only where its samples
+    already straddle a quarter of its magnitude: an f64 range would be twice the bytes
+    (a GPT-2 step's AdamW updates: 3 GB)."""
+    read = set(ancestors).union(*_threshold_clusters(declared))
+    return frozenset(op for ops in ancestors.values() for op in ops
+                     if declared[op].opcode in STEEP_AT_ZERO and op not in read)
 
 
 def needed_clusters(declared: dict[tuple[str, str], Instruction],
@@ -154,13 +187,7 @@ def needed_clusters(declared: dict[tuple[str, str], Instruction],
     """What the split sample reads, as clusters that must be kept together: each steep op
     with the values whose sign it follows, each compare, step, integer convert, sort, top-k
     or argmax with its operands (overlapping clusters merged), in program order."""
-    clusters: list[set[tuple[str, str]]] = []
-    for (computation, _), instruction in declared.items():
-        if instruction.opcode in STEPS | {"compare"} or (
-                instruction.opcode in ("convert", "reduce", "sort", "topk")
-                and has_discrete(instruction)):
-            clusters.append({(computation, name)
-                             for name in (instruction.name, *instruction.operands)})
+    clusters = _threshold_clusters(declared)
     steep: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for value, ops in ancestors.items():
         for op in ops:
@@ -187,22 +214,26 @@ def needed_clusters(declared: dict[tuple[str, str], Instruction],
 
 
 def packed_groups(clusters: list[set[tuple[str, str]]],
-                  declared: dict[tuple[str, str], Instruction],
-                  budget: int) -> list[set[tuple[str, str]]]:
-    """The clusters packed in order into groups whose values' ranges, sized from their
-    declared shapes, fit `budget` with `TRACKED_BYTES` kept besides (one group when all fit;
-    a cluster larger than the budget alone is a group of its own)."""
+                  declared: dict[tuple[str, str], Instruction], budget: int,
+                  deciders: frozenset[tuple[str, str]] = frozenset()
+                  ) -> list[set[tuple[str, str]]]:
+    """The clusters (disjoint) packed into groups whose values' ranges, sized from their
+    declared shapes, fit `budget` with `TRACKED_BYTES` kept besides: one group when all fit;
+    else the largest first, each into the first group with room for it (a cluster larger
+    than the budget alone is a group of its own), since each group costs every sample
+    again. The groups come in the program order of their first clusters."""
     room = max(budget - TRACKED_BYTES, 0)
-    groups: list[set[tuple[str, str]]] = []
-    current: set[tuple[str, str]] = set()
-    used = 0
-    for cluster in clusters:
-        cost = sum(_kept_bytes(key, declared) for key in cluster - current)
-        if current and used + cost > room:
-            groups.append(current)
-            current, used = set(), 0
-            cost = sum(_kept_bytes(key, declared) for key in cluster)
-        current |= cluster
-        used += cost
-    groups.append(current)
-    return groups
+    costs = [group_bytes(cluster, declared, deciders) for cluster in clusters]
+    members: list[list[int]] = []
+    used: list[int] = []
+    for index in sorted(range(len(clusters)), key=lambda i: -costs[i]):
+        for group, total in enumerate(used):
+            if total + costs[index] <= room:
+                members[group].append(index)
+                used[group] += costs[index]
+                break
+        else:
+            members.append([index])
+            used.append(costs[index])
+    members.sort(key=min)
+    return [set().union(*(clusters[i] for i in group)) for group in members] or [set()]

@@ -13,6 +13,7 @@ from workbench.hlo_ir import Instruction
 from workbench.replay.hlo.registry import Value
 from workbench.replay.judge.noise import budget
 from workbench.replay.judge.noise.op_kinds import F32_EPS
+from workbench.replay.judge.noise.result_range import outward_pair
 
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
 
@@ -36,6 +37,8 @@ class Recorder:
     # Kept beyond `TRACKED_BYTES` (up to `needed_bytes`): what the split sample reads.
     needed: set[tuple[str, str]] = field(default_factory=set)
     needed_bytes: int = 0
+    # Of them, those whose range is kept in f32, rounded outward (`budget.deciders`).
+    deciders: frozenset[tuple[str, str]] = frozenset()
     left_out: int = 0  # values the split sample would read, not kept: beyond `needed_bytes`
     # When each flip was first seen, as (sample, values seen before it in that sample): the
     # order a serial run finds them in, whichever samples ran where (`run.Sampled.merged`).
@@ -83,7 +86,8 @@ class Recorder:
             if self.sample != 0:
                 return
             needed = key[:2] in self.needed
-            kept = np.float32 if not needed and eps >= F32_EPS else value.dtype
+            outward = needed and key[:2] in self.deciders
+            kept = np.float32 if outward or (not needed and eps >= F32_EPS) else value.dtype
             size = value.size * (2 * np.dtype(kept).itemsize + 1)
             if needed and self.tracked + size > self.needed_bytes:
                 self.left_out += 1
@@ -92,8 +96,15 @@ class Recorder:
                 return
             self.tracked += size
             self.named_only += 0 if needed else size
-            with np.errstate(over="ignore"):  # beyond f32's largest: infinite, as it is
-                self.ranges[key] = (np.array(value, dtype=kept), np.array(value, dtype=kept))
+            if outward:
+                low, high = outward_pair(value, np.dtype(np.float32))
+                if low is value:  # already f32: its own range
+                    low, high = value.copy(), value.copy()
+                self.ranges[key] = (low, high)
+            else:
+                with np.errstate(over="ignore"):  # beyond f32's largest: infinite, as it is
+                    self.ranges[key] = (np.array(value, dtype=kept),
+                                        np.array(value, dtype=kept))
             nans = np.isnan(value)
             self.first_nan[key] = nans if nans.any() else None
             return
@@ -106,6 +117,11 @@ class Recorder:
         if count:  # a domain boundary (sqrt, log of an operand near 0) crossed by rounding
             self.nan_flips[key[:2]] = max(self.nan_flips.get(key[:2], 0), count)
             self.found_at.setdefault(key[:2], (self.sample, self.seen))
+        if key[:2] in self.deciders and known[0].dtype != value.dtype:
+            low, high = outward_pair(value, known[0].dtype)
+            np.fmin(known[0], low, out=known[0])
+            np.fmax(known[1], high, out=known[1])
+            return
         # In the range's own type: rounding is monotonic, so min(low, round(v)) is
         # round(min(low, v)), and an f32 range is then twice as fast as a mixed one.
         np.fmin(known[0], value, out=known[0], dtype=known[0].dtype)

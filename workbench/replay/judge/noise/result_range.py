@@ -92,7 +92,7 @@ class _Leaf:
         with np.errstate(invalid="ignore", over="ignore"):
             for start in range(0, flat.size, BLOCK):
                 part, end = flat[start:start + BLOCK], start + BLOCK
-                low, high = _outward_pair(part, self.dtype)
+                low, high = outward_pair(part, self.dtype)
                 if first:
                     lows[start:end], highs[start:end] = low, high
                 else:
@@ -195,7 +195,7 @@ def _pick(node: Any, field: str) -> Any:
     return None if node is None else getattr(node, field)
 
 
-def _outward_pair(value: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def outward_pair(value: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """`value` in `dtype` rounded toward -inf and toward +inf (`value` itself when it is of
     `dtype`): never inside the f64 value, so a range kept in it holds every sample. One
     conversion, then a step of one ulp where it rounded the other way."""
@@ -204,7 +204,7 @@ def _outward_pair(value: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.nd
     with np.errstate(over="ignore", invalid="ignore"):  # beyond its largest: infinite
         high = value.astype(dtype)
         back = high.astype(value.dtype)
-        low = np.negative(high)  # down is up on the negated value
+        low = np.negative(high, out=np.empty_like(high))  # down is up on the negation
         _step_up(low, back > value)
         np.negative(low, out=low)
         _step_up(high, back < value)

@@ -13,6 +13,7 @@ import numpy as np
 from workbench.hlo_ir import HloModule, Instruction, LiteralValue, Shape
 from workbench.replay.judge.noise.budget import (
     check_stage_memory,
+    deciders,
     needed_clusters,
     packed_groups,
     split_sample_budget,
@@ -42,6 +43,7 @@ class NoisePlan:
     ancestors: dict[tuple[str, str], list[tuple[str, str]]]
     budget: int
     groups: list[set[tuple[str, str]]]
+    deciders: frozenset[tuple[str, str]]  # of them, those whose ranges are kept in f32
     spreads: int  # the most bytes of accumulation spreads kept (`spreads_budget`)
     holds: int
     range_on_disk: bool  # the samples' range of the result kept on disk
@@ -59,11 +61,12 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
     ancestors = steep_ancestors(declared, non_negative(module, arguments))
     budget = split_sample_budget(limit)
-    groups = packed_groups(needed_clusters(declared, ancestors), declared, budget)
+    coarse = deciders(declared, ancestors)
+    groups = packed_groups(needed_clusters(declared, ancestors), declared, budget, coarse)
     memory = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget,
-                                limit)
+                                limit, coarse)
     return NoisePlan(shadow, declared, module.entry.root.shape, ancestors, budget, groups,
-                     memory.spreads, memory.holds, memory.range_on_disk)
+                     coarse, memory.spreads, memory.holds, memory.range_on_disk)
 
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES,
@@ -219,7 +222,8 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
     they hand each output over to be dropped."""
     from workbench.replay.hlo import evaluate_module
 
-    recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget)
+    recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget,
+                        deciders=plan.deciders)
     result = ResultRange(plan.result, plan.range_on_disk) if group == 0 else None
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
                                    _dropped if result is None else result.add_output,
@@ -255,7 +259,8 @@ def _split(plan: NoisePlan, arguments: Sequence[LiteralValue], part: Sampled,
         return dict(sorted(counts.items(), key=lambda item: part.found_at[item[0]]))
 
     recorder = Recorder(ranges=part.ranges, instructions=part.instructions, sample=SAMPLES,
-                        needed=plan.groups[part.group], needed_bytes=plan.budget)
+                        needed=plan.groups[part.group], needed_bytes=plan.budget,
+                        deciders=plan.deciders)
     # Its NaNs are not legal ones: it crosses each threshold alone, so where it answers a
     # compare the other way without moving the operand (`where(x > 0, sqrt(x), 0)`), or moves
     # a value the program keeps non-negative, it computes what no rounding can. Its finite

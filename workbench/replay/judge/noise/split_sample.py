@@ -18,7 +18,7 @@ from workbench.hlo_ir import HloModule, Instruction, LiteralValue
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.parameter_signs import fractional_exponent
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
-from workbench.replay.judge.noise.op_kinds import is_float
+from workbench.replay.judge.noise.op_kinds import EXACT, is_float
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
@@ -302,7 +302,8 @@ def steep_ancestors(
     the same shape, their operands, back to where the value is made (a dot, a reduce, a
     parameter); for an op undefined below zero, only those a sum makes (`SUMS`: the domain
     sample moves no other). Values that cannot be negative are left out, and so is what lies
-    behind them."""
+    behind them; so is a value whose sign is its operands' (`_sign_of_operands`), which
+    crosses zero only where one of them does, and is moved there."""
     found: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for (computation, name), instruction in declared.items():
         if not is_float(instruction):
@@ -319,13 +320,61 @@ def steep_ancestors(
             if made is None or key in signless or operand in seen or not is_float(made):
                 continue
             seen.add(operand)
-            if steep or made.opcode in SUMS:
+            if made.opcode in SUMS or (
+                    steep and not _sign_of_operands(declared, signless, computation, made)):
                 found.setdefault(key, []).append((computation, name))
             if made.opcode in ELEMENTWISE:
                 work.extend(o for o in made.operands
                             if (other := declared.get((computation, o))) is not None
                             and other.shape.dims == made.shape.dims)
     return found
+
+
+# Ops whose result has their operands' signs (a product's, a quotient's), rounded relatively:
+# it crosses zero only where an operand does.
+SIGN_OF_OPERANDS = frozenset(("multiply", "divide", "convert", "negate", "tanh", "erf", "cbrt",
+                              "exponential-minus-one", "log-plus-one"))
+# Values no rounding moves: they never cross zero.
+_NOISELESS = frozenset(("parameter", "constant", "iota"))
+_MOVES = frozenset(("broadcast", "reshape", "transpose", "bitcast", "copy", "slice"))
+
+
+def _sign_of_operands(declared: dict[tuple[str, str], Instruction],
+                      signless: set[tuple[str, str]], computation: str,
+                      made: Instruction) -> bool:
+    """Whether the sign of `made` crosses zero only where a float operand's does, and each
+    such operand is either unable to cross it (never negative, or moved by no rounding) or
+    is one the split sample moves itself: a sum or another rounding element-wise op of the
+    same shape (`steep_ancestors` follows it there). Moving `made` too would move it where
+    no legal rounding can (a product by a tiny positive factor, its array's typical noise
+    dwarfing it), and its range would take room the split sample's groups need (a GPT-2
+    step's AdamW updates: a third of it)."""
+    if made.opcode not in SIGN_OF_OPERANDS:
+        return False
+    for name in made.operands:
+        operand = declared.get((computation, name))
+        if operand is None or not is_float(operand) or (computation, name) in signless:
+            continue
+        if _noiseless(declared, computation, operand):
+            continue
+        if operand.shape.dims == made.shape.dims and (
+                operand.opcode in SUMS
+                or (operand.opcode in ELEMENTWISE and operand.opcode not in EXACT)
+                or _sign_of_operands(declared, signless, computation, operand)):
+            continue  # the split sample moves it, or what its sign follows
+        return False
+    return True
+
+
+def _noiseless(declared: dict[tuple[str, str], Instruction], computation: str,
+               instruction: Instruction) -> bool:
+    """Whether `instruction` is made by no rounding: a parameter, a constant, an iota, or
+    their values moved."""
+    if instruction.opcode in _NOISELESS:
+        return True
+    return instruction.opcode in _MOVES and all(
+        (operand := declared.get((computation, name))) is not None
+        and _noiseless(declared, computation, operand) for name in instruction.operands)
 
 
 def split_candidates(
