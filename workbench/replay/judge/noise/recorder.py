@@ -16,6 +16,10 @@ from workbench.replay.judge.noise.op_kinds import F32_EPS
 from workbench.replay.judge.noise.result_range import outward_pair
 
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
+# Elements a decider's range takes a sample in at a time (`_hold_outward`): the rounding's
+# temporaries (an f64 copy among them) stay tens of MB, not the size of a GPT-2 step's
+# largest array.
+CHUNK = 2**22
 
 
 @dataclass
@@ -97,10 +101,9 @@ class Recorder:
             self.tracked += size
             self.named_only += 0 if needed else size
             if outward:
-                low, high = outward_pair(value, np.dtype(np.float32))
-                if low is value:  # already f32: its own range
-                    low, high = value.copy(), value.copy()
-                self.ranges[key] = (low, high)
+                self.ranges[key] = (np.empty(value.shape, np.float32),
+                                    np.empty(value.shape, np.float32))
+                _hold_outward(*self.ranges[key], value, first=True)
             else:
                 with np.errstate(over="ignore"):  # beyond f32's largest: infinite, as it is
                     self.ranges[key] = (np.array(value, dtype=kept),
@@ -118,9 +121,7 @@ class Recorder:
             self.nan_flips[key[:2]] = max(self.nan_flips.get(key[:2], 0), count)
             self.found_at.setdefault(key[:2], (self.sample, self.seen))
         if key[:2] in self.deciders and known[0].dtype != value.dtype:
-            low, high = outward_pair(value, known[0].dtype)
-            np.fmin(known[0], low, out=known[0])
-            np.fmax(known[1], high, out=known[1])
+            _hold_outward(known[0], known[1], value)
             return
         # In the range's own type: rounding is monotonic, so min(low, round(v)) is
         # round(min(low, v)), and an f32 range is then twice as fast as a mixed one.
@@ -147,3 +148,19 @@ class Recorder:
             if count and scale > 0:
                 found[(computation, name)] = found.get((computation, name), 0) + count
         return found
+
+
+def _hold_outward(low: np.ndarray, high: np.ndarray, value: np.ndarray,
+                  first: bool = False) -> None:
+    """The f32 range `low`, `high` (made here, so contiguous) widened in place to hold
+    `value` rounded outward (`result_range.outward_pair`), `CHUNK` elements at a time; with
+    `first`, set to it."""
+    lows, highs, values = low.reshape(-1), high.reshape(-1), value.reshape(-1)
+    for start in range(0, values.size, CHUNK):
+        part = slice(start, start + CHUNK)
+        down, up = outward_pair(values[part], low.dtype)
+        if first:
+            lows[part], highs[part] = down, up
+        else:
+            np.fmin(lows[part], down, out=lows[part])
+            np.fmax(highs[part], up, out=highs[part])
