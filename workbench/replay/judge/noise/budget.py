@@ -15,6 +15,7 @@ from workbench.replay.judge.noise.op_kinds import (
     EXACT,
     F32_EPS,
     FLOAT_TYPES,
+    STEEP_AT_ZERO,
     STEPS,
     converts_exactly,
     eps_of,
@@ -22,7 +23,6 @@ from workbench.replay.judge.noise.op_kinds import (
     is_float,
 )
 from workbench.replay.judge.noise.result_range import result_bytes
-from workbench.replay.judge.noise.split_sample import STEEP_AT_ZERO
 
 # Most bytes kept only to name flips and jumps: integer values, and the ranges of values
 # declared at most f32 wide in f32 (a jump is a quarter of the array's magnitude).

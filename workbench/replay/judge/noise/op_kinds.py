@@ -106,6 +106,8 @@ FLOAT_TYPES = frozenset(
         "f8e8m0fnu",
     )
 )
+# Ops steep where an operand crosses zero: AdamW's m / (sqrt(v) + eps) is about sign(m).
+STEEP_AT_ZERO = frozenset(("divide", "sign"))
 # Ops whose result steps where the operand crosses an integer (a half-integer for round).
 STEPS = frozenset(("floor", "ceil", "round-nearest-afz", "round-nearest-even"))
 F32_EPS = float(np.finfo(np.float32).eps)

@@ -18,7 +18,7 @@ from workbench.hlo_ir import HloModule, Instruction, LiteralValue
 from workbench.replay.hlo.dtypes import kind_of
 from workbench.replay.hlo.parameter_signs import fractional_exponent
 from workbench.replay.hlo.registry import ELEMENTWISE, Handler, Value
-from workbench.replay.judge.noise.op_kinds import EXACT, is_float
+from workbench.replay.judge.noise.op_kinds import EXACT, STEEP_AT_ZERO, is_float
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 # How far past its samples' midpoint an operand may legally lie, in half ranges of its samples
 # (as far as the verdict's bound lets a legal value stray: `error_bound.C`).
 REACH = 4.0
-# Ops steep where an operand crosses zero: AdamW's m / (sqrt(v) + eps) is about sign(m).
-STEEP_AT_ZERO = frozenset(("divide", "sign"))
 # Ops undefined where their (first) operand crosses zero: NaN below it (a domain boundary;
 # `power` only with a constant exponent that is not an integer).
 DOMAIN_AT_ZERO = frozenset(("sqrt", "rsqrt", "log", "power"))
