@@ -11,7 +11,7 @@ import pytest
 
 from workbench.formats.hlo_text import parse_hlo_text
 from workbench.hlo_ir import Instruction
-from workbench.replay.judge.noise import budget, recorder
+from workbench.replay.judge.noise import budget, result_range
 from workbench.replay.judge.noise.model import SAMPLES, Noise
 from workbench.replay.judge.noise.run import NoisePlan, noise_from, noise_of, noise_plan, sampled
 from workbench.replay.judge.noise.split_sample import non_negative, steep_ancestors
@@ -72,13 +72,13 @@ def test_a_value_whose_sign_is_its_operands_is_moved_where_they_are() -> None:
     assert [(d.name, d.elements) for d in found.discontinuities if d.flipped] == [("update", 1)]
 
 
-@pytest.mark.parametrize("chunk", [recorder.CHUNK, 3])
+@pytest.mark.parametrize("block", [result_range.BLOCK, 3])
 def test_a_deciders_range_is_kept_in_f32_around_every_sample(
-        chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        block: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The update is read only to tell where it is decided: its range is kept in f32, each
     end the nearest f32 outside the f64 range the samples make, at 9 bytes an element rather
-    than 17, a chunk at a time as alone; the noise it leads to is the same."""
-    monkeypatch.setattr(recorder, "CHUNK", chunk)
+    than 17, a block at a time as whole; the noise it leads to is the same."""
+    monkeypatch.setattr(result_range, "BLOCK", block)
     module = parse_hlo_text(UPDATE)
     plan = noise_plan(module, ARGUMENTS)
     update = ("main", "update")

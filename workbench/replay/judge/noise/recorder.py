@@ -13,13 +13,9 @@ from workbench.hlo_ir import Instruction
 from workbench.replay.hlo.registry import Value
 from workbench.replay.judge.noise import budget
 from workbench.replay.judge.noise.op_kinds import F32_EPS
-from workbench.replay.judge.noise.result_range import outward_pair
+from workbench.replay.judge.noise.result_range import hold_outward
 
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
-# Elements a decider's range takes a sample in at a time (`_hold_outward`): the rounding's
-# temporaries (an f64 copy among them) stay tens of MB, not the size of a GPT-2 step's
-# largest array.
-CHUNK = 2**22
 
 
 @dataclass
@@ -90,7 +86,7 @@ class Recorder:
             if self.sample != 0:
                 return
             needed = key[:2] in self.needed
-            outward = needed and key[:2] in self.deciders
+            outward = self._outward(key)
             kept = np.float32 if outward or (not needed and eps >= F32_EPS) else value.dtype
             size = value.size * (2 * np.dtype(kept).itemsize + 1)
             if needed and self.tracked + size > self.needed_bytes:
@@ -100,10 +96,10 @@ class Recorder:
                 return
             self.tracked += size
             self.named_only += 0 if needed else size
-            if outward:
-                self.ranges[key] = (np.empty(value.shape, np.float32),
-                                    np.empty(value.shape, np.float32))
-                _hold_outward(*self.ranges[key], value, first=True)
+            if outward:  # made here, so contiguous: flat views of them are the range
+                low, high = np.empty(value.shape, kept), np.empty(value.shape, kept)
+                hold_outward(low.reshape(-1), high.reshape(-1), value.reshape(-1), first=True)
+                self.ranges[key] = (low, high)
             else:
                 with np.errstate(over="ignore"):  # beyond f32's largest: infinite, as it is
                     self.ranges[key] = (np.array(value, dtype=kept),
@@ -120,13 +116,19 @@ class Recorder:
         if count:  # a domain boundary (sqrt, log of an operand near 0) crossed by rounding
             self.nan_flips[key[:2]] = max(self.nan_flips.get(key[:2], 0), count)
             self.found_at.setdefault(key[:2], (self.sample, self.seen))
-        if key[:2] in self.deciders and known[0].dtype != value.dtype:
-            _hold_outward(known[0], known[1], value)
+        if self._outward(key):
+            hold_outward(known[0].reshape(-1), known[1].reshape(-1), value.reshape(-1),
+                         first=False)
             return
         # In the range's own type: rounding is monotonic, so min(low, round(v)) is
         # round(min(low, v)), and an f32 range is then twice as fast as a mixed one.
         np.fmin(known[0], value, out=known[0], dtype=known[0].dtype)
         np.fmax(known[1], value, out=known[1], dtype=known[1].dtype)
+
+    def _outward(self, key: tuple[str, str, int]) -> bool:
+        """Whether the value's range is a decider's for the split sample: in f32, rounded
+        outward (`budget.deciders`)."""
+        return key[:2] in self.needed and key[:2] in self.deciders
 
     def latest_range(self, computation: str, name: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The samples' range of the latest value of `name` in `computation`, if tracked."""
@@ -149,18 +151,3 @@ class Recorder:
                 found[(computation, name)] = found.get((computation, name), 0) + count
         return found
 
-
-def _hold_outward(low: np.ndarray, high: np.ndarray, value: np.ndarray,
-                  first: bool = False) -> None:
-    """The f32 range `low`, `high` (made here, so contiguous) widened in place to hold
-    `value` rounded outward (`result_range.outward_pair`), `CHUNK` elements at a time; with
-    `first`, set to it."""
-    lows, highs, values = low.reshape(-1), high.reshape(-1), value.reshape(-1)
-    for start in range(0, values.size, CHUNK):
-        part = slice(start, start + CHUNK)
-        down, up = outward_pair(values[part], low.dtype)
-        if first:
-            lows[part], highs[part] = down, up
-        else:
-            np.fmin(lows[part], down, out=lows[part])
-            np.fmax(highs[part], up, out=highs[part])

@@ -46,7 +46,7 @@ def result_bytes(shape: Shape) -> int:
     return (2 * dtype.itemsize + 1) * int(np.prod(shape.dims, dtype=np.int64))
 
 
-BLOCK = 1 << 16  # elements reduced at a time (`_Leaf.add`)
+BLOCK = 1 << 16  # elements reduced at a time (`hold_outward`)
 
 
 @dataclass
@@ -85,21 +85,8 @@ class _Leaf:
         else:
             first = False
         assert self.high is not None and self.nan_seen is not None
-        # In blocks that stay in the cache: the temporaries of a whole large output are
-        # fresh pages each time, and touching them costs more than the arithmetic.
-        flat = value.reshape(-1)
-        lows, highs, nans = (a.reshape(-1) for a in (self.low, self.high, self.nan_seen))
-        with np.errstate(invalid="ignore", over="ignore"):
-            for start in range(0, flat.size, BLOCK):
-                part, end = flat[start:start + BLOCK], start + BLOCK
-                low, high = outward_pair(part, self.dtype)
-                if first:
-                    lows[start:end], highs[start:end] = low, high
-                else:
-                    np.fmin(lows[start:end], low, out=lows[start:end])
-                    np.fmax(highs[start:end], high, out=highs[start:end])
-                if nans_legal:
-                    nans[start:end] |= np.isnan(part)
+        hold_outward(self.low.reshape(-1), self.high.reshape(-1), value.reshape(-1), first,
+                     self.nan_seen.reshape(-1) if nans_legal else None)
 
     def _add_complex(self, value: np.ndarray, nans_legal: bool) -> None:
         if self.low is None:
@@ -193,6 +180,26 @@ def _pick(node: Any, field: str) -> Any:
     if isinstance(node, list):
         return tuple(_pick(part, field) for part in node)
     return None if node is None else getattr(node, field)
+
+
+def hold_outward(lows: np.ndarray, highs: np.ndarray, flat: np.ndarray, first: bool,
+                 nans: np.ndarray | None = None) -> None:
+    """The flat range `lows`, `highs` widened in place to hold the flat sample `flat` rounded
+    outward into their type (`outward_pair`; with `first`, set to it), and `nans` set where
+    the sample is NaN if given. In blocks that stay in the cache: the temporaries of a whole
+    large array (an f64 copy among them) are fresh pages each time, and touching them costs
+    more than the arithmetic."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        for start in range(0, flat.size, BLOCK):
+            part, end = flat[start:start + BLOCK], start + BLOCK
+            low, high = outward_pair(part, lows.dtype)
+            if first:
+                lows[start:end], highs[start:end] = low, high
+            else:
+                np.fmin(lows[start:end], low, out=lows[start:end])
+                np.fmax(highs[start:end], high, out=highs[start:end])
+            if nans is not None:
+                nans[start:end] |= np.isnan(part)
 
 
 def outward_pair(value: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
