@@ -559,11 +559,14 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     """Two AdamW-like updates, each a cluster the split sample reads together (the divide and
     the values whose sign it follows). With a budget that holds one cluster but not both, the
     samples run once per cluster and each group's split sample moves its own: the same noise
-    as with room for both, and nothing left out; with room for neither, both are left out."""
+    as with room for both, and nothing left out; with room for neither, both are left out.
+    (Groups are what a disk without room for the later ones leaves: `test_..._on_disk`.)"""
     from workbench import sizes
     from workbench.formats.hlo_text import parse_hlo_text
     from workbench.replay.judge.noise import budget, run, split_sample
+    from workbench.replay.processes import memory
 
+    monkeypatch.setattr(memory, "disk_room", lambda: 0)
     module = parse_hlo_text(TWO_UPDATES)
     # g = 1.5 bf16 ulps at element 0: no sample crosses zero, and the chance that eight
     # samples stay too close together for the split to reach it is below 1%.
@@ -608,6 +611,59 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     monkeypatch.setattr(sizes, "memory_limit", lambda: 0)
     starved = noise_of(module, arguments)
     assert starved.left_out is not None and starved.low[0][0] > 0.9 and starved.low[1][0] > 0.9
+
+
+def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two updates with a budget that holds one cluster: where the disk has room for the
+    other, the samples run once, that cluster's ranges in files mapped from disk, and the
+    noise is the one that room for both gives, bit for bit. Short of room on disk (the range
+    of the result and `DISK_SPARE` besides), the groups run as before."""
+    from workbench import sizes
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.judge.error_bound import widen
+    from workbench.replay.judge.noise import budget, recorder, result_range, run, split_sample
+    from workbench.replay.processes import memory
+
+    module = parse_hlo_text(TWO_UPDATES)
+    arguments = [np.array([1.0 + 1.5 * 2**-7, 1.0, 2.0, -3.0]), np.ones(4),
+                 np.array([1.0, 0.5, 1.0, 3.0])] * 2
+    widened = [widen(a) for a in arguments]
+    whole = noise_of(module, arguments)
+    declared = {(c.name, i.name): i for c in module.computations for i in c.instructions}
+    ancestors = split_sample.steep_ancestors(declared,
+                                             split_sample.non_negative(module, widened))
+    clusters = budget.needed_clusters(declared, ancestors)
+    one = max(budget.group_bytes(cluster, declared) for cluster in clusters)
+    monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
+    monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / budget.NEEDED_SHARE))
+    monkeypatch.setattr(recorder, "SMALLEST", 0)  # these ranges are bytes, not megabytes
+    later = budget.packed_groups(clusters, declared, one)[1]
+
+    monkeypatch.setattr(memory, "disk_room", lambda: 2**40)
+    plan = run.noise_plan(module, widened)
+    assert len(plan.groups) == 1 and plan.on_disk == frozenset(later)
+    part = run.sampled(plan, widened, 0, range(SAMPLES))
+    on_disk = {key[:2] for key, (low, high) in part.ranges.items()
+               if isinstance(low, np.memmap) and isinstance(high, np.memmap)}
+    assert on_disk == {key for key in later if declared[key].opcode not in ("parameter",
+                                                                           "broadcast")}
+    assert not any(isinstance(low, np.memmap) for key, (low, _) in part.ranges.items()
+                   if key[:2] not in later)
+    told: list[tuple[str, int]] = []
+    spilled = noise_of(module, arguments, tell=lambda label, left: told.append((label, left)))
+    assert spilled.left_out is None and not any("group" in label for label, _ in told)
+    for index in range(2):
+        np.testing.assert_array_equal(spilled.low[index], whole.low[index])
+        np.testing.assert_array_equal(spilled.high[index], whole.high[index])
+    assert spilled.discontinuities == whole.discontinuities
+
+    needs = (budget.group_bytes(later, declared, plan.deciders) + budget.DISK_SPARE
+             + result_range.result_bytes(module.entry.root.shape))
+    monkeypatch.setattr(memory, "disk_room", lambda: needs)
+    assert len(run.noise_plan(module, widened).groups) == 1
+    monkeypatch.setattr(memory, "disk_room", lambda: needs - 1)
+    assert len(run.noise_plan(module, widened).groups) == 2
 
 
 def test_the_groups_count_only_the_values_the_samples_record(

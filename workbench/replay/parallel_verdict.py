@@ -107,7 +107,8 @@ class _Sampling:
         plan = _plans.get(key)
         if plan is None:
             backend: Any = self.shared.backend
-            plan = _plans[key] = noise_plan(backend.load(step), arguments, self.limit)
+            plan = _plans[key] = noise_plan(backend.load(step), arguments, self.limit,
+                                            spill=False)  # as the parent's (`noise`)
         return sampled(plan, arguments, self.group, self.samples)
 
 
@@ -252,10 +253,11 @@ class ParallelVerdict:
         if planning.kind != "value":
             return planning  # the stage cannot run (over the memory limit): it says why
         plan = cast("NoisePlan", planning.value)
-        if plan.range_on_disk:  # a worker would send it back whole, in memory
+        if plan.range_on_disk or plan.on_disk:  # a worker would send them back in memory
             self.executor.release()
-            started("one at a time (the range of the result is kept on disk)",
-                    noise_units(1), 0.0)
+            kept = ("the range of the result is" if plan.range_on_disk
+                    else "what the split sample reads is partly")
+            started(f"one at a time ({kept} kept on disk)", noise_units(1), 0.0)
             return None
         # The parent keeps the merged ranges, then runs the split sample: one share's worth.
         at_once, where = self.at_once(WORKER_SHARE * plan.holds, plan.holds)

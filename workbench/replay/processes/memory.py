@@ -20,6 +20,7 @@ import functools
 import math
 import mmap
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -34,7 +35,7 @@ from workbench.sizes import default_memory_limit as default_limit
 from workbench.sizes import format_size, memory_limit
 
 __all__ = ["ENVIRONMENT_VARIABLE", "SMALLEST", "OverMemoryLimit", "array_bytes", "check",
-           "default_limit", "disk_array", "memory_limit", "return_freed_memory",
+           "default_limit", "disk_array", "disk_room", "memory_limit", "return_freed_memory",
            "set_memory_limit"]
 
 SMALLEST = 1 << 20  # arrays below this stay in memory: mapping them saves nothing
@@ -89,15 +90,17 @@ def return_freed_memory() -> bool:
     return bool(trim(0)) if trim is not None else False
 
 
-def disk_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+def disk_array(shape: tuple[int, ...], dtype: np.dtype, private: bool = False
+               ) -> np.ndarray | None:
     """A zeroed, writable array of `shape` and `dtype` in a temporary file mapped read-write:
     memory the system writes back and drops as it needs. Its blocks are reserved on disk
     first where the file system can, so a full disk is found here (None), not by a crash
     when a page is written later. The file is unnamed, gone with its last mapping; within
     `shared_disk_arrays(folder)` it is named in that folder instead, so the array can be sent
-    to another process as its file (`SharedDiskArray`)."""
+    to another process as its file (`SharedDiskArray`), unless it is `private` to this
+    process (never sent: unnamed all the same)."""
     size = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
-    folder = _shared_folder.get()
+    folder = None if private else _shared_folder.get()
     try:
         if folder is None:
             with tempfile.TemporaryFile(prefix="workbench-range-") as file:
@@ -109,6 +112,14 @@ def disk_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
         return SharedDiskArray(path, dtype=dtype, mode="r+", shape=shape)
     except OSError:
         return None
+
+
+def disk_room() -> int:
+    """Free bytes on the disk `disk_array` makes its files on (the temporary folder's)."""
+    try:
+        return shutil.disk_usage(tempfile.gettempdir()).free
+    except OSError:
+        return 0
 
 
 def _reserve(descriptor: int, size: int) -> None:

@@ -14,6 +14,7 @@ from workbench.replay.hlo.registry import Value
 from workbench.replay.judge.noise import budget
 from workbench.replay.judge.noise.op_kinds import F32_EPS
 from workbench.replay.judge.noise.result_range import hold_outward
+from workbench.replay.processes.memory import SMALLEST, disk_array
 
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
 
@@ -39,6 +40,8 @@ class Recorder:
     needed_bytes: int = 0
     # Of them, those whose range is kept in f32, rounded outward (`budget.deciders`).
     deciders: frozenset[tuple[str, str]] = frozenset()
+    # And those whose range is kept on disk, not counted in `needed_bytes` (`budget.spilled`).
+    on_disk: frozenset[tuple[str, str]] = frozenset()
     left_out: int = 0  # values the split sample would read, not kept: beyond `needed_bytes`
     # When each flip was first seen, as (sample, values seen before it in that sample): the
     # order a serial run finds them in, whichever samples ran where (`run.Sampled.merged`).
@@ -89,21 +92,27 @@ class Recorder:
             outward = self._outward(key)
             kept = np.float32 if outward or (not needed and eps >= F32_EPS) else value.dtype
             size = value.size * (2 * np.dtype(kept).itemsize + 1)
-            if needed and self.tracked + size > self.needed_bytes:
+            spilled = key[:2] in self.on_disk  # small ones stay in memory all the same
+            on_disk = spilled and value.size * np.dtype(kept).itemsize >= SMALLEST
+            if needed and not spilled and self.tracked + size > self.needed_bytes:
                 self.left_out += 1
                 return
             if not needed and self.named_only + size > budget.TRACKED_BYTES:
                 return
-            self.tracked += size
+            pair = self._new_range(value.shape, np.dtype(kept), on_disk)
+            if pair is None:  # no room on disk after all
+                self.left_out += 1
+                return
+            low, high = pair
+            self.tracked += 0 if on_disk else size
             self.named_only += 0 if needed else size
-            if outward:  # made here, so contiguous: flat views of them are the range
-                low, high = np.empty(value.shape, kept), np.empty(value.shape, kept)
+            if outward:
                 hold_outward(low.reshape(-1), high.reshape(-1), value.reshape(-1), first=True)
-                self.ranges[key] = (low, high)
             else:
                 with np.errstate(over="ignore"):  # beyond f32's largest: infinite, as it is
-                    self.ranges[key] = (np.array(value, dtype=kept),
-                                        np.array(value, dtype=kept))
+                    np.copyto(low, value, casting="same_kind")
+                    np.copyto(high, value, casting="same_kind")
+            self.ranges[key] = (low, high)
             nans = np.isnan(value)
             self.first_nan[key] = nans if nans.any() else None
             return
@@ -124,6 +133,17 @@ class Recorder:
         # round(min(low, v)), and an f32 range is then twice as fast as a mixed one.
         np.fmin(known[0], value, out=known[0], dtype=known[0].dtype)
         np.fmax(known[1], value, out=known[1], dtype=known[1].dtype)
+
+    @staticmethod
+    def _new_range(shape: tuple[int, ...], dtype: np.dtype, on_disk: bool
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Arrays for a range's low and high, contiguous (so flat views of them are the
+        range), on disk if asked (None when the disk has no room for them)."""
+        if not on_disk:
+            return np.empty(shape, dtype), np.empty(shape, dtype)
+        low = disk_array(shape, dtype, private=True)
+        high = None if low is None else disk_array(shape, dtype, private=True)
+        return None if low is None or high is None else (low, high)
 
     def _outward(self, key: tuple[str, str, int]) -> bool:
         """Whether the value's range is a decider's for the split sample: in f32, rounded

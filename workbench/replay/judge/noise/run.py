@@ -16,6 +16,7 @@ from workbench.replay.judge.noise.budget import (
     deciders,
     needed_clusters,
     packed_groups,
+    spilled,
     split_sample_budget,
 )
 from workbench.replay.judge.noise.model import SAMPLES, Discontinuity, Noise, StageProgress
@@ -35,7 +36,8 @@ class NoisePlan:
     """What every part of the stage is made from alike, wherever it runs (`noise_plan`): the
     f64 shadow, the declared instructions and result shape, the steep ops' sign-following
     ancestors, the groups the split sample's values are kept in (`packed_groups`, within
-    `budget` bytes), and the most bytes the stage holds (`check_stage_memory`)."""
+    `budget` bytes; or one group, with what passes the budget on disk: `spilled`), and the
+    most bytes the stage holds (`check_stage_memory`)."""
 
     shadow: HloModule
     declared: dict[tuple[str, str], Instruction]
@@ -44,17 +46,20 @@ class NoisePlan:
     budget: int
     groups: list[set[tuple[str, str]]]
     deciders: frozenset[tuple[str, str]]  # of them, those whose ranges are kept in f32
+    on_disk: frozenset[tuple[str, str]]  # and those whose ranges are kept on disk
     spreads: int  # the most bytes of accumulation spreads kept (`spreads_budget`)
     holds: int
     range_on_disk: bool  # the samples' range of the result kept on disk
 
 
 def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
-               limit: int | None = None) -> NoisePlan:
+               limit: int | None = None, spill: bool = True) -> NoisePlan:
     """The stage's plan for `module` on widened `arguments` under the memory limit `limit`
     (the one in force by default), its range of the result kept on disk where only that fits
-    (in a folder a parent process maps it from, within `memory.shared_disk_arrays`); raises
-    `OverMemoryLimit` when the stage would not fit, before any sample runs."""
+    (in a folder a parent process maps it from, within `memory.shared_disk_arrays`), and,
+    if `spill`, what the split sample reads beyond its budget kept on disk where the disk has
+    room (one group, not several: `spilled`); raises `OverMemoryLimit` when the stage would
+    not fit, before any sample runs."""
     from workbench.replay.hlo.shadow import narrow_arguments, narrowed_module
 
     shadow = narrowed_module(module, narrow_arguments(module, arguments))
@@ -63,10 +68,14 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     budget = split_sample_budget(limit)
     coarse = deciders(declared, ancestors)
     groups = packed_groups(needed_clusters(declared, ancestors), declared, budget, coarse)
-    memory = check_stage_memory(shadow, module.entry.root.shape, groups, declared, budget,
-                                limit, coarse)
-    return NoisePlan(shadow, declared, module.entry.root.shape, ancestors, budget, groups,
-                     coarse, memory.spreads, memory.holds, memory.range_on_disk)
+    result = module.entry.root.shape
+    on_disk: frozenset[tuple[str, str]] = frozenset()
+    if spill:
+        groups, on_disk = spilled(groups, declared, result, coarse)
+    in_memory = [group - on_disk for group in groups]
+    memory = check_stage_memory(shadow, result, in_memory, declared, budget, limit, coarse)
+    return NoisePlan(shadow, declared, result, ancestors, budget, groups, coarse, on_disk,
+                     memory.spreads, memory.holds, memory.range_on_disk)
 
 
 def noise_of(module: HloModule, arguments: Sequence[LiteralValue], samples: int = SAMPLES,
@@ -223,7 +232,7 @@ def sampled(plan: NoisePlan, arguments: Sequence[LiteralValue], group: int,
     from workbench.replay.hlo import evaluate_module
 
     recorder = Recorder(needed=plan.groups[group], needed_bytes=plan.budget,
-                        deciders=plan.deciders)
+                        deciders=plan.deciders, on_disk=plan.on_disk)
     result = ResultRange(plan.result, plan.range_on_disk) if group == 0 else None
     interpreter = NoisyInterpreter(plan.shadow, plan.declared, recorder,
                                    _dropped if result is None else result.add_output,
