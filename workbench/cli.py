@@ -20,6 +20,7 @@ from workbench.blas_threads import one_blas_thread_unless_set
 from workbench.commands.help_examples import add_examples
 from workbench.commands.limits import add_read_arguments, apply_limits
 from workbench.destinations import OUTPUT_ERROR_STATUS, OutputError
+from workbench.open_files import allow_open_files
 from workbench.output.safe_text import visible_standard_streams
 from workbench.termination import exit_on_termination_signals
 
@@ -82,6 +83,7 @@ class _PrintVersion(argparse.Action):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     one_blas_thread_unless_set()
+    allow_open_files()
     if not argv or (argv[0] not in COMMAND_MODULES and argv[0] not in _TOP_LEVEL_FLAGS):
         from workbench.commands import tui
 

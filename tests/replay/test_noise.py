@@ -532,10 +532,11 @@ def test_the_split_sample_resolves_a_near_tie_of_top_k_the_other_way(
 def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The values a split reads are kept beyond `TRACKED_BYTES`, but not beyond
-    `NEEDED_SHARE` of the memory limit: with no budget at all nothing is kept, nothing is
-    split, and the noise says so."""
+    `NEEDED_SHARE` of the memory limit: with no budget at all (and no room on disk either)
+    nothing is kept, nothing is split, and the noise says so."""
     from workbench.formats.hlo_text import parse_hlo_text
     from workbench.replay.judge.noise import budget
+    from workbench.replay.processes import memory
 
     module = parse_hlo_text(ADAM_LIKE)
     arguments = [np.array([1.0 + 2**-6, 1.0, 2.0, -3.0]), np.ones(4),
@@ -544,6 +545,7 @@ def test_what_the_split_sample_reads_is_kept_within_its_own_budget(
     split = noise_of(module, arguments)
     assert split.low[0][0] < -0.9 and split.left_out is None  # the split reads beyond it
     monkeypatch.setattr(budget, "NEEDED_SHARE", 0.0)
+    monkeypatch.setattr(memory, "disk_room", lambda: 0)
     unsplit = noise_of(module, arguments)
     assert unsplit.low[0][0] > 0.9
     assert unsplit.left_out is not None and "beyond its memory budget" in unsplit.left_out
@@ -616,9 +618,10 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
 def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The two updates with a budget that holds one cluster: where the disk has room for the
-    other, the samples run once, that cluster's ranges in files mapped from disk, and the
-    noise is the one that room for both gives, bit for bit. Short of room on disk (the range
-    of the result and `DISK_SPARE` besides), the groups run as before."""
+    rest, the samples run once, the ranges of the values beyond the budget in files mapped
+    from disk, and the noise is the one that room for both gives, bit for bit. Short of room
+    on disk (the range of the result and `DISK_SPARE` besides), the groups run as before.
+    With no budget at all, everything is on disk, and nothing is left out."""
     from workbench import sizes
     from workbench.formats.hlo_text import parse_hlo_text
     from workbench.replay.judge.error_bound import widen
@@ -638,18 +641,17 @@ def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
     monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
     monkeypatch.setattr(sizes, "memory_limit", lambda: int(one / budget.NEEDED_SHARE))
     monkeypatch.setattr(recorder, "SMALLEST", 0)  # these ranges are bytes, not megabytes
-    later = budget.packed_groups(clusters, declared, one)[1]
 
     monkeypatch.setattr(memory, "disk_room", lambda: 2**40)
     plan = run.noise_plan(module, widened)
-    assert len(plan.groups) == 1 and plan.on_disk == frozenset(later)
+    assert plan.groups == [set().union(*clusters)] and plan.on_disk
+    assert budget.group_bytes(plan.groups[0] - plan.on_disk, declared, plan.deciders) <= one
     part = run.sampled(plan, widened, 0, range(SAMPLES))
     on_disk = {key[:2] for key, (low, high) in part.ranges.items()
                if isinstance(low, np.memmap) and isinstance(high, np.memmap)}
-    assert on_disk == {key for key in later if declared[key].opcode not in ("parameter",
-                                                                           "broadcast")}
+    assert on_disk == {key for key in plan.on_disk if budget.group_bytes({key}, declared)}
     assert not any(isinstance(low, np.memmap) for key, (low, _) in part.ranges.items()
-                   if key[:2] not in later)
+                   if key[:2] not in plan.on_disk)
     told: list[tuple[str, int]] = []
     spilled = noise_of(module, arguments, tell=lambda label, left: told.append((label, left)))
     assert spilled.left_out is None and not any("group" in label for label, _ in told)
@@ -658,12 +660,20 @@ def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
         np.testing.assert_array_equal(spilled.high[index], whole.high[index])
     assert spilled.discontinuities == whole.discontinuities
 
-    needs = (budget.group_bytes(later, declared, plan.deciders) + budget.DISK_SPARE
+    needs = (budget.group_bytes(plan.on_disk, declared, plan.deciders) + budget.DISK_SPARE
              + result_range.result_bytes(module.entry.root.shape))
     monkeypatch.setattr(memory, "disk_room", lambda: needs)
     assert len(run.noise_plan(module, widened).groups) == 1
     monkeypatch.setattr(memory, "disk_room", lambda: needs - 1)
     assert len(run.noise_plan(module, widened).groups) == 2
+
+    monkeypatch.setattr(memory, "disk_room", lambda: 2**40)
+    monkeypatch.setattr(sizes, "memory_limit", lambda: 0)
+    starved = noise_of(module, arguments)
+    assert starved.left_out is None
+    for index in range(2):
+        np.testing.assert_array_equal(starved.low[index], whole.low[index])
+        np.testing.assert_array_equal(starved.high[index], whole.high[index])
 
 
 def test_the_groups_count_only_the_values_the_samples_record(

@@ -4,6 +4,7 @@ outward, so it holds every sample while the stage never holds its whole result i
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -216,6 +217,40 @@ def test_a_shared_disk_array_travels_as_its_file(tmp_path: Path) -> None:
     view = pickle.loads(pickle.dumps(array[10:20]))
     assert not isinstance(view, np.memmap) and np.array_equal(view, np.arange(10, 20))
     assert memory.disk_array((10,), np.dtype(np.float32)).__class__ is np.memmap  # unnamed
+
+
+def test_a_disk_arena_carves_arrays_from_few_files(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrays from a `DiskArena` are on disk, each its own bytes (aligned, of any dtype and
+    shape), carved from chunks rather than a file each; one above a quarter of a chunk gets a
+    file of its own. Within `shared_disk_arrays` they stay unnamed (never sent)."""
+    import tempfile
+
+    from workbench.replay.processes import memory
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "made"))
+    (tmp_path / "made").mkdir()
+    files: list[int] = []
+    made = memory.disk_array
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        files.append(1)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(memory, "disk_array", counted)
+    arena = memory.DiskArena(chunk=4096)
+    with memory.shared_disk_arrays(str(tmp_path / "shared")):
+        arrays = [arena.array(shape, np.dtype(dtype)) for shape, dtype in (
+            ((3,), np.float64), ((), np.float32), ((2, 5), np.int8), ((40, 3), np.float64),
+            ((1000,), np.float64), *[((120,), np.float64)] * 4, ((7,), np.float32))]
+    assert all(isinstance(a, np.memmap) and a is not None for a in arrays)
+    assert len(files) == 3  # two chunks of 4 kB, and the 8 kB array alone
+    for index, array in enumerate(arrays):
+        assert array is not None and array.ctypes.data % 64 == 0
+        array[...] = index + 1
+    for index, array in enumerate(arrays):
+        assert array is not None and np.all(array == index + 1)
+    assert not (tmp_path / "shared").exists() or list((tmp_path / "shared").iterdir()) == []
 
 
 def test_a_worker_hands_its_range_on_disk_back_as_its_file(

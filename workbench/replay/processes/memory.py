@@ -34,9 +34,9 @@ from workbench.sizes import MEMORY_LIMIT_VARIABLE as ENVIRONMENT_VARIABLE
 from workbench.sizes import default_memory_limit as default_limit
 from workbench.sizes import format_size, memory_limit
 
-__all__ = ["ENVIRONMENT_VARIABLE", "SMALLEST", "OverMemoryLimit", "array_bytes", "check",
-           "default_limit", "disk_array", "disk_room", "memory_limit", "return_freed_memory",
-           "set_memory_limit"]
+__all__ = ["ENVIRONMENT_VARIABLE", "SMALLEST", "DiskArena", "OverMemoryLimit", "array_bytes",
+           "check", "default_limit", "disk_array", "disk_room", "memory_limit",
+           "return_freed_memory", "set_memory_limit"]
 
 SMALLEST = 1 << 20  # arrays below this stay in memory: mapping them saves nothing
 
@@ -112,6 +112,33 @@ def disk_array(shape: tuple[int, ...], dtype: np.dtype, private: bool = False
         return SharedDiskArray(path, dtype=dtype, mode="r+", shape=shape)
     except OSError:
         return None
+
+
+class DiskArena:
+    """Arrays carved from a few large private `disk_array`s, not each in a file of its own:
+    each mapping holds a file descriptor and counts against the system's mappings, and a
+    model-size noise stage keeps a thousand ranges on disk. An array above a quarter of
+    `chunk` bytes gets a file of its own (so a chunk wastes at most that at its end)."""
+
+    def __init__(self, chunk: int = 256 * 2**20) -> None:
+        self.chunk = chunk
+        self._current: np.ndarray | None = None
+        self._used = 0
+
+    def array(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+        """A zeroed, writable array of `shape` and `dtype` on disk; None without room."""
+        dtype = np.dtype(dtype)
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if size > self.chunk // 4:
+            return disk_array(shape, dtype, private=True)
+        if self._current is None or self._used + size > self.chunk:
+            self._current = disk_array((self.chunk,), np.dtype(np.uint8), private=True)
+            self._used = 0
+            if self._current is None:
+                return None
+        start = self._used
+        self._used += -(-size // 64) * 64  # each array aligned for any dtype
+        return self._current[start:start + size].view(dtype).reshape(shape)
 
 
 def disk_room() -> int:

@@ -159,24 +159,34 @@ def _kept_bytes(key: tuple[str, str], declared: dict[tuple[str, str], Instructio
 
 
 def spilled(groups: list[set[tuple[str, str]]], declared: dict[tuple[str, str], Instruction],
-            result: Shape, deciders: frozenset[tuple[str, str]] = frozenset()
+            result: Shape, budget: int, deciders: frozenset[tuple[str, str]] = frozenset()
             ) -> tuple[list[set[tuple[str, str]]], frozenset[tuple[str, str]]]:
-    """The groups as one, its values beyond the first group kept on disk (the second part),
-    when the disk has room for them and for the range of the result (`result`) with
-    `DISK_SPARE` to spare; else the groups as they are, and nothing on disk.
+    """The groups as one, with the values that pass `budget` (`TRACKED_BYTES` kept besides)
+    kept on disk (the second part; the largest stay in memory while they fit), when they do
+    not all fit and the disk has room for the rest and the range of the result (`result`)
+    with `DISK_SPARE` to spare; else the groups as they are, and nothing on disk.
 
     Each group past the first runs every sample again: 12 evaluations of the whole step, each
     making every value. On disk, the samples write each spilled range back once a sample,
     a fraction of those values' bytes (a GPT-2 step: 7.6 GB a sample, about 14 s on a disk
-    that writes 0.5 GB/s, against 15 s for one evaluation and 3 minutes for a group)."""
+    that writes 0.5 GB/s, against 15 s for one evaluation and 3 minutes for a group). A
+    cluster larger than the budget is then kept whole, not left out in part."""
     from workbench.replay.processes.memory import disk_room
 
-    if len(groups) < 2:
+    room = max(budget - TRACKED_BYTES, 0)
+    every: set[tuple[str, str]] = set().union(*groups)
+    sizes = {key: _kept_bytes(key, declared, deciders) for key in every}
+    if sum(sizes.values()) <= room:
         return groups, frozenset()
-    later: set[tuple[str, str]] = set().union(*groups[1:])
-    if disk_room() < group_bytes(later, declared, deciders) + result_bytes(result) + DISK_SPARE:
+    in_memory, used = set(), 0
+    for key in sorted(every, key=lambda key: (-sizes[key], key)):
+        if used + sizes[key] <= room:
+            in_memory.add(key)
+            used += sizes[key]
+    on_disk = every - in_memory
+    if disk_room() < sum(sizes[key] for key in on_disk) + result_bytes(result) + DISK_SPARE:
         return groups, frozenset()
-    return [set().union(*groups)], frozenset(later)
+    return [every], frozenset(on_disk)
 
 
 def _threshold_clusters(declared: dict[tuple[str, str], Instruction]

@@ -14,7 +14,7 @@ from workbench.replay.hlo.registry import Value
 from workbench.replay.judge.noise import budget
 from workbench.replay.judge.noise.op_kinds import F32_EPS
 from workbench.replay.judge.noise.result_range import hold_outward
-from workbench.replay.processes.memory import SMALLEST, disk_array
+from workbench.replay.processes.memory import SMALLEST, DiskArena
 
 JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a jump
 
@@ -42,6 +42,7 @@ class Recorder:
     deciders: frozenset[tuple[str, str]] = frozenset()
     # And those whose range is kept on disk, not counted in `needed_bytes` (`budget.spilled`).
     on_disk: frozenset[tuple[str, str]] = frozenset()
+    disk: DiskArena = field(default_factory=DiskArena)  # where they are kept
     left_out: int = 0  # values the split sample would read, not kept: beyond `needed_bytes`
     # When each flip was first seen, as (sample, values seen before it in that sample): the
     # order a serial run finds them in, whichever samples ran where (`run.Sampled.merged`).
@@ -134,15 +135,14 @@ class Recorder:
         np.fmin(known[0], value, out=known[0], dtype=known[0].dtype)
         np.fmax(known[1], value, out=known[1], dtype=known[1].dtype)
 
-    @staticmethod
-    def _new_range(shape: tuple[int, ...], dtype: np.dtype, on_disk: bool
+    def _new_range(self, shape: tuple[int, ...], dtype: np.dtype, on_disk: bool
                    ) -> tuple[np.ndarray, np.ndarray] | None:
         """Arrays for a range's low and high, contiguous (so flat views of them are the
         range), on disk if asked (None when the disk has no room for them)."""
         if not on_disk:
             return np.empty(shape, dtype), np.empty(shape, dtype)
-        low = disk_array(shape, dtype, private=True)
-        high = None if low is None else disk_array(shape, dtype, private=True)
+        low = self.disk.array(shape, dtype)
+        high = None if low is None else self.disk.array(shape, dtype)
         return None if low is None or high is None else (low, high)
 
     def _outward(self, key: tuple[str, str, int]) -> bool:

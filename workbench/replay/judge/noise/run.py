@@ -71,7 +71,7 @@ def noise_plan(module: HloModule, arguments: Sequence[LiteralValue],
     result = module.entry.root.shape
     on_disk: frozenset[tuple[str, str]] = frozenset()
     if spill:
-        groups, on_disk = spilled(groups, declared, result, coarse)
+        groups, on_disk = spilled(groups, declared, result, budget, coarse)
     in_memory = [group - on_disk for group in groups]
     memory = check_stage_memory(shadow, result, in_memory, declared, budget, limit, coarse)
     return NoisePlan(shadow, declared, result, ancestors, budget, groups, coarse, on_disk,
