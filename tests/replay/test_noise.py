@@ -676,6 +676,30 @@ def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
         np.testing.assert_array_equal(starved.high[index], whole.high[index])
 
 
+def test_a_value_past_the_budget_is_kept_on_disk_or_said_left_out(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value the split sample reads that passes the recorder's budget (a loop's later
+    trip, which the plan counts once) is kept on disk rather than left out; only where the
+    disk has no room is it left out, and counted so."""
+    from workbench.formats.hlo_text import parse_hlo_text
+    from workbench.replay.judge.noise import recorder
+    from workbench.replay.processes import memory
+
+    instruction = parse_hlo_text(ADAM_LIKE).entry.root
+    value = np.linspace(-1.0, 1.0, 1000)
+    monkeypatch.setattr(recorder, "SMALLEST", 0)
+    kept = recorder.Recorder(needed={("main", instruction.name)}, needed_bytes=0)
+    kept.see_float("main", instruction, value, 2.0**-24)
+    low, high = kept.ranges[("main", instruction.name, 0)]
+    assert isinstance(low, np.memmap) and isinstance(high, np.memmap) and kept.left_out == 0
+    np.testing.assert_array_equal(low, value)
+
+    monkeypatch.setattr(memory.DiskArena, "array", lambda self, shape, dtype: None)
+    full = recorder.Recorder(needed={("main", instruction.name)}, needed_bytes=0)
+    full.see_float("main", instruction, value, 2.0**-24)
+    assert full.ranges == {} and full.left_out == 1
+
+
 def test_the_groups_count_only_the_values_the_samples_record(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The split sample's groups are sized by what the samples keep: the range of each value

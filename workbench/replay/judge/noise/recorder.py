@@ -22,8 +22,8 @@ JUMP = 0.25  # a sample range beyond this fraction of an array's magnitude is a 
 @dataclass
 class Recorder:
     """Each discontinuity's outputs in the first sample and where later samples differ; each
-    rounding op's range over the samples: what the split sample reads in f64 (within
-    `needed_bytes` in all), the rest while within `TRACKED_BYTES`."""
+    rounding op's range over the samples: what the split sample reads in f64 (in memory
+    within `needed_bytes` in all, on disk beyond), the rest while within `TRACKED_BYTES`."""
 
     first: dict[tuple[str, str, int], Any] = field(default_factory=dict)
     first_nan: dict[tuple[str, str, int], np.ndarray | None] = field(default_factory=dict)
@@ -43,7 +43,7 @@ class Recorder:
     # And those whose range is kept on disk, not counted in `needed_bytes` (`budget.spilled`).
     on_disk: frozenset[tuple[str, str]] = frozenset()
     disk: DiskArena = field(default_factory=DiskArena)  # where they are kept
-    left_out: int = 0  # values the split sample would read, not kept: beyond `needed_bytes`
+    left_out: int = 0  # values the split sample would read, not kept: no room for them
     # When each flip was first seen, as (sample, values seen before it in that sample): the
     # order a serial run finds them in, whichever samples ran where (`run.Sampled.merged`).
     found_at: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
@@ -93,9 +93,13 @@ class Recorder:
             outward = self._outward(key)
             kept = np.float32 if outward or (not needed and eps >= F32_EPS) else value.dtype
             size = value.size * (2 * np.dtype(kept).itemsize + 1)
-            spilled = key[:2] in self.on_disk  # small ones stay in memory all the same
-            on_disk = spilled and value.size * np.dtype(kept).itemsize >= SMALLEST
-            if needed and not spilled and self.tracked + size > self.needed_bytes:
+            # On disk: planned so, or past the budget (a loop's later trips, which the plan
+            # counts once); small ones stay in memory, or out past the budget.
+            over = needed and key[:2] not in self.on_disk and \
+                self.tracked + size > self.needed_bytes
+            on_disk = (over or key[:2] in self.on_disk) and \
+                value.size * np.dtype(kept).itemsize >= SMALLEST
+            if over and not on_disk:
                 self.left_out += 1
                 return
             if not needed and self.named_only + size > budget.TRACKED_BYTES:
