@@ -199,7 +199,9 @@ def hold_outward(lows: np.ndarray, highs: np.ndarray, flat: np.ndarray, first: b
                 np.fmin(lows[start:end], low, out=lows[start:end])
                 np.fmax(highs[start:end], high, out=highs[start:end])
             if nans is not None:
-                nans[start:end] |= np.isnan(part)
+                seen = np.isnan(part)
+                if seen.any():  # else unwritten: a mask on disk is not written back
+                    nans[start:end] |= seen
 
 
 def outward_pair(value: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
