@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -242,3 +243,59 @@ def test_a_mismatch_records_its_errors_by_power_of_ten() -> None:
 def test_an_ok_comparison_keeps_no_histogram() -> None:
     values = np.array([1.0, 2.0], dtype=np.float32)
     assert compare(values, values + np.float32(1e-7)).errors is None
+
+
+def _within_bound_on_whole_arrays(expected: np.ndarray, actual: np.ndarray,
+                                  beyond_tolerance: np.ndarray, truth: Any
+                                  ) -> tuple[tuple[int, ...], float, float, np.ndarray, int]:
+    """The bound check as whole-array passes: what `_within_bound` must agree with."""
+    value = np.asarray(truth.value)
+    bound = np.broadcast_to(np.asarray(truth.bound, dtype=np.float64), actual.shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(actual.astype(np.float64) - value)
+        error = np.where(np.isfinite(error), error, np.inf)
+        undefined = np.asarray(np.isnan(actual))
+        if truth.legal_nan is not None:
+            error = np.where(undefined & truth.legal_nan, 0.0, error)
+            undefined &= ~truth.legal_nan
+        still = beyond_tolerance & (~(error <= bound) | undefined)
+        ratio = np.array(error / np.maximum(bound, np.finfo(np.float64).tiny))
+    endless = np.isinf(bound)
+    ratio[endless] = np.where(undefined[endless], np.inf, 0.0)
+    unbounded = int(np.count_nonzero(endless & beyond_tolerance & ~still))
+    worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
+                             actual.shape)
+    return (tuple(int(i) for i in worst), float(error[worst]), float(bound[worst]), still,
+            unbounded)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5, 4)])
+def test_the_bound_is_checked_at_the_elements_beyond_the_tolerance_alone(
+        shape: tuple[int, ...]) -> None:
+    """`_within_bound` computes at the elements beyond the tolerance only (a model's step has
+    hundreds of millions): the worst element, the mask and the unbounded count are those of
+    the whole arrays, with NaNs legal and not, unending bounds and a broadcast bound."""
+    from workbench.replay.judge.compare import Truth, _within_bound
+
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        def drawn(draw: Any) -> np.ndarray:
+            return np.asarray(draw(shape))
+
+        truth_value = drawn(rng.standard_normal)
+        actual = np.asarray((truth_value + drawn(rng.standard_normal) * 0.1).astype(np.float32))
+        actual[drawn(rng.random) < 0.1] = np.nan
+        expected = truth_value.astype(np.float32)
+        bound = np.asarray(np.abs(drawn(rng.standard_normal)) * 0.1)
+        bound[drawn(rng.random) < 0.1] = np.inf
+        legal = np.asarray(drawn(rng.random) < 0.5) if trial % 2 else None
+        beyond = np.asarray(drawn(rng.random) < 0.6)
+        beyond.reshape(-1)[0] = True  # one at least
+        for kept in (bound, np.float64(0.05)):
+            truth = Truth(truth_value, kept, (), legal)
+            check, still, unbounded = _within_bound(expected, actual, beyond, truth, (0,))
+            worst, error, at_bound, whole_still, whole_unbounded = \
+                _within_bound_on_whole_arrays(expected, actual, beyond, truth)
+            assert check.index == worst and check.error == error and check.bound == at_bound
+            np.testing.assert_array_equal(still, whole_still)
+            assert unbounded == whole_unbounded

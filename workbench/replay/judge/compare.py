@@ -467,9 +467,9 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
     result.unbounded += unbounded
     if np.any(still) and part.noise_left_out:  # a mismatch the noise stage may not explain
         result.noise_left_out = part.noise_left_out
-    for discontinuity in check.widened_by:
-        if discontinuity not in result.widened_by:
-            result.widened_by += (discontinuity,)
+    if check.widened_by is not result.widened_by:  # in order, once each (hashed: a step
+        # names hundreds of them, for each of its hundreds of outputs)
+        result.widened_by = tuple(dict.fromkeys((*result.widened_by, *check.widened_by)))
     if result.bound is None or check.ratio > result.bound.ratio:
         result.bound = check
     return still
@@ -477,31 +477,43 @@ def _judge_by_bound(result: Comparison, expected: np.ndarray, actual: np.ndarray
 
 def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np.ndarray,
                   truth: Truth, path: tuple[int, ...]) -> tuple[BoundCheck, np.ndarray, int]:
-    """The worst element (largest error / bound) among those beyond the tolerance, which of
-    them are beyond their bound of the truth too, and how many are within it only because it
-    has no end (`Comparison.unbounded`)."""
+    """The worst element (largest error / bound) among those beyond the tolerance (one at
+    least), which of them are beyond their bound of the truth too, and how many are within
+    it only because it has no end (`Comparison.unbounded`). Computed at those elements only:
+    a model's step has hundreds of millions, of which few pass the tolerance."""
+    shape = actual.shape
+    positions = np.flatnonzero(beyond_tolerance)
+    assert positions.size, "judged by the bound: some element is beyond the tolerance"
+    at = np.unravel_index(positions, shape) if shape else (positions,)
+
+    def taken(array: Any) -> np.ndarray:
+        whole = np.broadcast_to(np.asarray(array), shape)
+        return (whole if shape else whole.reshape(1))[at]
+
     wide = np.complex128 if actual.dtype.kind == "c" else np.float64
-    value = np.asarray(truth.value)
-    bound = np.asarray(truth.bound, dtype=np.float64)
+    value, bound, now = taken(truth.value), taken(truth.bound).astype(np.float64), taken(actual)
     with np.errstate(invalid="ignore", over="ignore"):
-        error = np.abs(actual.astype(wide) - value)
+        error = np.abs(now.astype(wide) - value)
         error = np.where(np.isfinite(error), error, np.inf)  # NaN or infinity: no distance
-        undefined = np.asarray(np.isnan(actual))  # beyond any bound, unless legal
+        undefined = np.isnan(now)  # beyond any bound, unless legal
         if truth.legal_nan is not None:
-            error = np.where(undefined & truth.legal_nan, 0.0, error)
-            undefined &= ~truth.legal_nan
-        still = beyond_tolerance & (~(error <= bound) | undefined)
+            legal = taken(truth.legal_nan)
+            error = np.where(undefined & legal, 0.0, error)
+            undefined &= ~legal
+        beyond = ~(error <= bound) | undefined
         ratio = np.asarray(error / np.maximum(bound, np.finfo(np.float64).tiny))
     endless = np.isinf(bound)
     unbounded = 0
     if endless.any():  # a sample passed the largest finite value: every number is within
         ratio[endless] = np.where(undefined[endless], np.inf, 0.0)  # and a NaN beyond
-        unbounded = int(np.count_nonzero(endless & beyond_tolerance & ~still))
-    worst = np.unravel_index(int(np.argmax(np.where(beyond_tolerance, ratio, -1.0))),
-                             actual.shape)
-    check = BoundCheck(path, tuple(int(i) for i in worst), float(error[worst]),
-                       float(bound[worst]), _scalar(value[worst]), _scalar(actual[worst]),
-                       _scalar(expected[worst]), truth.widened_by)
+        unbounded = int(np.count_nonzero(endless & ~beyond))
+    still = np.zeros(shape, dtype=bool)
+    still.reshape(-1)[positions] = beyond
+    k = int(np.argmax(ratio))
+    worst = np.unravel_index(int(positions[k]), shape)
+    check = BoundCheck(path, tuple(int(i) for i in worst), float(error[k]), float(bound[k]),
+                       _scalar(value[k]), _scalar(now[k]), _scalar(expected[worst]),
+                       truth.widened_by)
     return check, still, unbounded
 
 
