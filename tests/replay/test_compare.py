@@ -299,3 +299,28 @@ def test_the_bound_is_checked_at_the_elements_beyond_the_tolerance_alone(
             assert check.index == worst and check.error == error and check.bound == at_bound
             np.testing.assert_array_equal(still, whole_still)
             assert unbounded == whole_unbounded
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, ml_dtypes.bfloat16])
+def test_comparing_a_block_at_a_time_changes_nothing(
+        dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrays are compared a block at a time (`BLOCK` elements): with blocks of 3 (a partial
+    last one, strided inputs, NaNs and infinities) every figure of the comparison is the one
+    a single block gives, and a difference anywhere, in the last block too, is found."""
+    from workbench.replay.judge import compare as module
+
+    rng = np.random.default_rng(3)
+    expected = rng.standard_normal((5, 9)).astype(dtype)
+    actual = (expected.astype(np.complex128 if dtype == np.complex64 else np.float64)
+              + rng.standard_normal((5, 9)) * 1e-3).astype(dtype)
+    actual[1, 2], expected[1, 2] = np.nan, np.nan
+    actual[2, 3], expected[3, 4], actual[4, 8] = np.inf, np.inf, np.nan
+    pairs = [(expected, actual), (expected[:, ::2], actual[:, ::2]),
+             (expected[0, 0], actual[0, 0]), (expected[:0], actual[:0])]
+    whole = [repr(module.compare(e, a)) for e, a in pairs]
+    last = expected.copy()
+    last[4, 8] = 1
+    assert not module.same_bits(expected, last) and module.same_bits(expected, expected.copy())
+    monkeypatch.setattr(module, "BLOCK", 3)
+    assert [repr(module.compare(e, a)) for e, a in pairs] == whole
+    assert not module.same_bits(expected, last) and module.same_bits(expected, expected.copy())
