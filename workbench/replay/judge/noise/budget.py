@@ -1,6 +1,7 @@
 """The noise stage within the memory limit: what its values' ranges cost, sized from the
 declared shapes before any sample runs; the stage refused when it cannot fit; what the split
-sample reads cut into groups that fit its share of the limit."""
+sample reads beyond its share of the limit kept on disk, or, where the disk has no room, cut
+into groups that fit it."""
 
 from __future__ import annotations
 
