@@ -615,6 +615,18 @@ def test_what_the_split_sample_reads_is_split_into_groups_that_fit_its_budget(
     assert starved.left_out is not None and starved.low[0][0] > 0.9 and starved.low[1][0] > 0.9
 
 
+def _in_one_group(module: Any, arguments: list[np.ndarray], whole: Any) -> Any:
+    """The noise of `module` on `arguments`, checked to run its samples once (no group is
+    told), to leave nothing out and to hold the ranges of the result `whole` holds."""
+    told: list[tuple[str, int]] = []
+    noise = noise_of(module, arguments, tell=lambda label, left: told.append((label, left)))
+    assert noise.left_out is None and not any("group" in label for label, _ in told)
+    for index in range(2):
+        np.testing.assert_array_equal(noise.low[index], whole.low[index])
+        np.testing.assert_array_equal(noise.high[index], whole.high[index])
+    return noise
+
+
 def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The two updates with a budget that holds one cluster: where the disk has room for the
@@ -652,13 +664,7 @@ def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
     assert on_disk == {key for key in plan.on_disk if budget.group_bytes({key}, declared)}
     assert not any(isinstance(low, np.memmap) for key, (low, _) in part.ranges.items()
                    if key[:2] not in plan.on_disk)
-    told: list[tuple[str, int]] = []
-    spilled = noise_of(module, arguments, tell=lambda label, left: told.append((label, left)))
-    assert spilled.left_out is None and not any("group" in label for label, _ in told)
-    for index in range(2):
-        np.testing.assert_array_equal(spilled.low[index], whole.low[index])
-        np.testing.assert_array_equal(spilled.high[index], whole.high[index])
-    assert spilled.discontinuities == whole.discontinuities
+    assert _in_one_group(module, arguments, whole).discontinuities == whole.discontinuities
 
     needs = (budget.group_bytes(plan.on_disk, declared, plan.deciders) + budget.DISK_SPARE
              + result_range.result_bytes(module.entry.root.shape))
@@ -669,11 +675,7 @@ def test_what_passes_the_budget_is_kept_on_disk_where_the_disk_has_room(
 
     monkeypatch.setattr(memory, "disk_room", lambda: 2**40)
     monkeypatch.setattr(sizes, "memory_limit", lambda: 0)
-    starved = noise_of(module, arguments)
-    assert starved.left_out is None
-    for index in range(2):
-        np.testing.assert_array_equal(starved.low[index], whole.low[index])
-        np.testing.assert_array_equal(starved.high[index], whole.high[index])
+    _in_one_group(module, arguments, whole)
 
 
 def test_a_value_past_the_budget_is_kept_on_disk_or_said_left_out(
@@ -725,12 +727,7 @@ def test_the_groups_count_only_the_values_the_samples_record(
     monkeypatch.setattr(budget, "TRACKED_BYTES", 0)
     monkeypatch.setattr(sizes, "memory_limit", lambda: int(both / budget.NEEDED_SHARE) + 1)
     assert len(budget.packed_groups(clusters, declared, both)) == 1
-    told: list[tuple[str, int]] = []
-    fitted = noise_of(module, arguments, tell=lambda label, left: told.append((label, left)))
-    assert fitted.left_out is None and not any("group" in label for label, _ in told)
-    for part in range(2):
-        np.testing.assert_array_equal(fitted.low[part], whole.low[part])
-        np.testing.assert_array_equal(fitted.high[part], whole.high[part])
+    _in_one_group(module, arguments, whole)
 
 
 SECOND_MOMENT = """HloModule jit_adam
