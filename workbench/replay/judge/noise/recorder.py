@@ -42,7 +42,7 @@ class Recorder:
     deciders: frozenset[tuple[str, str]] = frozenset()
     # And those whose range is kept on disk, not counted in `needed_bytes` (`budget.spilled`).
     on_disk: frozenset[tuple[str, str]] = frozenset()
-    disk: DiskArena = field(default_factory=DiskArena)  # where they are kept
+    disk: DiskArena | None = None  # where they are kept, made for the first of them
     left_out: int = 0  # values the split sample would read, not kept: no room for them
     # When each flip was first seen, as (sample, values seen before it in that sample): the
     # order a serial run finds them in, whichever samples ran where (`run.Sampled.merged`).
@@ -145,8 +145,9 @@ class Recorder:
         range), on disk if asked (None when the disk has no room for them)."""
         if not on_disk:
             return np.empty(shape, dtype), np.empty(shape, dtype)
-        low = self.disk.array(shape, dtype)
-        high = None if low is None else self.disk.array(shape, dtype)
+        disk = self.disk = self.disk or DiskArena()
+        low = disk.array(shape, dtype)
+        high = None if low is None else disk.array(shape, dtype)
         return None if low is None or high is None else (low, high)
 
     def _outward(self, key: tuple[str, str, int]) -> bool:
