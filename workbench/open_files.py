@@ -2,7 +2,7 @@
 
 A model-size replay keeps values, and the noise stage the ranges it cannot hold, in files
 mapped from disk, and each mapping holds a file descriptor: a GPT-2-small step's bisection
-holds over 3,000 at once, past the soft limit of 1,024 many systems start a process with.
+held 1,665 at once, past the soft limit of 1,024 many systems start a process with.
 The hard limit is the system's word on it; the soft one is only a default, so the command
 raises it before it starts (worker processes inherit it).
 """

@@ -278,10 +278,11 @@ def test_the_bound_is_checked_at_the_elements_beyond_the_tolerance_alone(
     from workbench.replay.judge.compare import Truth, _within_bound
 
     rng = np.random.default_rng(7)
-    for trial in range(20):
-        def drawn(draw: Any) -> np.ndarray:
-            return np.asarray(draw(shape))
 
+    def drawn(draw: Any) -> np.ndarray:
+        return np.asarray(draw(shape))
+
+    for trial in range(20):
         truth_value = drawn(rng.standard_normal)
         actual = np.asarray((truth_value + drawn(rng.standard_normal) * 0.1).astype(np.float32))
         actual[drawn(rng.random) < 0.1] = np.nan

@@ -243,7 +243,7 @@ def test_a_disk_arena_carves_arrays_from_few_files(tmp_path: Path,
         arrays = [arena.array(shape, np.dtype(dtype)) for shape, dtype in (
             ((3,), np.float64), ((), np.float32), ((2, 5), np.int8), ((40, 3), np.float64),
             ((1000,), np.float64), *[((120,), np.float64)] * 4, ((7,), np.float32))]
-    assert all(isinstance(a, np.memmap) and a is not None for a in arrays)
+    assert all(isinstance(a, np.memmap) for a in arrays)
     assert len(files) == 3  # two chunks of 4 kB, and the 8 kB array alone
     for index, array in enumerate(arrays):
         assert array is not None and array.ctypes.data % 64 == 0

@@ -500,7 +500,7 @@ def _within_bound(expected: np.ndarray, actual: np.ndarray, beyond_tolerance: np
     """The worst element (largest error / bound) among those beyond the tolerance (one at
     least), which of them are beyond their bound of the truth too, and how many are within
     it only because it has no end (`Comparison.unbounded`). Computed at those elements only:
-    a model's step has hundreds of millions, of which few pass the tolerance."""
+    a model's step has hundreds of millions, and those within the tolerance need no bound."""
     shape = actual.shape
     positions = np.flatnonzero(beyond_tolerance)
     assert positions.size, "judged by the bound: some element is beyond the tolerance"

@@ -169,7 +169,7 @@ def spilled(groups: list[set[tuple[str, str]]], declared: dict[tuple[str, str], 
 
     Each group past the first runs every sample again: 12 evaluations of the whole step, each
     making every value. On disk, the samples write each spilled range back once a sample,
-    a fraction of those values' bytes (a GPT-2 step: 7.6 GB a sample, about 14 s on a disk
+    a fraction of those values' bytes (a GPT-2 step: 7.8 GB a sample, about 14 s on a disk
     that writes 0.5 GB/s, against 15 s for one evaluation and 3 minutes for a group). A
     cluster larger than the budget is then kept whole, not left out in part."""
     from workbench.replay.processes.memory import disk_room

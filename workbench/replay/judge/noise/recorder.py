@@ -95,10 +95,9 @@ class Recorder:
             size = value.size * (2 * np.dtype(kept).itemsize + 1)
             # On disk: planned so, or past the budget (a loop's later trips, which the plan
             # counts once); small ones stay in memory, or out past the budget.
-            over = needed and key[:2] not in self.on_disk and \
-                self.tracked + size > self.needed_bytes
-            on_disk = (over or key[:2] in self.on_disk) and \
-                value.size * np.dtype(kept).itemsize >= SMALLEST
+            planned = key[:2] in self.on_disk
+            over = needed and not planned and self.tracked + size > self.needed_bytes
+            on_disk = (planned or over) and value.size * np.dtype(kept).itemsize >= SMALLEST
             if over and not on_disk:
                 self.left_out += 1
                 return
@@ -175,4 +174,3 @@ class Recorder:
             if count and scale > 0:
                 found[(computation, name)] = found.get((computation, name), 0) + count
         return found
-
