@@ -325,3 +325,23 @@ def test_comparing_a_block_at_a_time_changes_nothing(
     monkeypatch.setattr(module, "BLOCK", 3)
     assert [repr(module.compare(e, a)) for e, a in pairs] == whole
     assert not module.same_bits(expected, last) and module.same_bits(expected, expected.copy())
+
+
+def test_a_digest_tells_bits_types_shapes_and_structure_apart(tmp_path) -> None:
+    import ml_dtypes
+
+    from workbench.replay.judge.compare import digest
+
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    on_disk = np.lib.format.open_memmap(tmp_path / "v.npy", mode="w+", dtype=np.float32,
+                                        shape=(2, 3))
+    on_disk[...] = values
+    assert digest(values) == digest(on_disk) == digest(values.copy(order="F"))
+    assert digest((values, values[0])) == digest((values.copy(), values[0].copy()))
+    changed = values.copy()
+    changed[1, 2] = np.nextafter(changed[1, 2], np.float32(9))
+    others = [changed, values.reshape(3, 2), values.astype(np.float64),
+              values.view(np.int32), (values,), (values, values[0]), ((values,), values[0]),
+              values.astype(ml_dtypes.bfloat16), np.float32(-0.0), np.float32(0.0)]
+    digests = {digest(v) for v in [values, *others]}
+    assert len(digests) == len(others) + 1

@@ -165,3 +165,25 @@ def test_worker_process_cancel_stops_a_running_evaluation() -> None:
         with pytest.raises(Cancelled):  # the sleep would take an hour
             replay.evaluate(1)
         timer.join()
+
+
+def test_a_result_judged_before_is_not_compared_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import workbench.replay.steps as steps
+
+    compared = []
+
+    def counted(*args, **kwargs):
+        compared.append(args[1])
+        return compare(*args, **kwargs)
+
+    compare = steps.compare
+    monkeypatch.setattr(steps, "compare", counted)
+    replay = replay_of("good bad bad good")
+    first, second, third = (replay.evaluate(position) for position in (1, 2, 3))
+    assert [r.status for r in (first, second, third)] == ["mismatch", "mismatch", "ok"]
+    assert len(compared) == 2  # the two bad steps made the same bits: judged once
+    assert first.comparison is not None and second.comparison is not None
+    assert second.comparison is not first.comparison
+    assert second.comparison.summary == first.comparison.summary
+    second.comparison.relations = "changed by a caller"
+    assert first.comparison.relations is None

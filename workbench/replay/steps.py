@@ -25,6 +25,7 @@ run side by side on several workers (`ParallelEvaluations`, `parallel_verdict.py
 
 from __future__ import annotations
 
+import copy
 import shutil
 import tempfile
 import threading
@@ -57,7 +58,7 @@ from workbench.replay.inputs import (
     entry_parameters,
     resolve_inputs,
 )
-from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare
+from workbench.replay.judge.compare import NOISE, Comparison, Stage, Truth, compare, digest
 from workbench.replay.judge.outcome import Kind, Outcome
 from workbench.replay.processes.memory import OverMemoryLimit, return_freed_memory
 from workbench.replay.processes.workers import Cancelled, WorkerPool, reporting
@@ -338,6 +339,9 @@ class Replay:
         # then not judged (`_judge`), rather than called a mismatch.
         self._noise_over_memory = False
         self._normwise_outputs: Any = None  # made on first need (`_normwise`)
+        # Comparisons by the digest of the result judged: a bisection's steps past a
+        # miscompile often compute the same bits, and judging a model's step costs a minute.
+        self._judged: dict[bytes, Comparison] = {}
         self._clock: PhaseClock | None = None
         # The perturbed twin of the truth, made beside it when evaluations run in parallel;
         # judged only if the conditioning is asked for.
@@ -471,12 +475,19 @@ class Replay:
         """Compare `value` with the reference: within the tolerance, or else within the
         rounding error bound of the truth. The truth is made on first need, in two stages:
         the reference in f64 first (the bound from the reference's own rounding), then, only
-        when that bound is not enough, on perturbed inputs too (the conditioning)."""
+        when that bound is not enough, on perturbed inputs too (the conditioning). A result
+        judged before (the same bits) gets the same comparison again."""
         reference = self._reference_value
         assert reference is not None
-        if not self.error_bound or self.atol is not None or self.rtol is not None:
-            return compare(reference, value, self.atol, self.rtol)  # the user's tolerance
-        return compare(reference, value, truth=self)
+        key = digest(value)
+        known = self._judged.get(key)
+        if known is None:
+            if not self.error_bound or self.atol is not None or self.rtol is not None:
+                known = compare(reference, value, self.atol, self.rtol)  # the user's tolerance
+            else:
+                known = compare(reference, value, truth=self)
+            self._judged[key] = known
+        return copy.copy(known)  # the caller may add to it (`relations`)
 
     def _judge_recorded(self, recorded: LiteralValue) -> Comparison:
         """`_judge_recorded_elementwise`, and for a recording that still differs, its

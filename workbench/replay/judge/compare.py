@@ -32,6 +32,7 @@ absolute error.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -359,6 +360,26 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     flat_b = (b.view(kind) if kind else np.ascontiguousarray(b).view("u1")).reshape(-1)
     return all(np.array_equal(flat_a[start:start + BLOCK], flat_b[start:start + BLOCK])
                for start in range(0, flat_a.size, BLOCK))  # the first difference ends it
+
+
+def digest(value: LiteralValue) -> bytes:
+    """A digest of a literal's structure, types, shapes and bits: two results with the same
+    digest are the same result, and compare the same (SHA-256, about 2 GB a second here)."""
+    hasher = hashlib.sha256()
+    _digest_into(hasher, value)
+    return hasher.digest()
+
+
+def _digest_into(hasher: Any, value: Any) -> None:
+    if isinstance(value, tuple):
+        hasher.update(b"(%d" % len(value))
+        for part in value:
+            _digest_into(hasher, part)
+        hasher.update(b")")
+        return
+    array = np.asarray(value)
+    hasher.update(f"{array.dtype.str}{array.dtype.name}{array.shape}".encode())
+    hasher.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 
 
 def _set_problem(result: Comparison, path: tuple[int, ...], problem: str) -> None:
