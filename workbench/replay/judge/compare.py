@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -409,31 +409,25 @@ def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray
         result.total += int(expected.size)
         return
     category = dtype_category(expected.dtype)
-    if category == "bool":
+    if category == "bool" or (category == "int" and tolerance == EXACT):
         mismatch = expected != actual
-        abs_error = mismatch.astype(np.float64)
-        scale = np.ones(expected.shape)
-    elif category == "int" and tolerance == EXACT:
-        mismatch = expected != actual
-        abs_error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
-        scale = np.abs(expected.astype(np.float64))
+        if category == "bool":
+            abs_error, scale = mismatch.astype(np.float64), np.ones(expected.shape)
+        else:
+            abs_error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+            scale = np.abs(expected.astype(np.float64))
+        measured = _Measured.of(abs_error, scale)
     else:
-        mismatch, abs_error, scale = _inexact(expected, actual, tolerance, category)
+        mismatch, measured = _inexact(expected, actual, tolerance, category)
         if truth is not None and np.any(mismatch):
             mismatch = _judge_by_bound(result, expected, actual, mismatch, truth, path)
     result.total += int(expected.size)
     count = int(np.count_nonzero(mismatch))
-    measurable = np.isfinite(abs_error)
-    if np.any(mismatch & ~measurable):
+    if measured.unmeasurable and np.any(mismatch.reshape(-1) & measured.unmeasurable_at()):
         result.max_abs_error = math.inf
         result.max_rel_error = math.inf
-    if np.any(measurable):
-        result.max_abs_error = max(result.max_abs_error, float(abs_error[measurable].max()))
-        relative = measurable & (scale != 0) & np.isfinite(scale)
-        if np.any(relative):
-            with np.errstate(over="ignore"):  # a huge error over a subnormal: inf
-                ratio = abs_error[relative] / scale[relative]
-            result.max_rel_error = max(result.max_rel_error, float(ratio.max()))
+    result.max_abs_error = max(result.max_abs_error, measured.max_abs)
+    result.max_rel_error = max(result.max_rel_error, measured.max_rel)
     if count and result.ok:
         flat = int(np.flatnonzero(mismatch)[0])
         index = tuple(int(i) for i in np.unravel_index(flat, expected.shape))
@@ -444,36 +438,96 @@ def _compare_arrays(result: Comparison, expected: np.ndarray, actual: np.ndarray
     if count:
         result.ok = False
         result.mismatches += count
-        histogram = error_histogram(abs_error)
+        histogram = measured.histogram()
         result.errors = histogram if result.errors is None else result.errors.plus(histogram)
 
 
+@dataclass
+class _Measured:
+    """How far apart an array pair is beside its mismatches: the largest distance and
+    relative distance (0.0 when none is measurable), whether some element's distance cannot
+    be measured (a NaN or an infinity on one side), and, on demand, where (`unmeasurable_at`)
+    and the histogram of the distances (`histogram`): made again a block at a time, as only
+    an output that mismatches needs them."""
+
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    unmeasurable: bool = False
+    # The |actual - expected| blocks, in order, made again at each call
+    distances: Callable[[], Iterator[np.ndarray]] = lambda: iter(())
+    size: int = 0
+
+    @staticmethod
+    def of(abs_error: np.ndarray, scale: np.ndarray) -> _Measured:
+        """From whole arrays of distances (`inf` where not measurable) and scales."""
+        measured = _Measured(distances=lambda: iter((abs_error.reshape(-1),)),
+                             size=int(abs_error.size))
+        measured.add(abs_error, scale)
+        return measured
+
+    def add(self, abs_error: np.ndarray, scale: np.ndarray) -> None:
+        """Take in a block's distances and scales."""
+        measurable = np.isfinite(abs_error)
+        if not measurable.all():
+            self.unmeasurable = True
+        if not np.any(measurable):
+            return
+        self.max_abs = max(self.max_abs, float(abs_error[measurable].max()))
+        relative = measurable & (scale != 0) & np.isfinite(scale)
+        if np.any(relative):
+            with np.errstate(over="ignore"):  # a huge error over a subnormal: inf
+                ratio = abs_error[relative] / scale[relative]
+            self.max_rel = max(self.max_rel, float(ratio.max()))
+
+    def unmeasurable_at(self) -> np.ndarray:
+        """Where the distance cannot be measured, as a flat mask."""
+        return np.concatenate([np.zeros(0, dtype=bool),
+                               *(~np.isfinite(block) for block in self.distances())])
+
+    def histogram(self) -> ErrorHistogram:
+        histogram = ErrorHistogram()
+        for block in self.distances():
+            histogram = histogram.plus(error_histogram(block))
+        return histogram
+
+
 def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
-             category: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mismatch mask, |actual - expected| (inf/nan where not measurable) and |expected|, a
-    block at a time (`BLOCK`)."""
+             category: str) -> tuple[np.ndarray, _Measured]:
+    """The mismatch mask and how far apart the arrays are, a block at a time (`BLOCK`): no
+    temporary of a whole model-size output."""
     mismatch = np.empty(expected.shape, dtype=bool)
-    abs_error, scale = np.empty(expected.shape), np.empty(expected.shape)
-    flat = [array.reshape(-1) for array in (expected, actual, mismatch, abs_error, scale)]
+    flat_expected, flat_actual = expected.reshape(-1), actual.reshape(-1)
+    flat_mismatch = mismatch.reshape(-1)
+
+    def distances() -> Iterator[np.ndarray]:
+        for start in range(0, expected.size, BLOCK):
+            part = slice(start, start + BLOCK)
+            yield _inexact_block(flat_expected[part], flat_actual[part], tolerance, category)[1]
+
+    measured = _Measured(distances=distances, size=int(expected.size))
     for start in range(0, expected.size, BLOCK):
         part = slice(start, start + BLOCK)
-        flat[2][part], flat[3][part], flat[4][part] = _inexact_block(
-            flat[0][part], flat[1][part], tolerance, category)
-    return mismatch, abs_error, scale
+        flat_mismatch[part], abs_error, scale = _inexact_block(
+            flat_expected[part], flat_actual[part], tolerance, category)
+        measured.add(abs_error, scale)
+    return mismatch, measured
 
 
 def _inexact_block(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
                    category: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`_inexact` of one block."""
+    """One block's mismatch mask, |actual - expected| (inf where not measurable: a NaN or an
+    infinity on one side; 0.0 where both are the same NaN or infinity) and |expected|."""
     wide = np.complex128 if category == "complex" else np.float64
     e = expected.astype(wide)
     a = actual.astype(wide)
     with np.errstate(invalid="ignore", over="ignore"):
-        e_nan, a_nan = np.isnan(e), np.isnan(a)
-        e_finite, a_finite = np.isfinite(e), np.isfinite(a)
         abs_error = np.abs(a - e)
         scale = np.abs(e)
         within = abs_error <= tolerance.atol + tolerance.rtol * scale
+        if np.isfinite(abs_error).all():  # both sides finite everywhere: the common case
+            return ~within, abs_error, scale
+        e_nan, a_nan = np.isnan(e), np.isnan(a)
+        e_finite, a_finite = np.isfinite(e), np.isfinite(a)
         same_special = (e_nan & a_nan) | (~e_nan & ~a_nan & ~e_finite & (e == a))
         passes = same_special | (e_finite & a_finite & within)
         # Only finite pairs have a meaningful distance; the others show up as inf.
