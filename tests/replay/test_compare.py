@@ -345,3 +345,51 @@ def test_a_digest_tells_bits_types_shapes_and_structure_apart(tmp_path) -> None:
               values.astype(ml_dtypes.bfloat16), np.float32(-0.0), np.float32(0.0)]
     digests = {digest(v) for v in [values, *others]}
     assert len(digests) == len(others) + 1
+
+
+def _bound_on_whole_arrays(strict: np.ndarray, truth: np.ndarray, perturbed: np.ndarray,
+                           normwise: bool) -> np.ndarray:
+    """The bound as whole-array passes: what `error_bound._bounds`, a block at a time, must
+    agree with."""
+    from workbench.replay.judge.error_bound import C, U, _absolute, _eps
+
+    wide = np.complex128 if strict.dtype.kind == "c" else np.float64
+    r, t, p = strict.astype(wide), truth.astype(wide), perturbed.astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(t)
+        spread = np.maximum(np.where(finite & np.isfinite(r), np.abs(r - t), 0.0),
+                            np.where(finite & np.isfinite(p), np.abs(p - t), 0.0))
+        magnitude = np.where(finite, np.abs(t), 0.0)
+        absolute = float(spread.max(initial=0.0)) if normwise else _absolute(spread, magnitude)
+        bound = C * spread + absolute + U * _eps(strict.dtype) * magnitude
+    return np.where(np.isfinite(bound), bound, 0.0)
+
+
+@pytest.mark.parametrize("size", [0, 1, 64, 65, 1000])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, ml_dtypes.bfloat16])
+def test_the_bound_made_a_block_at_a_time_is_the_whole_arrays_bound(
+        size: int, dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`error_bound._bounds` runs a block at a time (the absolute term's statistics first):
+    with blocks of 3 and of the default size, every element's bound is the one whole-array
+    passes give, NaNs and infinities on each side, strided outputs and norm-wise ones too."""
+    from workbench.replay.judge import error_bound
+
+    rng = np.random.default_rng(size)
+    truth = rng.standard_normal(size) * np.exp(rng.uniform(-20, 20, size))
+    if dtype == np.complex64:
+        truth = truth + 1j * rng.standard_normal(size)
+    strict = (truth * (1 + rng.standard_normal(size) * 1e-3)).astype(dtype)
+    perturbed = truth * (1 + rng.standard_normal(size) * 1e-4)
+    for array in (truth, perturbed, strict):
+        array[rng.integers(0, max(size, 1), size // 10)] = np.nan
+        array[rng.integers(0, max(size, 1), size // 10)] = -np.inf
+    shapes = [(strict, truth, perturbed)]
+    if size == 1000:
+        shapes.append(tuple(a.reshape(20, 50)[:, ::3] for a in (strict, truth, perturbed)))
+    for block in (error_bound.BLOCK, 3):
+        monkeypatch.setattr(error_bound, "BLOCK", block)
+        for r, t, p in shapes:
+            for normwise in (False, True):
+                made = error_bound._bounds(r, t, p, normwise, lambda bound: bound)
+                np.testing.assert_array_equal(made, _bound_on_whole_arrays(r, t, p, normwise))
+                assert made.shape == r.shape

@@ -29,13 +29,13 @@ Everything here is deterministic (the perturbation is a fixed pattern).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.hlo_ir import LiteralValue
-from workbench.replay.judge.compare import Truth, dtype_category
+from workbench.replay.judge.compare import BLOCK, Truth, dtype_category
 
 if TYPE_CHECKING:
     from workbench.replay.judge.noise.model import Noise
@@ -127,19 +127,73 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any,
     if truth.shape != reference.shape or moved.shape != reference.shape:
         raise ValueError(f"the higher-precision result has shape {truth.shape}, the "
                          f"reference {reference.shape}")
-    wide = np.complex128 if reference.dtype.kind == "c" else np.float64
+    # A block at a time (`BLOCK`), in two passes: the absolute term's statistics over the
+    # whole array, then each element's bound. A model's output has tens of millions of
+    # elements, and whole-array temporaries are fresh pages each.
+    wide = np.dtype(np.complex128 if reference.dtype.kind == "c" else np.float64)
+    flat = [array.reshape(-1) for array in (reference, truth, moved)]
+    n = reference.size
+
+    def blocks() -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+        for begin in range(0, n, BLOCK):
+            part = slice(begin, begin + BLOCK)
+            yield (part, *_spread_and_magnitude(flat[0][part], flat[1][part], flat[2][part],
+                                                wide))
+
+    if normwise:
+        absolute: Callable[[np.ndarray], Any] = _constant(
+            max((float(spread.max(initial=0.0)) for _, spread, _ in blocks()), default=0.0))
+    elif n <= SMALLEST:
+        absolute = _constant(max((float(spread.max()) for _, spread, _ in blocks()),
+                                 default=0.0))
+    else:
+        largest, counts = np.zeros(2049), np.zeros(2048, dtype=np.int64)
+        for _, spread, magnitude in blocks():
+            binades = _binades(magnitude)
+            np.maximum.at(largest, binades, spread)
+            counts += np.bincount(binades, minlength=2048)
+        table = _absolute_table(largest, counts, n)
+        absolute = lambda magnitude: table[_binades(magnitude)]  # noqa: E731
+    eps = _eps(reference.dtype)
+    bound = np.empty(n)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for part, spread, magnitude in blocks():
+            block = C * spread + absolute(magnitude) + U * eps * magnitude
+            bound[part] = np.where(np.isfinite(block), block, 0.0)
+    return keep(bound.reshape(reference.shape))
+
+
+def _spread_and_magnitude(reference: np.ndarray, truth: np.ndarray, perturbed: np.ndarray,
+                          wide: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """How far the strict reference and the perturbed truth are from the truth, the larger,
+    and the truth's magnitude (0.0 where the truth is not finite; each distance 0.0 where a
+    side is not)."""
     r = reference.astype(wide)
-    t, p = truth.astype(wide, copy=False), moved.astype(wide, copy=False)  # read only
+    t, p = truth.astype(wide, copy=False), perturbed.astype(wide, copy=False)  # read only
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(t)
         rounding = np.where(finite & np.isfinite(r), np.abs(r - t), 0.0)
         conditioning = np.where(finite & np.isfinite(p), np.abs(p - t), 0.0)
-        spread = np.maximum(rounding, conditioning)
-        magnitude = np.where(finite, np.abs(t), 0.0)
-        absolute = (float(spread.max(initial=0.0)) if normwise
-                    else _absolute(spread, magnitude))
-        bound = C * spread + absolute + U * _eps(reference.dtype) * magnitude
-    return keep(np.where(np.isfinite(bound), bound, 0.0))
+        return np.maximum(rounding, conditioning), np.where(finite, np.abs(t), 0.0)
+
+
+def _constant(value: float) -> Callable[[np.ndarray], float]:
+    return lambda magnitude: value
+
+
+def _binades(magnitude: np.ndarray) -> np.ndarray:
+    """Each element's binade: the biased exponent of its (finite) magnitude, 0 for zero and
+    subnormals."""
+    flat = np.ascontiguousarray(magnitude, dtype=np.float64).reshape(-1)
+    return (flat.view(np.uint64) >> np.uint64(52)).astype(np.uint16)
+
+
+def _absolute_table(largest: np.ndarray, counts: np.ndarray, n: int) -> np.ndarray:
+    """The absolute term by binade, from the largest spread in each binade (`largest`) and
+    how many of the `n` elements each holds (`counts`): see `_absolute`."""
+    below = np.maximum.accumulate(largest)  # by binade: the most spread at or below it
+    floor = below[int(np.searchsorted(np.cumsum(counts), n // SMALLEST + 1))]
+    return np.maximum(below[1:], floor)
 
 
 def _absolute(spread: np.ndarray, magnitude: np.ndarray) -> np.ndarray | float:
@@ -152,15 +206,11 @@ def _absolute(spread: np.ndarray, magnitude: np.ndarray) -> np.ndarray | float:
     n = spread.size
     if n <= SMALLEST:
         return float(spread.max()) if n else 0.0
-    flat = np.ascontiguousarray(magnitude, dtype=np.float64).reshape(-1)
-    # The binade: the biased exponent (0 for zero and subnormals; `magnitude` is finite).
-    binades = (flat.view(np.uint64) >> np.uint64(52)).astype(np.uint16)
+    binades = _binades(magnitude)
     largest = np.zeros(2049)
     np.maximum.at(largest, binades, spread.reshape(-1))
-    below = np.maximum.accumulate(largest)  # by binade: the most spread at or below it
-    counts = np.cumsum(np.bincount(binades, minlength=2048))
-    floor = below[int(np.searchsorted(counts, n // SMALLEST + 1))]
-    return np.maximum(below[1:], floor)[binades].reshape(spread.shape)
+    table = _absolute_table(largest, np.bincount(binades, minlength=2048), n)
+    return table[binades].reshape(spread.shape)
 
 
 def with_noise(truth: Truth, noise: Noise, strict: LiteralValue,
