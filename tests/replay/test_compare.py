@@ -393,3 +393,37 @@ def test_the_bound_made_a_block_at_a_time_is_the_whole_arrays_bound(
                 made = error_bound._bounds(r, t, p, normwise, lambda bound: bound)
                 np.testing.assert_array_equal(made, _bound_on_whole_arrays(r, t, p, normwise))
                 assert made.shape == r.shape
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (30, 40)])
+def test_the_bound_widened_by_noise_a_block_at_a_time_is_the_whole_arrays(
+        shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`error_bound._noisy` runs a block at a time: with blocks of 3, the truth (its
+    undefined elements replaced by their samples' middle), the widened bound, the legal NaNs
+    and the spreads on a domain boundary are those of one block (the arrays here are
+    smaller than one), with NaNs and infinities in the truth, the range and the reference."""
+    from workbench.replay.judge import error_bound
+
+    rng = np.random.default_rng(len(shape))
+    size = int(np.prod(shape))
+    truth = rng.standard_normal(shape)
+    bound = np.abs(rng.standard_normal(shape)) * 1e-6
+    low = (truth - np.abs(rng.standard_normal(shape)) * 1e-5).astype(np.float32)
+    high = (truth + np.abs(rng.standard_normal(shape)) * 1e-5).astype(np.float32)
+    strict = truth.astype(np.float32)
+    for array, specials in ((truth, (np.nan, np.inf)), (low, (np.nan, -np.inf)),
+                            (high, (np.nan, np.inf)), (strict, (np.nan, np.inf))):
+        for special in specials:
+            array.reshape(-1)[rng.integers(0, size, max(size // 12, 1))] = special
+    for nan_seen in (np.asarray(rng.random(shape) < 0.2), None):
+        arguments = (truth, bound, low, high, nan_seen, strict)
+        whole = error_bound._noisy(*arguments, finish=lambda leaf: leaf)
+        monkeypatch.setattr(error_bound, "BLOCK", 3)
+        blocked = error_bound._noisy(*arguments, finish=lambda leaf: leaf)
+        monkeypatch.undo()
+        assert [part is None for part in blocked] == [part is None for part in whole]
+        for made, expected in zip(blocked, whole, strict=True):
+            if expected is not None:
+                np.testing.assert_array_equal(made, expected)
+        if size > 100:  # some undefined truth was decided by its samples' middle
+            assert not np.array_equal(whole[0], truth, equal_nan=True)

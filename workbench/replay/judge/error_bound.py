@@ -298,40 +298,78 @@ def _noisy(value: Any, bound: Any, low: Any, high: Any, nan_seen: Any, strict: A
     if bound is None:
         return finish((value, None, None, None, None))
     t = np.asarray(value)
-    lo, hi = np.asarray(low), np.asarray(high)
+    if np.shape(low) != t.shape:
+        raise ValueError(f"the random-rounding result has shape {np.shape(low)}, the truth "
+                         f"{t.shape}")
+    return finish(_noisy_array(t, np.asarray(bound), np.asarray(low), np.asarray(high),
+                               None if nan_seen is None else np.asarray(nan_seen),
+                               np.asarray(strict)))
+
+
+def _noisy_array(value: np.ndarray, bound: np.ndarray, low: np.ndarray, high: np.ndarray,
+                 nan_seen: np.ndarray | None, strict: np.ndarray) -> tuple:
+    """`_noisy`'s tuple for one array, a block at a time (`BLOCK`): a model's outputs have
+    tens of millions of elements, and whole-array temporaries are fresh pages each."""
+    shape, n = value.shape, value.size
+    t_flat, bound_flat, low_flat, high_flat, strict_flat = (
+        np.broadcast_to(array, shape).reshape(-1) for array in (value, bound, low, high, strict))
+    seen_flat = None if nan_seen is None else np.broadcast_to(nan_seen, shape).reshape(-1)
+    truth = value  # a copy once some element's truth is replaced by its samples' middle
+    widened, legal_nan = np.empty(n), np.empty(n, dtype=bool)
+    boundary = None if nan_seen is None else np.empty(n, dtype=bool)
+    on_boundary: list[np.ndarray] = []
+    for begin in range(0, n, BLOCK):
+        part = slice(begin, begin + BLOCK)
+        t, widened[part], legal_nan[part], spread, edge = _noisy_block(
+            t_flat[part], bound_flat[part], low_flat[part], high_flat[part],
+            None if seen_flat is None else seen_flat[part], strict_flat[part])
+        if t is not None:
+            if truth is value:
+                truth = value.copy()
+            truth.reshape(-1)[part] = t
+        if edge is not None and boundary is not None:
+            boundary[part] = edge
+            on_boundary.append(spread[edge])
+    found = np.concatenate(on_boundary) if on_boundary else np.zeros(0)
+    return (truth, widened.reshape(shape), legal_nan.reshape(shape),
+            found if found.size else None,
+            None if boundary is None else boundary.reshape(shape))
+
+
+def _noisy_block(value: np.ndarray, bound: np.ndarray, low: np.ndarray, high: np.ndarray,
+                 nan_seen: np.ndarray | None, strict: np.ndarray
+                 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray,
+                            np.ndarray | None]:
+    """One block's truth (None when unchanged), widened bound, legal NaNs, spread and where
+    it is on a domain boundary (None without `nan_seen`)."""
+    t, lo, hi = value, low, high
     if lo.dtype != t.dtype:  # kept in the output's storage type, rounded outward
         lo, hi = lo.astype(t.dtype), hi.astype(t.dtype)
-    if lo.shape != t.shape:
-        raise ValueError(f"the random-rounding result has shape {lo.shape}, the truth "
-                         f"{t.shape}")
+    changed = None
     with np.errstate(invalid="ignore", over="ignore"):
         undefined = ~np.isfinite(t)
         own: np.ndarray | float = 0.0
         if np.any(undefined):
             # The strictly rounded reference is one legal rounding too: where the truth is
             # not finite, it joins the samples' range (`fmin`/`fmax` skip NaNs).
-            reference = np.asarray(strict)
-            wide = reference.astype(t.dtype)
+            wide = strict.astype(t.dtype)
             lo = np.where(undefined, np.fmin(lo, wide), lo)
             hi = np.where(undefined, np.fmax(hi, wide), hi)
             decided = undefined & np.isfinite(lo) & np.isfinite(hi)
-            t = np.where(decided, (lo + hi) / 2, t)
-            own = np.where(decided, U * _eps(reference.dtype) * np.abs(t), 0.0)
+            t = changed = np.where(decided, (lo + hi) / 2, t)
+            own = np.where(decided, U * _eps(strict.dtype) * np.abs(t), 0.0)
         spread = np.maximum(np.abs(hi - t), np.abs(lo - t))
         # A sample past the largest finite value (of f64, or of the storage type the range
         # is kept in) where the truth is finite: rounding alone takes the element anywhere,
         # so its bound has no end. Where the truth itself is not finite, no spread.
         spread = np.where(np.isnan(spread) | ~np.isfinite(t), 0.0, spread)
-        widened = np.asarray(bound) + C * spread + own
+        widened = bound + C * spread + own
         boundary = None
         if nan_seen is not None:  # NaN in a random sample, finite in some legal evaluation
-            boundary = np.asarray(nan_seen) & np.isfinite(t) & (
-                np.isfinite(np.asarray(value)) | np.isfinite(lo)
-                | np.isfinite(np.asarray(strict)))
-    legal_nan = np.isnan(np.asarray(value))
+            boundary = nan_seen & np.isfinite(t) & (
+                np.isfinite(value) | np.isfinite(lo) | np.isfinite(strict))
+    legal_nan = np.isnan(value)
     if nan_seen is not None:
-        legal_nan = legal_nan | np.asarray(nan_seen)
-    on_boundary = spread[boundary] if boundary is not None and np.any(boundary) else None
-    del spread
-    return finish((t, np.where(np.isnan(widened), bound, widened), legal_nan, on_boundary,
-                   boundary))
+        legal_nan = legal_nan | nan_seen
+    return (changed, np.where(np.isnan(widened), bound, widened), legal_nan, spread,
+            boundary)
