@@ -455,13 +455,11 @@ class _Measured:
     unmeasurable: bool = False
     # The |actual - expected| blocks, in order, made again at each call
     distances: Callable[[], Iterator[np.ndarray]] = lambda: iter(())
-    size: int = 0
 
     @staticmethod
     def of(abs_error: np.ndarray, scale: np.ndarray) -> _Measured:
         """From whole arrays of distances (`inf` where not measurable) and scales."""
-        measured = _Measured(distances=lambda: iter((abs_error.reshape(-1),)),
-                             size=int(abs_error.size))
+        measured = _Measured(distances=lambda: iter((abs_error.reshape(-1),)))
         measured.add(abs_error, scale)
         return measured
 
@@ -504,7 +502,7 @@ def _inexact(expected: np.ndarray, actual: np.ndarray, tolerance: Tolerance,
             part = slice(start, start + BLOCK)
             yield _inexact_block(flat_expected[part], flat_actual[part], tolerance, category)[1]
 
-    measured = _Measured(distances=distances, size=int(expected.size))
+    measured = _Measured(distances=distances)
     for start in range(0, expected.size, BLOCK):
         part = slice(start, start + BLOCK)
         flat_mismatch[part], abs_error, scale = _inexact_block(

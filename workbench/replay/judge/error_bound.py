@@ -152,8 +152,7 @@ def _bounds(strict: Any, shadow: Any, perturbed: Any, normwise: Any,
             binades = _binades(magnitude)
             np.maximum.at(largest, binades, spread)
             counts += np.bincount(binades, minlength=2048)
-        table = _absolute_table(largest, counts, n)
-        absolute = lambda magnitude: table[_binades(magnitude)]  # noqa: E731
+        absolute = _by_binade(_absolute_table(largest, counts, n))
     eps = _eps(reference.dtype)
     bound = np.empty(n)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -179,6 +178,11 @@ def _spread_and_magnitude(reference: np.ndarray, truth: np.ndarray, perturbed: n
 
 def _constant(value: float) -> Callable[[np.ndarray], float]:
     return lambda magnitude: value
+
+
+def _by_binade(table: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The absolute term of each element, looked up by its magnitude's binade."""
+    return lambda magnitude: table[_binades(magnitude)]
 
 
 def _binades(magnitude: np.ndarray) -> np.ndarray:
