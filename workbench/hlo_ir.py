@@ -11,8 +11,9 @@ the layout; `Shape.layout` keeps the physical order (minor_to_major) for ops tha
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, Union
 
 import numpy as np
@@ -59,6 +60,22 @@ class Shape:
     @property
     def size(self) -> int:
         return int(np.prod(self.dims, dtype=np.int64)) if self.dims else 1
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes a value of this shape takes in memory, as exact integers (no overflow): a
+        tuple's elements summed, a dynamic dimension at its bound; 0 for a token, an opaque
+        value or a type numpy cannot hold (whoever decodes or evaluates it says so). What
+        memory checks are sized by, before anything is made."""
+        if self.is_tuple:
+            return sum(element.nbytes for element in self.tuple_shapes)
+        if not self.is_array:
+            return 0
+        try:
+            itemsize = numpy_dtype(self.element_type).itemsize
+        except (ValueError, ImportError):
+            return 0
+        return math.prod(max(d, 0) for d in self.dims) * itemsize
 
     def __str__(self) -> str:
         if self.is_tuple:
@@ -341,6 +358,7 @@ class HloModule:
         return sum(len(c.instructions) for c in self.computations)
 
 
+@cache
 def numpy_dtype(element_type: str) -> Any:
     """The numpy dtype that holds an HLO element type (ml_dtypes for bf16 and the f8 types).
 

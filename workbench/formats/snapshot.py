@@ -9,7 +9,6 @@ decoded."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from google.protobuf.message import DecodeError
 
 from workbench.formats.hlo_proto import module_from_proto
 from workbench.formats.literal import LiteralError, literal_from_proto, shape_from_proto
-from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
+from workbench.hlo_ir import HloModule, LiteralValue
 from workbench.model import Source
 from workbench.protos import hlo_pb2, xla_data_pb2
 from workbench.sizes import format_size, memory_limit
@@ -117,21 +116,11 @@ def declared_bytes(data: bytes | memoryview) -> int | None:
             if number in (2, 3) and isinstance(value, memoryview):  # arguments, result
                 shape = next((v for n, v in _fields(value) if n == 1), None)  # its shape
                 if isinstance(shape, memoryview):
-                    total += _shape_bytes(shape_from_proto(
-                        xla_data_pb2.ShapeProto.FromString(bytes(shape))))
+                    total += shape_from_proto(
+                        xla_data_pb2.ShapeProto.FromString(bytes(shape))).nbytes
     except (ValueError, IndexError, DecodeError):
         return None
     return total
-
-
-def _shape_bytes(shape: Shape) -> int:
-    if shape.is_tuple:
-        return sum(_shape_bytes(element) for element in shape.tuple_shapes)
-    try:
-        itemsize = numpy_dtype(shape.element_type).itemsize
-    except (ValueError, TypeError, ImportError):
-        return 0  # a token, an opaque value: decoding it says so
-    return math.prod(max(d, 0) for d in shape.dims) * itemsize
 
 
 def _varint(view: memoryview, at: int) -> tuple[int, int]:

@@ -311,7 +311,7 @@ class HloBackend:
             from workbench.replay import spill
 
             interpreter = None
-            if spill.should_spill(spill.declared_bytes(module.entry.root.shape)):
+            if spill.should_spill(module.entry.root.shape.nbytes):
                 interpreter = spill.OutputsToDisk(module, flush_subnormals=flush_subnormals)
             return evaluate_module(module, arguments, interpreter=interpreter,
                                    flush_subnormals=flush_subnormals)

@@ -18,12 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from workbench.hlo_ir import Computation, Instruction, Shape
-from workbench.replay.errors import Unsupported
-from workbench.replay.hlo.dtypes import dtype_of
+from workbench.hlo_ir import Computation, Instruction
 from workbench.replay.hlo.interpreter import Interpreter
 from workbench.replay.hlo.registry import Handler, Value
-from workbench.replay.processes.memory import SMALLEST, array_bytes
+from workbench.replay.processes.memory import SMALLEST
 from workbench.sizes import memory_limit
 
 KEPT_FACTOR = 6  # reference, judged result, truth and bound (f64: twice the result each)
@@ -33,18 +31,6 @@ KEPT_SHARE = 0.5  # of the memory limit; the rest is the evaluations'
 def should_spill(result_bytes: int) -> bool:
     """Whether a replay whose result takes `result_bytes` should keep its values on disk."""
     return KEPT_FACTOR * result_bytes > KEPT_SHARE * memory_limit()
-
-
-def declared_bytes(shape: Shape) -> int:
-    """Bytes a value of `shape` takes (0 for what the evaluator cannot hold)."""
-    if shape.is_tuple:
-        return sum(declared_bytes(part) for part in shape.tuple_shapes)
-    if not shape.is_array:
-        return 0
-    try:
-        return array_bytes(dtype_of(shape.element_type), shape.dims)
-    except Unsupported:
-        return 0
 
 
 def value_bytes(value: Any) -> int:

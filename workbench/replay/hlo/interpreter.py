@@ -310,7 +310,7 @@ class Interpreter:
         """Refuse, before anything is allocated, a computation whose declared arrays exceed
         the memory limit: one array alone, or the most it holds at once (its live values plus
         what the computations it runs hold; the outputs `handed` over until then)."""
-        sizes = [_shape_bytes(i.shape) for i in computation.instructions]
+        sizes = [i.shape.nbytes for i in computation.instructions]
         live = peak = 0
         for position, instruction in enumerate(computation.instructions):
             size = sizes[position]
@@ -415,17 +415,6 @@ def _bound_values(plan: _Plan, arguments: Sequence[Value]) -> list[Value]:
 def _failed(plan: _Plan, step: _Step | None, error: Exception) -> EvaluationError:
     where = f"{step.instruction.name} ({step.instruction.opcode})" if step else "?"
     return EvaluationError(f"{plan.computation.name}/{where}: {error}")
-
-
-def _shape_bytes(shape: Shape) -> int:
-    if shape.is_tuple:
-        return sum(_shape_bytes(element) for element in shape.tuple_shapes)
-    if not shape.is_array:
-        return 0  # token, opaque
-    try:
-        return memory.array_bytes(dtype_of(shape.element_type), shape.dims)
-    except Unsupported:
-        return 0  # evaluating it will say so
 
 
 def _declared(shape: Shape) -> object:
