@@ -123,3 +123,14 @@ def test_no_widened_copy_of_every_argument_is_held() -> None:
     assert eager - lazy >= 2 * wide_bytes, (eager, lazy)
     assert _same(evaluate_module(shadow_module(module, narrow), arguments),
                  evaluate_module(shadow_module(module), [widen(a) for a in arguments]))
+
+
+def test_widening_keeps_what_is_already_wide_and_copies_only_what_it_widens() -> None:
+    wide = np.arange(6, dtype=np.float64)
+    complex_wide = np.ones(3, dtype=np.complex128)
+    counts = np.arange(4, dtype=np.int32)
+    narrow = np.arange(5, dtype=ml_dtypes.bfloat16)
+    widened = widen((wide, (complex_wide, counts), narrow))
+    assert widened[0] is wide and widened[1][0] is complex_wide and widened[1][1] is counts
+    assert widened[2].dtype == np.float64 and np.array_equal(widened[2], np.arange(5.0))
+    assert widen(np.ones(2, dtype=np.complex64)).dtype == np.complex128

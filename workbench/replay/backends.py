@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-import numpy as np
-
 from workbench.hlo_ir import HloModule, LiteralValue, Shape, numpy_dtype
 from workbench.model import Execution, Module, Step
 from workbench.replay.errors import EvaluationError, Unsupported
@@ -382,7 +380,7 @@ class HloBackend:
         narrow: frozenset[int] = frozenset()
         if self.partitioning() is None:  # shards are cut from whole, widened arguments
             narrow = narrow_arguments(module, arguments)
-        wide = [value if number in narrow or _is_wide(value) else widen(value)
+        wide = [value if number in narrow else widen(value)
                 for number, value in enumerate(arguments)]
         return self._evaluate(shadow_module(module, narrow), wide)
 
@@ -424,11 +422,6 @@ class HloBackend:
             return None
         module, names = rounded
         return self._evaluate(shadow_module(module), arguments), names
-
-
-def _is_wide(value: LiteralValue) -> bool:
-    """An f64 or c128 array: widened already (widening it again would copy it)."""
-    return isinstance(value, np.ndarray) and value.dtype in (np.float64, np.complex128)
 
 
 def open_hlo_backend(root: Path, module: Module) -> HloBackend | None:

@@ -60,13 +60,14 @@ def _inexact(array: np.ndarray) -> bool:
 
 def widen(value: LiteralValue) -> LiteralValue:
     """The value with every float array in f64 and every complex one in c128 (the shadow's
-    argument types); integer and pred arrays unchanged."""
+    argument types); integer and pred arrays, and arrays already that wide, unchanged (not
+    copied)."""
     if isinstance(value, tuple):
         return tuple(widen(part) for part in value)
     array = np.asarray(value)
     if not _inexact(array):
         return array
-    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
+    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64, copy=False)
 
 
 def perturb(arguments: Sequence[LiteralValue],
