@@ -48,7 +48,7 @@ from workbench.replay.localize.match import (
     Site,
 )
 from workbench.replay.localize.pair import pair_of
-from workbench.replay.localize.recorder import Enough, Recorder, value_bytes
+from workbench.replay.localize.recorder import Enough, Recorder
 from workbench.replay.localize.regions import cone_module, region_module
 from workbench.replay.localize.result import (
     DynKey,
@@ -63,6 +63,7 @@ from workbench.replay.localize.result import (
 from workbench.replay.localize.search import Search
 from workbench.replay.localize.spill import KeptValues
 from workbench.replay.localize.truth import Shadows, ValueTruth, evaluation_errors
+from workbench.replay.spill import value_bytes
 
 if TYPE_CHECKING:
     from workbench.replay.hlo.interpreter import Interpreter

@@ -88,12 +88,6 @@ def plain_value(value: Any, instruction: Instruction,
     return np.asarray(value)
 
 
-def value_bytes(value: Any) -> int:
-    if isinstance(value, tuple):
-        return sum(value_bytes(v) for v in value)
-    return int(getattr(value, "nbytes", 0))
-
-
 def bit_identical(a: LiteralValue, b: LiteralValue) -> bool:
     """Bit for bit the same value: one cheap pass, the common case before the culprit."""
     if isinstance(a, tuple) or isinstance(b, tuple):
