@@ -35,9 +35,13 @@ def test_a_dynamic_dimension_counts_at_its_bound_and_an_unbounded_one_as_empty()
     assert unbounded.nbytes == 0
 
 
-def test_it_agrees_with_numpy_for_every_type_numpy_holds() -> None:
+def test_it_agrees_with_numpy_for_every_type_numpy_holds_and_is_0_for_the_others() -> None:
     from workbench.hlo_ir import ARRAY_TYPES, numpy_dtype
 
     for element_type in ARRAY_TYPES:
-        dtype = numpy_dtype(element_type)
+        try:
+            dtype = numpy_dtype(element_type)
+        except ValueError:  # an ml_dtypes without this type (the oldest the project allows)
+            assert Shape(element_type, (2, 3)).nbytes == 0, element_type
+            continue
         assert Shape(element_type, (2, 3)).nbytes == np.zeros((2, 3), dtype).nbytes, element_type
